@@ -1,0 +1,65 @@
+//! The command line: clap definitions and dispatch. Each command's
+//! arguments and runner live in their own file.
+
+pub mod completions;
+pub mod dotenv;
+pub mod harness;
+pub mod launch;
+pub mod session;
+
+use clap::{ArgAction, Parser, Subcommand};
+
+/// Build the environment a process starts with, from layers.
+#[derive(Debug, Parser)]
+#[command(name = "agentenv", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Less output: -q errors only, -qq nothing.
+    #[arg(short = 'q', long = "quiet", action = ArgAction::Count, global = true)]
+    pub quiet: u8,
+    /// More output: -v info, -vv debug (names only, never values).
+    #[arg(short = 'v', long = "verbose", action = ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the session environment assembled from the agent stores.
+    Env(session::EnvArgs),
+    /// Run a command in the assembled session environment.
+    Exec(session::ExecArgs),
+    /// Show where each variable of the session environment came from.
+    Explain(session::ExplainArgs),
+    /// Fill the environment from the operator's .env files, then run a command.
+    Launch(launch::LaunchArgs),
+    /// Resolve, lint and run harness YAML environments.
+    #[command(subcommand)]
+    Harness(harness::HarnessCommand),
+    /// Parse and check dotenv files with the project's grammar.
+    #[command(subcommand)]
+    Dotenv(dotenv::DotenvCommand),
+    /// Print a shell completion script.
+    Completions(completions::CompletionsArgs),
+}
+
+impl Cli {
+    /// Log level from -q/-v counts (see `crate::log`).
+    pub fn log_level(&self) -> i8 {
+        (self.verbose.min(2) as i8) - (self.quiet.min(2) as i8)
+    }
+}
+
+/// Run the parsed command; returns the process exit code.
+pub fn run(cli: Cli) -> i32 {
+    crate::log::set_level(cli.log_level());
+    match cli.command {
+        Command::Env(a) => session::run_env(a),
+        Command::Exec(a) => session::run_exec(a),
+        Command::Explain(a) => session::run_explain(a),
+        Command::Launch(a) => launch::run(a),
+        Command::Harness(c) => harness::run(c),
+        Command::Dotenv(c) => dotenv::run(c),
+        Command::Completions(a) => completions::run(a),
+    }
+}

@@ -1,0 +1,386 @@
+//! [`Assembly`]: a base environment, the layers applied to it in order, the
+//! resulting change set, and per key every layer that touched it.
+
+use super::{ChangeSet, Env};
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::PathBuf;
+
+/// What kind of source a layer is. Shown by `explain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayerKind {
+    Identity,
+    Roots,
+    Interpreter,
+    BinPaths,
+    LibPaths,
+    OverlayRoot,
+    EnvScript,
+    PlainFile,
+    Proxy,
+    DotenvFile,
+    Manifest,
+    Harness,
+    Literal,
+}
+
+impl LayerKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LayerKind::Identity => "identity",
+            LayerKind::Roots => "roots",
+            LayerKind::Interpreter => "interpreter",
+            LayerKind::BinPaths => "bin paths",
+            LayerKind::LibPaths => "lib paths",
+            LayerKind::OverlayRoot => "overlay root",
+            LayerKind::EnvScript => "env.py",
+            LayerKind::PlainFile => "plain file",
+            LayerKind::Proxy => "proxy",
+            LayerKind::DotenvFile => "dotenv file",
+            LayerKind::Manifest => "manifest",
+            LayerKind::Harness => "harness",
+            LayerKind::Literal => "literal",
+        }
+    }
+}
+
+impl fmt::Display for LayerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Identity of one layer: its kind, the file it came from and its level
+/// (`system`, `user`, `project`, an overlay's directory name, …).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerInfo {
+    pub kind: LayerKind,
+    pub path: Option<PathBuf>,
+    pub level: Option<String>,
+}
+
+impl LayerInfo {
+    pub fn new(kind: LayerKind) -> Self {
+        LayerInfo {
+            kind,
+            path: None,
+            level: None,
+        }
+    }
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+    pub fn with_level(mut self, level: impl Into<String>) -> Self {
+        self.level = Some(level.into());
+        self
+    }
+}
+
+/// What a layer did to one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// The key was not in the accumulated environment and the layer set it.
+    Set,
+    /// The key was present and the layer set it (maybe to the same value).
+    Override,
+    /// The layer removed the key.
+    Unset,
+    /// The layer had a value for the key but did not apply it; the reason
+    /// never contains a value.
+    Skipped(String),
+}
+
+/// One layer's touch of one key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touch {
+    /// Index into [`Assembly::layers`].
+    pub layer: usize,
+    pub action: Action,
+    pub line: Option<u32>,
+}
+
+/// A layer as recorded by the assembly, with its outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LayerRecord {
+    pub info: LayerInfo,
+    /// `None` when the layer applied; otherwise why it contributed nothing.
+    pub failure: Option<String>,
+}
+
+/// Base environment + layers → result with provenance.
+///
+/// Application rule (the reference's): setting a key records it in the
+/// result and drops it from the removals; removing a key drops it from the
+/// result and records a removal **only if the key was in the base env**, so
+/// a key created by one layer and removed by a later one leaves no trace.
+#[derive(Debug, Clone)]
+pub struct Assembly {
+    base: Env,
+    current: Env,
+    result: ChangeSet,
+    layers: Vec<LayerRecord>,
+    touches: BTreeMap<OsString, Vec<Touch>>,
+}
+
+impl Assembly {
+    pub fn new(base: Env) -> Self {
+        Assembly {
+            current: base.clone(),
+            base,
+            result: ChangeSet::new(),
+            layers: Vec::new(),
+            touches: BTreeMap::new(),
+        }
+    }
+
+    /// The frozen base environment.
+    pub fn base(&self) -> &Env {
+        &self.base
+    }
+
+    /// The accumulated environment (base + everything applied so far).
+    pub fn current(&self) -> &Env {
+        &self.current
+    }
+
+    /// Everything the layers set and removed, by the application rule.
+    pub fn result(&self) -> &ChangeSet {
+        &self.result
+    }
+
+    pub fn layers(&self) -> &[LayerRecord] {
+        &self.layers
+    }
+
+    /// Every touch of `key`, in application order.
+    pub fn touches(&self, key: &OsStr) -> &[Touch] {
+        self.touches.get(key).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Every key some layer touched, in byte order.
+    pub fn touched_keys(&self) -> impl Iterator<Item = &OsString> {
+        self.touches.keys()
+    }
+
+    /// Register a layer; the returned index names it in later calls.
+    pub fn add_layer(&mut self, info: LayerInfo) -> usize {
+        self.layers.push(LayerRecord {
+            info,
+            failure: None,
+        });
+        self.layers.len() - 1
+    }
+
+    /// Mark a layer as failed: it contributes nothing.
+    pub fn fail(&mut self, layer: usize, reason: impl Into<String>) {
+        self.layers[layer].failure = Some(reason.into());
+    }
+
+    /// Record that `layer` had `key` but did not apply it.
+    pub fn skip(
+        &mut self,
+        layer: usize,
+        key: &OsStr,
+        reason: impl Into<String>,
+        line: Option<u32>,
+    ) {
+        self.touch(key, layer, Action::Skipped(reason.into()), line);
+    }
+
+    fn touch(&mut self, key: &OsStr, layer: usize, action: Action, line: Option<u32>) {
+        self.touches
+            .entry(key.to_os_string())
+            .or_default()
+            .push(Touch {
+                layer,
+                action,
+                line,
+            });
+    }
+
+    /// Apply `changes` with the *override* policy: later wins.
+    pub fn apply(&mut self, layer: usize, changes: &ChangeSet) {
+        self.apply_filtered(layer, changes, |_| None);
+    }
+
+    /// Apply `changes` with the *fill* policy: a key for which `reserved`
+    /// returns `true` is skipped (recorded as such). Returns the keys set.
+    pub fn apply_fill(
+        &mut self,
+        layer: usize,
+        changes: &ChangeSet,
+        reserved: impl Fn(&OsStr) -> bool,
+    ) -> Vec<OsString> {
+        let mut applied = Vec::new();
+        self.apply_filtered(layer, changes, |k| {
+            if reserved(k) {
+                Some("reserved by the host environment")
+            } else {
+                None
+            }
+        });
+        for k in changes.set.keys() {
+            if !reserved(k) {
+                applied.push(k.clone());
+            }
+        }
+        applied
+    }
+
+    fn apply_filtered(
+        &mut self,
+        layer: usize,
+        changes: &ChangeSet,
+        skip: impl Fn(&OsStr) -> Option<&'static str>,
+    ) {
+        for (k, v) in &changes.set {
+            let line = changes.line_of(k);
+            if let Some(reason) = skip(k) {
+                self.touch(k, layer, Action::Skipped(reason.to_string()), line);
+                continue;
+            }
+            let action = if self.current.contains_key(k) {
+                Action::Override
+            } else {
+                Action::Set
+            };
+            self.current.insert(k.clone(), v.clone());
+            self.result.set(k.clone(), v.clone());
+            self.touch(k, layer, action, line);
+        }
+        for k in &changes.removed {
+            if let Some(reason) = skip(k) {
+                self.touch(k, layer, Action::Skipped(reason.to_string()), None);
+                continue;
+            }
+            self.current.remove(k);
+            self.result.set.shift_remove(k);
+            if self.base.contains_key(k) {
+                self.result.removed.insert(k.clone());
+            }
+            self.touch(k, layer, Action::Unset, None);
+        }
+    }
+
+    /// Only what differs from the base: set keys that are new or whose value
+    /// changed, plus removals (all of which are base keys by construction).
+    pub fn diff(&self) -> ChangeSet {
+        let mut out = ChangeSet::new();
+        for (k, v) in &self.result.set {
+            if self.base.get(k) != Some(v) {
+                out.set.insert(k.clone(), v.clone());
+                if let Some(l) = self.result.line_of(k) {
+                    out.lines.insert(k.clone(), l);
+                }
+            }
+        }
+        for k in &self.result.removed {
+            out.removed.insert(k.clone());
+        }
+        out
+    }
+
+    /// The final state of `key`: its value, or `None` when it is absent.
+    pub fn final_value(&self, key: &OsStr) -> Option<&OsStr> {
+        self.current.get(key).map(|v| v.as_os_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    fn cs(set: &[(&str, &str)], removed: &[&str]) -> ChangeSet {
+        let mut c = ChangeSet::new();
+        for (k, v) in set {
+            c.set(*k, *v);
+        }
+        for k in removed {
+            c.remove(*k);
+        }
+        c
+    }
+
+    #[test]
+    fn later_layer_wins_and_current_accumulates() {
+        let mut a = Assembly::new(env(&[("A", "0")]));
+        let l1 = a.add_layer(LayerInfo::new(LayerKind::Literal));
+        let l2 = a.add_layer(LayerInfo::new(LayerKind::Literal));
+        a.apply(l1, &cs(&[("A", "1"), ("B", "1")], &[]));
+        a.apply(l2, &cs(&[("A", "2")], &[]));
+        assert_eq!(a.result().get("A"), Some(OsStr::new("2")));
+        assert_eq!(a.current().get(OsStr::new("B")).unwrap(), "1");
+        let t = a.touches(OsStr::new("A"));
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].action, Action::Override);
+        assert_eq!(t[1].layer, l2);
+        assert_eq!(a.touches(OsStr::new("B"))[0].action, Action::Set);
+    }
+
+    #[test]
+    fn removal_recorded_only_for_base_keys() {
+        let mut a = Assembly::new(env(&[("BASE", "x")]));
+        let l = a.add_layer(LayerInfo::new(LayerKind::Literal));
+        a.apply(l, &cs(&[("NEW", "1")], &[]));
+        a.apply(l, &cs(&[], &["NEW", "BASE", "NEVER"]));
+        let r = a.result();
+        assert!(r.set.is_empty());
+        assert_eq!(r.removed.iter().collect::<Vec<_>>(), vec!["BASE"]);
+        assert!(a.current().is_empty());
+    }
+
+    #[test]
+    fn set_after_removal_leaves_removed() {
+        let mut a = Assembly::new(env(&[("K", "x")]));
+        let l = a.add_layer(LayerInfo::new(LayerKind::Literal));
+        a.apply(l, &cs(&[], &["K"]));
+        a.apply(l, &cs(&[("K", "y")], &[]));
+        assert!(a.result().removed.is_empty());
+        assert_eq!(a.result().get("K"), Some(OsStr::new("y")));
+    }
+
+    #[test]
+    fn diff_drops_values_equal_to_base() {
+        let mut a = Assembly::new(env(&[("SAME", "v"), ("GONE", "g")]));
+        let l = a.add_layer(LayerInfo::new(LayerKind::Literal));
+        a.apply(l, &cs(&[("SAME", "v"), ("CHANGED", "c")], &["GONE"]));
+        // The full result records the same-value set; the diff does not.
+        assert!(a.result().get("SAME").is_some());
+        let d = a.diff();
+        assert_eq!(d.set.keys().collect::<Vec<_>>(), vec!["CHANGED"]);
+        assert_eq!(d.removed.iter().collect::<Vec<_>>(), vec!["GONE"]);
+    }
+
+    #[test]
+    fn fill_policy_skips_reserved_keys() {
+        let mut a = Assembly::new(env(&[("HOST", "h")]));
+        let l = a.add_layer(LayerInfo::new(LayerKind::DotenvFile));
+        let applied = a.apply_fill(l, &cs(&[("HOST", "file"), ("GAP", "g")], &[]), |k| {
+            k == "HOST"
+        });
+        assert_eq!(applied, vec![OsString::from("GAP")]);
+        assert_eq!(a.current().get(OsStr::new("HOST")).unwrap(), "h");
+        assert!(matches!(
+            a.touches(OsStr::new("HOST"))[0].action,
+            Action::Skipped(_)
+        ));
+    }
+
+    #[test]
+    fn failed_layer_is_recorded() {
+        let mut a = Assembly::new(Env::new());
+        let l = a.add_layer(LayerInfo::new(LayerKind::EnvScript).with_path("/x/env.py"));
+        a.fail(l, "exit 3");
+        assert_eq!(a.layers()[l].failure.as_deref(), Some("exit 3"));
+        assert!(a.result().is_empty());
+    }
+}

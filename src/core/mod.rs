@@ -1,0 +1,39 @@
+//! The one engine every job runs on: environments, change sets, layers and
+//! the assembly that records provenance.
+//!
+//! An environment is a map from names to values. On Unix both are arbitrary
+//! bytes (minus NUL), so the engine carries them as [`OsString`]: nothing is
+//! decoded or re-encoded while layers run. Conversion happens only at the
+//! sinks (the renderers replace undecodable bytes as the reference does:
+//! `?` in text formats, `\udcXX` in JSON), and `exec` hands the bytes to the
+//! child unchanged.
+//!
+//! This module does no I/O.
+
+mod assembly;
+mod changes;
+
+pub use assembly::{Action, Assembly, LayerInfo, LayerKind, Touch};
+pub use changes::ChangeSet;
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+
+/// An environment: names to values, iterated in byte order of the names
+/// (which is code-point order for UTF-8 names, the reference's sort order).
+pub type Env = BTreeMap<OsString, OsString>;
+
+/// The current process environment as an [`Env`].
+pub fn process_env() -> Env {
+    std::env::vars_os().collect()
+}
+
+/// Look a name up in an environment by `&str`.
+pub fn get<'a>(env: &'a Env, name: &str) -> Option<&'a OsStr> {
+    env.get(OsStr::new(name)).map(|v| v.as_os_str())
+}
+
+/// `true` when the name is present with a non-empty value.
+pub fn non_empty(env: &Env, name: &str) -> bool {
+    get(env, name).is_some_and(|v| !v.is_empty())
+}

@@ -1,0 +1,3 @@
+//! The harness environment (`agentenv harness …`).
+//
+// OWNER: harness work (issue 6).

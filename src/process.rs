@@ -1,0 +1,227 @@
+//! The only place that starts child processes.
+//!
+//! [`run_captured`] runs a layer's child (an `env.py`, bash) in its own
+//! process group with a timeout and an output cap: on expiry the whole group
+//! is killed. Its stderr is discarded, never shown (it may hold secrets).
+//! [`exec`] replaces the current process with a command in a given
+//! environment, mapping "not found" to 127 and "cannot execute" to 126.
+
+use crate::core::Env;
+use std::ffi::OsStr;
+use std::io::{self, Read};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Default timeout for layer children (seconds).
+pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
+/// Largest stdout a layer child may produce.
+pub const OUTPUT_LIMIT: usize = 16 * 1024 * 1024;
+
+/// A finished child.
+#[derive(Debug)]
+pub struct Captured {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+}
+
+impl Captured {
+    /// The exit code, or 128+signal for a child killed by a signal.
+    pub fn code(&self) -> i32 {
+        self.status
+            .code()
+            .or_else(|| self.status.signal().map(|s| 128 + s))
+            .unwrap_or(1)
+    }
+}
+
+/// Why a child did not give a result.
+#[derive(Debug)]
+pub enum RunError {
+    /// It could not be started.
+    Spawn(io::Error),
+    /// It did not finish (including closing stdout) within the timeout.
+    Timeout,
+    /// It wrote more than the output limit.
+    TooLarge,
+    /// Reading its output or waiting for it failed.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Spawn(e) => write!(f, "cannot start: {}", io_kind(e)),
+            RunError::Timeout => f.write_str("timed out"),
+            RunError::TooLarge => write!(f, "output over {} MiB", OUTPUT_LIMIT >> 20),
+            RunError::Io(e) => write!(f, "i/o error: {}", io_kind(e)),
+        }
+    }
+}
+
+/// An io error's kind as text (never the OS message with a path in it, which
+/// is already named by the caller).
+pub fn io_kind(e: &io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => {
+            let s = e.to_string();
+            // std formats as "<description> (os error N)".
+            match s.rfind(" (os error") {
+                Some(i) => s[..i].to_string(),
+                None => format!("os error {code}"),
+            }
+        }
+        None => format!("{:?}", e.kind()),
+    }
+}
+
+/// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
+/// stdin inherited, in its own process group, for at most `timeout`.
+pub fn run_captured(
+    mut cmd: Command,
+    timeout: Duration,
+    limit: usize,
+) -> Result<Captured, RunError> {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let mut out = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let res = (&mut out)
+            .take(limit as u64 + 1)
+            .read_to_end(&mut buf)
+            .map(|_| buf);
+        // Drop the pipe before reporting so an over-long writer gets EPIPE.
+        drop(out);
+        let _ = tx.send(res);
+    });
+    let kill = |child: &mut std::process::Child| {
+        let pid = rustix::process::Pid::from_child(child);
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        let _ = child.kill();
+        let _ = child.wait();
+    };
+    let read = match rx.recv_timeout(timeout) {
+        Ok(r) => r,
+        Err(_) => {
+            kill(&mut child);
+            let _ = reader.join();
+            return Err(RunError::Timeout);
+        }
+    };
+    let _ = reader.join();
+    let stdout = match read {
+        Ok(b) => b,
+        Err(e) => {
+            kill(&mut child);
+            return Err(RunError::Io(e));
+        }
+    };
+    if stdout.len() > limit {
+        kill(&mut child);
+        return Err(RunError::TooLarge);
+    }
+    // stdout is closed; the child should be exiting. Still bound the wait.
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(Captured { status, stdout }),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_micros(200))
+            }
+            Ok(None) => {
+                kill(&mut child);
+                return Err(RunError::Timeout);
+            }
+            Err(e) => return Err(RunError::Io(e)),
+        }
+    }
+}
+
+/// Linux's limit on one `NAME=value` string passed to `execve`.
+pub const MAX_ARG_STRLEN: usize = 32 * 4096;
+
+/// Check an environment before `exec`: a string over the per-string limit
+/// fails with the variable's name (never its value).
+pub fn check_exec_env(env: &Env) -> Result<(), String> {
+    for (k, v) in env {
+        if k.len() + v.len() + 2 > MAX_ARG_STRLEN {
+            return Err(format!(
+                "variable {} is {} bytes, over the {} KiB limit for one environment string",
+                k.to_string_lossy(),
+                k.len() + v.len() + 1,
+                MAX_ARG_STRLEN / 1024
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Replace this process with `program args…` in exactly `env`.
+/// Returns only on failure, with the exit code to use (127 not found,
+/// 126 cannot execute) after printing a message.
+pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
+    if let Err(msg) = check_exec_env(env) {
+        crate::error!("cannot run {}: {msg}", program.to_string_lossy());
+        return 126;
+    }
+    use std::io::Write;
+    let _ = io::stdout().flush();
+    let mut cmd = Command::new(program);
+    cmd.args(args).env_clear().envs(env);
+    // PATH lookup uses the child's PATH (the assembled one), as a shell would.
+    let err = cmd.exec();
+    let code = match err.kind() {
+        io::ErrorKind::NotFound => 127,
+        _ => 126,
+    };
+    let what = if code == 127 {
+        "command not found".to_string()
+    } else {
+        io_kind(&err)
+    };
+    crate::error!("cannot run {}: {what}", program.to_string_lossy());
+    code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(script);
+        c
+    }
+
+    #[test]
+    fn captures_stdout_and_status() {
+        let r = run_captured(sh("printf hi; exit 3"), Duration::from_secs(5), 100).unwrap();
+        assert_eq!(r.stdout, b"hi");
+        assert_eq!(r.code(), 3);
+    }
+
+    #[test]
+    fn timeout_kills_the_group() {
+        let t = std::time::Instant::now();
+        let r = run_captured(sh("sleep 30 & sleep 30"), Duration::from_millis(300), 100);
+        assert!(matches!(r, Err(RunError::Timeout)));
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn output_over_the_limit_fails() {
+        let r = run_captured(sh("yes | head -c 5000"), Duration::from_secs(5), 1000);
+        assert!(matches!(r, Err(RunError::TooLarge)));
+    }
+
+    #[test]
+    fn signal_death_maps_to_128_plus() {
+        let r = run_captured(sh("kill -9 $$"), Duration::from_secs(5), 100).unwrap();
+        assert_eq!(r.code(), 137);
+    }
+}

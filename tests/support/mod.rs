@@ -1,0 +1,84 @@
+//! Shared helpers for integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `true` when CI demands every optional tool (`AGENTENV_REQUIRE_ALL=1`).
+pub fn require_all() -> bool {
+    std::env::var_os("AGENTENV_REQUIRE_ALL").is_some_and(|v| v == "1")
+}
+
+/// Report a missing tool: a failure under `AGENTENV_REQUIRE_ALL=1`, else a
+/// printed skip. Returns `false` so callers can `if !have(..) { return }`.
+pub fn skip(what: &str, why: &str) -> bool {
+    if require_all() {
+        panic!("required tool missing: {what} ({why}); AGENTENV_REQUIRE_ALL=1 forbids skipping");
+    }
+    eprintln!("SKIPPED: {what}: {why}");
+    false
+}
+
+/// Find an executable on PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// An executable on PATH, or a skip (see [`skip`]).
+pub fn tool(name: &str) -> Option<PathBuf> {
+    match which(name) {
+        Some(p) => Some(p),
+        None => {
+            skip(name, "not on PATH");
+            None
+        }
+    }
+}
+
+/// The test virtual environment (python-dotenv, PyYAML, dotagents-cli):
+/// `$AGENTENV_TEST_VENV`, else `<repo>/.venv`.
+pub fn venv() -> PathBuf {
+    match std::env::var_os("AGENTENV_TEST_VENV") {
+        Some(v) => PathBuf::from(v),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv"),
+    }
+}
+
+/// The venv's python, if it can import `module`; else a skip.
+pub fn venv_python_with(module: &str) -> Option<PathBuf> {
+    let py = venv().join("bin/python");
+    let ok = py.is_file()
+        && Command::new(&py)
+            .args(["-c", &format!("import {module}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+    if ok {
+        Some(py)
+    } else {
+        skip(
+            &format!("python module {module}"),
+            &format!("not importable from {}", py.display()),
+        );
+        None
+    }
+}
+
+/// The oracle `dotagents` 0.8.2 from the venv, or a skip.
+pub fn dotagents() -> Option<PathBuf> {
+    let p = venv().join("bin/dotagents");
+    if p.is_file() {
+        Some(p)
+    } else {
+        skip("dotagents", &format!("{} not found", p.display()));
+        None
+    }
+}
+
+/// The agentenv binary under test.
+pub fn agentenv_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_agentenv"))
+}
