@@ -1,3 +1,8 @@
 //! The session environment (`agentenv env`, `exec`, `explain`).
 //
-// OWNER: session work (issues 3 and 4).
+// OWNER: session work (issue 3); `native`, `cache`, `into`: fast-path work
+// (issue 4).
+
+pub mod cache;
+pub mod into;
+pub mod native;

@@ -1,0 +1,3 @@
+//! `--into FILE`: write the rendering as one owned block of a file.
+//
+// OWNER: fast-path work (issue 4).
