@@ -7,6 +7,7 @@ use crate::core::{ChangeSet, Env};
 
 /// What the native evaluator decided for one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)]
 pub enum Outcome {
     /// The file is in the recognised subset; these are exactly the changes
     /// bash would report.
