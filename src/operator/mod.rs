@@ -40,7 +40,7 @@
 //!
 //! let root = tempfile::tempdir()?;
 //! std::fs::write(root.path().join(".env"), "TOKEN=from-file\nHOST_SET=file\n")?;
-//! std::fs::write(root.path().join(".env.local"), "TOKEN=local\n")?;
+//! std::fs::write(root.path().join(".env.local"), "TOKEN=s3cret-local\n")?;
 //!
 //! let mut env = Env::new();
 //! env.insert("HOST_SET".into(), "host".into());
@@ -53,13 +53,13 @@
 //! };
 //! let report = operator::apply(&mut env, &opts);
 //!
-//! assert_eq!(get(&env, "TOKEN").unwrap(), "local"); // .env.local wins
+//! assert_eq!(get(&env, "TOKEN").unwrap(), "s3cret-local"); // .env.local wins
 //! assert_eq!(get(&env, "HOST_SET").unwrap(), "host"); // the host wins
 //! assert_eq!(report.applied, ["TOKEN"]);
 //! assert_eq!(report.files[0].state, FileState::Loaded);
 //! assert_eq!(report.files[0].applied, Some(1));
 //! // The report carries names and counts, never values.
-//! assert!(!report.to_json_string().contains("local\""));
+//! assert!(!report.to_json_string().contains("s3cret"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
