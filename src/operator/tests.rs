@@ -363,3 +363,12 @@ fn g<'a>(e: &'a Env, k: &str) -> &'a str {
         .to_str()
         .unwrap()
 }
+
+#[test]
+fn default_options_use_process_cwd_and_host_platform() {
+    assert_eq!(Options::default().platform, Platform::host());
+    let r = apply(&mut Env::new(), &Options::default());
+    let cwd = std::env::current_dir().unwrap();
+    assert_eq!(r.plugin_root, cwd);
+    assert_eq!(r.files[0].path, cwd.join(".env"));
+}
