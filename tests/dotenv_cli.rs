@@ -207,7 +207,7 @@ fn check_reports_file_line_and_exit_code() {
         .stderr("")
         .stdout(format!(
             "{a_s}:2: warning: duplicate key A (earlier on line 1); the later value wins\n\
-             {a_s}:3: warning: double quote value of T has text after the closing quote; \
+             {a_s}:3: warning: double-quoted value of T has text after the closing quote; \
              the whole text is kept literally, quotes included\n"
         ));
     // An ignored line and an unterminated quote: exit 1.
