@@ -157,9 +157,7 @@ pub fn run(c: HarnessCommand) -> i32 {
             format,
         } => {
             if format != "export" && format != "dotenv" {
-                crate::error!(
-                    "--format: unknown value {format:?} (accepted: export, dotenv)"
-                );
+                crate::error!("--format: unknown value {format:?} (accepted: export, dotenv)");
                 return 1;
             }
             let r = match resolve(&opts) {

@@ -62,10 +62,8 @@ pub fn merge_config(base: &Config, over: &mut Config, carry_preflight: bool) {
     merge_env(&base.env, &mut over.env);
     merge_host_files(&base.host_files, &mut over.host_files);
     match (&base.validation_loop, &mut over.validation_loop) {
-        (Some(b), Some(o)) => {
-            if carry_preflight && o.preflight_check.is_empty() {
-                o.preflight_check = b.preflight_check.clone();
-            }
+        (Some(b), Some(o)) if carry_preflight && o.preflight_check.is_empty() => {
+            o.preflight_check = b.preflight_check.clone();
         }
         (Some(b), None) => over.validation_loop = Some(b.clone()),
         _ => {}
@@ -339,7 +337,10 @@ mod tests {
         merge_base_into_child(&base, &mut child);
         let env = child.cfg.env.unwrap();
         let r = env.runner.unwrap();
-        assert_eq!((r["A"].as_str(), r["K"].as_str(), r["C"].as_str()), ("b", "c", "c"));
+        assert_eq!(
+            (r["A"].as_str(), r["K"].as_str(), r["C"].as_str()),
+            ("b", "c", "c")
+        );
         assert_eq!(env.sandbox.unwrap()["S"], "b");
         // a child null value sets "", it does not remove
         let base = h("env:\n  sandbox: {K: b}\n");
@@ -364,13 +365,23 @@ mod tests {
     #[test]
     fn host_files_by_dest_in_place() {
         let base = h("host_files:\n  - {src: a, dest: /x}\n  - {src: b, dest: /y, expand: true}\n");
-        let mut child = h("host_files:\n  - {src: c, dest: /z}\n  - {src: d, dest: /y}\n  - {src: e, dest: /X}\n");
+        let mut child = h(
+            "host_files:\n  - {src: c, dest: /z}\n  - {src: d, dest: /y}\n  - {src: e, dest: /X}\n",
+        );
         merge_base_into_child(&base, &mut child);
         let hf = child.cfg.host_files.unwrap();
-        let got: Vec<_> = hf.iter().map(|f| (f.src.as_str(), f.dest.as_str(), f.expand)).collect();
+        let got: Vec<_> = hf
+            .iter()
+            .map(|f| (f.src.as_str(), f.dest.as_str(), f.expand))
+            .collect();
         assert_eq!(
             got,
-            [("a", "/x", false), ("d", "/y", false), ("c", "/z", false), ("e", "/X", false)]
+            [
+                ("a", "/x", false),
+                ("d", "/y", false),
+                ("c", "/z", false),
+                ("e", "/X", false)
+            ]
         );
     }
 
@@ -380,7 +391,14 @@ mod tests {
         let mut child = h("validation_loop: {script: s2}\n");
         merge_base_into_child(&base, &mut child);
         let vl = child.cfg.validation_loop.unwrap();
-        assert_eq!((vl.script.as_str(), vl.schema.as_str(), vl.preflight_check.as_str()), ("s2", "", "p1"));
+        assert_eq!(
+            (
+                vl.script.as_str(),
+                vl.schema.as_str(),
+                vl.preflight_check.as_str()
+            ),
+            ("s2", "", "p1")
+        );
     }
 
     #[test]
@@ -389,7 +407,15 @@ mod tests {
         let mut child = h("forge:\n  github: {env: {runner: {K: c}}}\n  gitlab: ~\n");
         merge_base_into_child(&base, &mut child);
         let f = child.forge.unwrap();
-        let gh = f["github"].as_ref().unwrap().env.as_ref().unwrap().runner.as_ref().unwrap();
+        let gh = f["github"]
+            .as_ref()
+            .unwrap()
+            .env
+            .as_ref()
+            .unwrap()
+            .runner
+            .as_ref()
+            .unwrap();
         assert_eq!((gh["A"].as_str(), gh["K"].as_str()), ("b", "c"));
         assert_eq!(f["gitlab"], None);
         assert!(f["jira"].is_some());
@@ -405,13 +431,19 @@ mod tests {
         let base = h("overlays:\n  - {when: 'b'}\n");
         let mut child = h("overlays:\n  - {when: 'c'}\n");
         merge_base_into_child(&base, &mut child);
-        let w: Vec<_> = child.overlays.unwrap().iter().map(|o| o.when.clone()).collect();
+        let w: Vec<_> = child
+            .overlays
+            .unwrap()
+            .iter()
+            .map(|o| o.when.clone())
+            .collect();
         assert_eq!(w, ["b", "c"]);
     }
 
     #[test]
     fn block_wins_over_top() {
-        let mut top = h("env:\n  runner: {K: top, T: top}\nhost_files:\n  - {src: a, dest: /d}\n").cfg;
+        let mut top =
+            h("env:\n  runner: {K: top, T: top}\nhost_files:\n  - {src: a, dest: /d}\n").cfg;
         let block = h("env:\n  runner: {K: blk}\nhost_files:\n  - {src: b, dest: /d}\nvalidation_loop: {script: x}\n").cfg;
         apply_block(&mut top, block);
         let r = top.env.as_ref().unwrap().runner.as_ref().unwrap();

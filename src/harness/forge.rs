@@ -186,15 +186,23 @@ mod tests {
     #[test]
     fn platform_detection_order() {
         assert_eq!(detect_platform(Some("jira"), None, none).unwrap(), "jira");
-        let e = detect_platform(Some("bitbucket"), None, none).unwrap_err().to_string();
+        let e = detect_platform(Some("bitbucket"), None, none)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)"
         );
-        let e = detect_platform(None, Some("x"), none).unwrap_err().to_string();
+        let e = detect_platform(None, Some("x"), none)
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("config.forge: \"x\" is not a valid forge platform"));
-        assert_eq!(detect_platform(None, Some("gitlab"), none).unwrap(), "gitlab");
-        let both = |k: &str| matches!(k, "GITHUB_ACTIONS" | "GITLAB_CI").then(|| "true".to_string());
+        assert_eq!(
+            detect_platform(None, Some("gitlab"), none).unwrap(),
+            "gitlab"
+        );
+        let both =
+            |k: &str| matches!(k, "GITHUB_ACTIONS" | "GITLAB_CI").then(|| "true".to_string());
         assert_eq!(detect_platform(None, None, both).unwrap(), "github");
         let gl = |k: &str| (k == "GITLAB_CI").then(|| "true".to_string());
         assert_eq!(detect_platform(None, None, gl).unwrap(), "gitlab");
@@ -207,7 +215,10 @@ mod tests {
         let e = validate_forge_keys(&h("forge:\n  zz: {}\n  bb: {}\n  github: {}\n"))
             .unwrap_err()
             .to_string();
-        assert_eq!(e, "forge: unrecognized key \"bb\" (valid: github, gitlab, jira)");
+        assert_eq!(
+            e,
+            "forge: unrecognized key \"bb\" (valid: github, gitlab, jira)"
+        );
     }
 
     #[test]
@@ -236,10 +247,14 @@ mod tests {
 
     #[test]
     fn selected_block_is_checked_unselected_not() {
-        let mut x = h("forge:\n  github: {host_files: [{dest: d}]}\n  gitlab: {host_files: [{src: s}]}\n");
+        let mut x =
+            h("forge:\n  github: {host_files: [{dest: d}]}\n  gitlab: {host_files: [{src: s}]}\n");
         let mut y = x.clone();
         let e = resolve_forge(&mut x, "github").unwrap_err().to_string();
-        assert!(e.contains("forge.github.host_files[0]: src is required"), "{e}");
+        assert!(
+            e.contains("forge.github.host_files[0]: src is required"),
+            "{e}"
+        );
         resolve_forge(&mut y, "").unwrap();
     }
 
@@ -249,7 +264,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("forge and overlays cannot coexist"));
-        let e = validate_overlays(&h("overlays: [{when: '  '}]\n")).unwrap_err().to_string();
+        let e = validate_overlays(&h("overlays: [{when: '  '}]\n"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "overlays[0].when is required");
         let e = validate_overlays(&h("overlays: [{when: 'true'}, {when: 'event.flag'}]\n"))
             .unwrap_err()
@@ -259,9 +276,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("overlays[0].when: syntax error"), "{e}");
-        let e = validate_overlays(&h("overlays: [{when: 'true', pre_script: 'https://x/y.sh'}]\n"))
-            .unwrap_err()
-            .to_string();
+        let e = validate_overlays(&h(
+            "overlays: [{when: 'true', pre_script: 'https://x/y.sh'}]\n",
+        ))
+        .unwrap_err()
+        .to_string();
         assert_eq!(e, "overlays[0].pre_script must be a local path, not a URL");
         // YAML bool true is the string "true": compiles, always matches
         validate_overlays(&h("overlays: [{when: true}]\n")).unwrap();

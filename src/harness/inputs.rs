@@ -141,9 +141,8 @@ pub fn load_config(path: &Path) -> Result<serde_json::Value, Error> {
     let v = if is_json {
         serde_json::from_slice(&bytes).map_err(|e| json_error(path, "config", &e))?
     } else {
-        let text = String::from_utf8(bytes).map_err(|_| {
-            Error::new(format!("{}: config is not valid UTF-8", path.display()))
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| Error::new(format!("{}: config is not valid UTF-8", path.display())))?;
         let root = yaml::parse_first_document(&text).map_err(|e| {
             Error::new(format!(
                 "{}:{}:{}: parsing config YAML: {}",
@@ -181,7 +180,10 @@ mod tests {
 
     #[test]
     fn config_yaml_and_json() {
-        let (_d, p) = tmp("c.yaml", "forge: github\nroles: [a, b]\nkill_switch: true\nversion: '1'\nn: 2\n");
+        let (_d, p) = tmp(
+            "c.yaml",
+            "forge: github\nroles: [a, b]\nkill_switch: true\nversion: '1'\nn: 2\n",
+        );
         assert_eq!(
             load_config(&p).unwrap(),
             json!({"forge": "github", "roles": ["a", "b"], "kill_switch": true, "version": "1", "n": 2.0})

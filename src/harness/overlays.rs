@@ -384,7 +384,9 @@ mod tests {
         }
         assert_eq!(
             compile(&env, "nope == 1", VARS).err(),
-            Some(CompileError::Invalid("undeclared reference to 'nope'".into()))
+            Some(CompileError::Invalid(
+                "undeclared reference to 'nope'".into()
+            ))
         );
         assert!(matches!(
             compile(&env, "runtime.forge == 'x'", &["event"]),

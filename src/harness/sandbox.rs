@@ -164,7 +164,8 @@ mod tests {
     #[test]
     fn lint_rules() {
         let id = |s: &str| s.to_string();
-        let d = |s: &str| -> Vec<String> { lint(&h(s), &id).iter().map(|d| d.to_string()).collect() };
+        let d =
+            |s: &str| -> Vec<String> { lint(&h(s), &id).iter().map(|d| d.to_string()).collect() };
         assert_eq!(
             d("runner_env: {A: b}\n"),
             ["warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)"]
@@ -178,6 +179,9 @@ mod tests {
             d("env: {sandbox: {PATH: x}}\nhost_files:\n  - {src: a, dest: /x/.env.d/a.env}\n  - {src: b, dest: /w/.env.d/b.env, expand: true}\n  - {src: c, dest: /w/.env.d/c.env, expand: true}\n"),
             ["warning: env.sandbox: env.sandbox coexists with host_files entry b (dest: /w/.env.d/b.env); env.sandbox values take precedence on key collision"]
         );
-        assert!(d("env: {sandbox: {}}\nhost_files: [{src: b, dest: .env.d/b, expand: true}]\n").is_empty());
+        assert!(
+            d("env: {sandbox: {}}\nhost_files: [{src: b, dest: .env.d/b, expand: true}]\n")
+                .is_empty()
+        );
     }
 }

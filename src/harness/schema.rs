@@ -91,11 +91,7 @@ impl Conv<'_> {
     }
 
     /// The entries of a mapping node; null → `None`.
-    fn entries<'n>(
-        &self,
-        n: &'n Node,
-        field: &str,
-    ) -> Result<Option<&'n [(Node, Node)]>, Error> {
+    fn entries<'n>(&self, n: &'n Node, field: &str) -> Result<Option<&'n [(Node, Node)]>, Error> {
         match &n.kind {
             Kind::Null => Ok(None),
             Kind::Map(es) => Ok(Some(es)),
@@ -364,7 +360,10 @@ mod tests {
         assert!(e.contains("env: expected a mapping"), "{e}");
         assert!(!e.contains("secret-x"));
         let e = p("env:\n  runner: [secret-y]\n").unwrap_err().to_string();
-        assert!(e.contains("env.runner: expected a mapping, found a sequence"), "{e}");
+        assert!(
+            e.contains("env.runner: expected a mapping, found a sequence"),
+            "{e}"
+        );
         assert!(!e.contains("secret-y"));
         let e = p("host_files: {}\n").unwrap_err().to_string();
         assert!(e.contains("host_files: expected a sequence"), "{e}");
@@ -373,7 +372,10 @@ mod tests {
         let e = p("host_files:\n  - {src: a, dest: b, expand: secret-z}\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("host_files[0].expand: expected a boolean"), "{e}");
+        assert!(
+            e.contains("host_files[0].expand: expected a boolean"),
+            "{e}"
+        );
         assert!(!e.contains("secret-z"));
     }
 
@@ -400,7 +402,9 @@ mod tests {
 
     #[test]
     fn duplicate_keys_name_file_and_line() {
-        let e = p("env:\n  runner:\n    K: a\n    K: b\n").unwrap_err().to_string();
+        let e = p("env:\n  runner:\n    K: a\n    K: b\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("h.yaml:4:"), "{e}");
         assert!(e.contains("already defined at line 3"), "{e}");
     }

@@ -21,7 +21,10 @@ fn is_url(s: &str) -> bool {
 /// Checks of one ForgeConfig field set; `prefix` is "" for the top level,
 /// `forge.<p>.` or `overlays[i].` for blocks.
 pub fn check_config(cfg: &Config, prefix: &str) -> Result<(), Error> {
-    for (name, v) in [("pre_script", &cfg.pre_script), ("post_script", &cfg.post_script)] {
+    for (name, v) in [
+        ("pre_script", &cfg.pre_script),
+        ("post_script", &cfg.post_script),
+    ] {
         if is_url(v) {
             return Err(Error::new(format!(
                 "{prefix}{name} must be a local path, not a URL"
@@ -99,7 +102,9 @@ pub fn validate(h: &Harness) -> Result<(), Error> {
             Ok(_) => {}
             Err(CompileError::Invalid(m)) => return Err(Error::new(format!("trigger: {m}"))),
             Err(CompileError::NotBool(t)) => {
-                return Err(Error::new(format!("trigger: must evaluate to bool, got {t}")))
+                return Err(Error::new(format!(
+                    "trigger: must evaluate to bool, got {t}"
+                )))
             }
         }
     }
@@ -247,15 +252,25 @@ mod tests {
             msg("agent: a\nrole: r\nvalidation_loop: {schema: s}\n"),
             "validation_loop.script is required when validation_loop is set"
         );
-        assert!(msg("agent: a\nrole: r\nforge: {bogus: {}}\n").contains("unrecognized key \"bogus\""));
-        assert!(msg("agent: a\nrole: r\ntrigger: 'runtime.forge == \"x\"'\n").starts_with("trigger: "));
-        validate(&h("agent: a\nrole: r-1_x\nslug: A-b_9\ntrigger: \"event.kind == 'push'\"\n")).unwrap();
+        assert!(
+            msg("agent: a\nrole: r\nforge: {bogus: {}}\n").contains("unrecognized key \"bogus\"")
+        );
+        assert!(
+            msg("agent: a\nrole: r\ntrigger: 'runtime.forge == \"x\"'\n").starts_with("trigger: ")
+        );
+        validate(&h(
+            "agent: a\nrole: r-1_x\nslug: A-b_9\ntrigger: \"event.kind == 'push'\"\n",
+        ))
+        .unwrap();
     }
 
     #[test]
     fn env_validation_order_and_rules() {
         let msg = |s: &str| validate_env(&h(s), &host).err().map(|e| e.to_string());
-        assert_eq!(msg("env: {sandbox: {A: '${SET}${EMPTY}$UNSET ${FULLSEND_DIR}'}}\n"), None);
+        assert_eq!(
+            msg("env: {sandbox: {A: '${SET}${EMPTY}$UNSET ${FULLSEND_DIR}'}}\n"),
+            None
+        );
         assert_eq!(
             msg("env: {sandbox: {A: '${NOPE}'}}\n").unwrap(),
             "env.sandbox[A]: host variable NOPE is not set"
@@ -270,22 +285,41 @@ mod tests {
         );
         // order: runner_env, host_files, schema, preflight, env.runner, env.sandbox
         let all = "runner_env: {R: '${U1}'}\nhost_files: [{src: '${U2}', dest: d}]\nvalidation_loop: {script: s, schema: '${U3}', preflight_check: '${U4}'}\nenv: {runner: {A: '${U5}'}, sandbox: {B: '${U6}'}}\n";
-        assert!(msg(all).unwrap().starts_with("runner_env[R]: host variable U1"));
+        assert!(msg(all)
+            .unwrap()
+            .starts_with("runner_env[R]: host variable U1"));
         let no1 = all.replace("${U1}", "x");
-        assert!(msg(&no1).unwrap().starts_with("host_files[0].src: host variable U2"));
+        assert!(msg(&no1)
+            .unwrap()
+            .starts_with("host_files[0].src: host variable U2"));
         let no2 = no1.replace("${U2}", "x");
-        assert!(msg(&no2).unwrap().starts_with("validation_loop.schema: host variable U3"));
+        assert!(msg(&no2)
+            .unwrap()
+            .starts_with("validation_loop.schema: host variable U3"));
         let no3 = no2.replace("${U3}", "x");
-        assert!(msg(&no3).unwrap().starts_with("validation_loop.preflight_check: host variable U4"));
+        assert!(msg(&no3)
+            .unwrap()
+            .starts_with("validation_loop.preflight_check: host variable U4"));
         let no4 = no3.replace("${U4}", "x");
-        assert!(msg(&no4).unwrap().starts_with("env.runner[A]: host variable U5"));
+        assert!(msg(&no4)
+            .unwrap()
+            .starts_with("env.runner[A]: host variable U5"));
         let no5 = no4.replace("${U5}", "x");
-        assert!(msg(&no5).unwrap().starts_with("env.sandbox[B]: host variable U6"));
+        assert!(msg(&no5)
+            .unwrap()
+            .starts_with("env.sandbox[B]: host variable U6"));
         // optional host files are not checked; sorted keys inside a map
-        assert_eq!(msg("host_files: [{src: '${U}', dest: d, optional: true}]\n"), None);
-        assert!(msg("env: {runner: {Z: '${U9}', A: '${U8}'}}\n").unwrap().contains("U8"));
+        assert_eq!(
+            msg("host_files: [{src: '${U}', dest: d, optional: true}]\n"),
+            None
+        );
+        assert!(msg("env: {runner: {Z: '${U9}', A: '${U8}'}}\n")
+            .unwrap()
+            .contains("U8"));
         // reserved/invalid sandbox keys are still validated
-        assert!(msg("env: {sandbox: {PATH: '${U7}'}}\n").unwrap().contains("U7"));
+        assert!(msg("env: {sandbox: {PATH: '${U7}'}}\n")
+            .unwrap()
+            .contains("U7"));
     }
 
     #[test]

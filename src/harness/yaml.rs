@@ -21,7 +21,10 @@ pub enum Kind {
     /// `~`, `null`, `Null`, `NULL`, empty, or `!!null`.
     Null,
     /// Any other scalar: its text (after quote/escape processing).
-    Scalar { text: String, plain: bool },
+    Scalar {
+        text: String,
+        plain: bool,
+    },
     Seq(Vec<Node>),
     Map(Vec<(Node, Node)>),
 }
@@ -168,8 +171,8 @@ fn finish_map(entries: Vec<(Node, Node)>) -> Result<Vec<(Node, Node)>, YamlError
     // Merged keys fill only what is not set explicitly; earlier sources win.
     for (k, v) in merged {
         let text = k.key_text().unwrap_or("").to_string();
-        if !seen.contains_key(&text) {
-            seen.insert(text, k.pos.line);
+        if let std::collections::hash_map::Entry::Vacant(e) = seen.entry(text) {
+            e.insert(k.pos.line);
             explicit.push((k, v));
         }
     }
@@ -185,8 +188,7 @@ pub fn parse_first_document(text: &str) -> Result<Option<Node>, YamlError> {
     let mut root: Option<Node> = None;
     let mut in_doc = false;
 
-    loop {
-        let Some(ev) = parser.next() else { break };
+    for ev in parser.by_ref() {
         let (ev, span) = ev.map_err(|e| scan_error(&e))?;
         let pos = Pos {
             line: span.start.line(),
@@ -356,15 +358,19 @@ mod tests {
         .unwrap()
         .unwrap();
         let m = map(&n);
-        let t: Vec<_> = m.iter().map(|(_, v)| text(v).unwrap().to_string()).collect();
+        let t: Vec<_> = m
+            .iter()
+            .map(|(_, v)| text(v).unwrap().to_string())
+            .collect();
         assert_eq!(t, ["5", "true", "1.50", "0x1F", "yes", "1e3", "q", "x\ty"]);
     }
 
     #[test]
     fn nulls() {
-        let n = parse_first_document("a: ~\nb: null\nc:\nd: NULL\ne: ''\nf: !!null x\ng: !!str ~\n")
-            .unwrap()
-            .unwrap();
+        let n =
+            parse_first_document("a: ~\nb: null\nc:\nd: NULL\ne: ''\nf: !!null x\ng: !!str ~\n")
+                .unwrap()
+                .unwrap();
         let m = map(&n);
         assert!(matches!(m[0].1.kind, Kind::Null));
         assert!(matches!(m[1].1.kind, Kind::Null));
@@ -379,7 +385,11 @@ mod tests {
     fn duplicate_key_is_an_error_with_lines() {
         let e = parse_first_document("a: 1\nb:\n  x: 1\n  x: secret\n").unwrap_err();
         assert_eq!(e.pos.line, 4);
-        assert!(e.message.contains("already defined at line 3"), "{}", e.message);
+        assert!(
+            e.message.contains("already defined at line 3"),
+            "{}",
+            e.message
+        );
         assert!(!e.message.contains("secret"));
     }
 
@@ -393,11 +403,9 @@ mod tests {
 
     #[test]
     fn aliases_and_merge_keys() {
-        let n = parse_first_document(
-            "base: &b {x: 1, y: 2}\nuse: *b\nm:\n  <<: *b\n  y: 3\n",
-        )
-        .unwrap()
-        .unwrap();
+        let n = parse_first_document("base: &b {x: 1, y: 2}\nuse: *b\nm:\n  <<: *b\n  y: 3\n")
+            .unwrap()
+            .unwrap();
         let m = map(&n);
         assert_eq!(m[1].1, m[0].1);
         let mm = map(&m[2].1);
