@@ -191,7 +191,14 @@ mod tests {
 
     #[test]
     fn markers_and_no_clobber() {
-        let c = stamp(&env(&[("CLAUDECODE", ""), ("ANTHROPIC_MODEL", "m"), ("AGENT", "mine")]), None);
+        let c = stamp(
+            &env(&[
+                ("CLAUDECODE", ""),
+                ("ANTHROPIC_MODEL", "m"),
+                ("AGENT", "mine"),
+            ]),
+            None,
+        );
         assert_eq!(c.get("AGENTS_HARNESS").unwrap(), "claude-code");
         assert_eq!(c.get("AGENTS_VENDOR").unwrap(), "anthropic");
         assert_eq!(c.get("AGENTS_MODEL").unwrap(), "m");
@@ -200,21 +207,31 @@ mod tests {
         assert_eq!(c.get("AGENT").unwrap(), "codex");
         let c = stamp(&env(&[("PI_CODING_AGENT", "1")]), None);
         assert!(c.get("AGENTS_VENDOR").is_none());
-        let c = stamp(&env(&[("AGENTS_HARNESS", "nope"), ("GEMINI_CLI", "1")]), None);
+        let c = stamp(
+            &env(&[("AGENTS_HARNESS", "nope"), ("GEMINI_CLI", "1")]),
+            None,
+        );
         assert_eq!(c.get("AGENT").unwrap(), "gemini-cli");
         assert!(c.get("AGENTS_HARNESS").is_none());
     }
 
     #[test]
     fn explicit_overrides() {
-        let c = stamp(&env(&[("CLAUDECODE", "1"), ("AGENT", "claude-code")]), Some("codex"));
+        let c = stamp(
+            &env(&[("CLAUDECODE", "1"), ("AGENT", "claude-code")]),
+            Some("codex"),
+        );
         assert_eq!(c.get("AGENT").unwrap(), "codex");
         assert_eq!(c.get("AGENTS_HARNESS").unwrap(), "codex");
     }
 
     #[test]
     fn proxy_model() {
-        let c = proxy(&env(&[("HTTPS_PROXY", "h"), ("http_proxy", "l"), ("NO_PROXY", "n")]));
+        let c = proxy(&env(&[
+            ("HTTPS_PROXY", "h"),
+            ("http_proxy", "l"),
+            ("NO_PROXY", "n"),
+        ]));
         assert_eq!(c.get("AGENTS_PROXY").unwrap(), "h");
         assert_eq!(c.get("https_proxy").unwrap(), "h");
         assert_eq!(c.get("HTTP_PROXY").unwrap(), "l");

@@ -25,7 +25,7 @@ pub mod script;
 pub mod shell;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
-use scope::{NameSpec, Scope, ScopeInput, WalkEntry};
+use scope::{Scope, ScopeInput, WalkEntry};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -134,8 +134,12 @@ fn entries(w: Vec<WalkEntry>) -> Vec<PathBuf> {
 pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
     let cwd = match &opts.cwd {
         Some(c) => c.clone(),
-        None => std::env::current_dir()
-            .map_err(|e| format!("cannot read the current directory: {}", crate::process::io_kind(&e)))?,
+        None => std::env::current_dir().map_err(|e| {
+            format!(
+                "cannot read the current directory: {}",
+                crate::process::io_kind(&e)
+            )
+        })?,
     };
     let input = ScopeInput {
         global: opts.global,
@@ -208,7 +212,9 @@ fn is_launcher_dir(e: &[u8]) -> bool {
         parts.push(b"/");
     }
     parts.extend(n.split(|c| *c == b'/').filter(|p| !p.is_empty()));
-    parts.len() >= 3 && parts[parts.len() - 1] == b"overlays" && parts[parts.len() - 3] == b".pyvenv"
+    parts.len() >= 3
+        && parts[parts.len() - 1] == b"overlays"
+        && parts[parts.len() - 3] == b".pyvenv"
 }
 
 /// `…/.pyvenv/<any>/<any>/<file>`: a store venv's interpreter.
@@ -267,7 +273,8 @@ impl Prepared {
         let mut a = Assembly::new(base.clone());
         let s = &self.scope;
         let cwd = s.cwd.clone();
-        let get = |a: &Assembly, k: &str| crate::core::get(a.current(), k).map(|v| v.to_os_string());
+        let get =
+            |a: &Assembly, k: &str| crate::core::get(a.current(), k).map(|v| v.to_os_string());
 
         // Identity.
         let l = a.add_layer(LayerInfo::new(LayerKind::Identity));
@@ -349,7 +356,7 @@ impl Prepared {
             Vec::new()
         } else {
             pb.split(|c| *c == b':')
-                .filter(|e| !(!e.is_empty() && is_launcher_dir(e)))
+                .filter(|e| e.is_empty() || !is_launcher_dir(e))
                 .collect()
         };
         let joined = kept.join(&b':');
@@ -404,12 +411,14 @@ impl Prepared {
         // The two tiers.
         let global = s.global_scope();
         let mut bash: Option<Option<PathBuf>> = None;
-        for f in &self.env_files {
-            let full = paths::at(&f.path, &cwd);
-            // Only regular files (symlinks followed); a FIFO is never opened.
-            if !std::fs::metadata(&full).is_ok_and(|m| m.is_file()) {
-                continue;
-            }
+        // Resolved once, before any file runs (as the reference does). Only
+        // regular files (symlinks followed); a FIFO is never opened.
+        let present: Vec<&EnvFile> = self
+            .env_files
+            .iter()
+            .filter(|f| std::fs::metadata(paths::at(&f.path, &cwd)).is_ok_and(|m| m.is_file()))
+            .collect();
+        for f in present {
             let kind = if f.script {
                 LayerKind::EnvScript
             } else {
@@ -471,7 +480,14 @@ impl Prepared {
                 env.insert("PYTHONPATH".into(), v);
             }
         }
-        match script::run(interp.as_deref(), &f.path, &f.level, global, &env, self.timeout) {
+        match script::run(
+            interp.as_deref(),
+            &f.path,
+            &f.level,
+            global,
+            &env,
+            self.timeout,
+        ) {
             script::ScriptResult::Failed(why) => a.fail(l, why),
             script::ScriptResult::Changes(cs, skips) => {
                 for s in skips {
@@ -541,7 +557,10 @@ mod tests {
         assert_eq!(r, "/p/bin:/h/bin:/usr/bin:/bin:/usr/bin");
         assert_eq!(prepend_path(Some(OsStr::new("/a:/b")), &v(&["/a"])), None);
         assert_eq!(prepend_path(None, &v(&[])), None);
-        assert_eq!(prepend_path(Some(OsStr::new("rel:/abs::")), &v(&[])).unwrap(), "/abs");
+        assert_eq!(
+            prepend_path(Some(OsStr::new("rel:/abs::")), &v(&[])).unwrap(),
+            "/abs"
+        );
     }
 
     #[test]

@@ -94,7 +94,11 @@ fn join(a: &[u8], b: &[u8]) -> Vec<u8> {
 
 /// `posixpath.split`.
 fn split(p: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let i = p.iter().rposition(|c| *c == b'/').map(|i| i + 1).unwrap_or(0);
+    let i = p
+        .iter()
+        .rposition(|c| *c == b'/')
+        .map(|i| i + 1)
+        .unwrap_or(0);
     let (head, tail) = (&p[..i], &p[i..]);
     let mut head = head.to_vec();
     if !head.is_empty() && head.iter().any(|c| *c != b'/') {
@@ -142,7 +146,10 @@ fn passwd_field(pick: impl Fn(&[u8], u32) -> bool) -> Option<Vec<u8>> {
         if f.len() < 7 {
             continue;
         }
-        let uid = std::str::from_utf8(f[2]).ok()?.parse::<u32>().unwrap_or(u32::MAX);
+        let uid = std::str::from_utf8(f[2])
+            .ok()?
+            .parse::<u32>()
+            .unwrap_or(u32::MAX);
         if pick(f[0], uid) {
             return Some(f[5].to_vec());
         }
@@ -341,7 +348,10 @@ mod tests {
     #[test]
     fn expanduser_uses_home() {
         let h = Some(OsStr::new("/h/"));
-        assert_eq!(expanduser(OsStr::new("~/x/"), h).unwrap(), Path::new("/h/x"));
+        assert_eq!(
+            expanduser(OsStr::new("~/x/"), h).unwrap(),
+            Path::new("/h/x")
+        );
         assert_eq!(expanduser(OsStr::new("~"), h).unwrap(), Path::new("/h"));
         assert_eq!(
             expanduser(OsStr::new("~"), Some(OsStr::new(""))).unwrap(),

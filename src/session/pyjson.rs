@@ -90,7 +90,10 @@ pub fn is_py_space(c: u32) -> bool {
 /// `str.strip()`.
 pub fn strip(t: &[u32]) -> &[u32] {
     let start = t.iter().position(|c| !is_py_space(*c)).unwrap_or(t.len());
-    let end = t.iter().rposition(|c| !is_py_space(*c)).map_or(start, |i| i + 1);
+    let end = t
+        .iter()
+        .rposition(|c| !is_py_space(*c))
+        .map_or(start, |i| i + 1);
     &t[start..end.max(start)]
 }
 
@@ -101,7 +104,10 @@ pub fn splitlines(t: &[u32]) -> Vec<&[u32]> {
     let mut i = 0;
     while i < t.len() {
         let c = t[i];
-        if matches!(c, 0x0A | 0x0B | 0x0C | 0x0D | 0x1C | 0x1D | 0x1E | 0x85 | 0x2028 | 0x2029) {
+        if matches!(
+            c,
+            0x0A | 0x0B | 0x0C | 0x0D | 0x1C | 0x1D | 0x1E | 0x85 | 0x2028 | 0x2029
+        ) {
             out.push(&t[start..i]);
             if c == 0x0D && t.get(i + 1) == Some(&0x0A) {
                 i += 1;
@@ -192,8 +198,7 @@ impl Parser<'_> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(Error {
-                message: "maximum recursion depth exceeded while decoding a JSON document"
-                    .into(),
+                message: "maximum recursion depth exceeded while decoding a JSON document".into(),
                 decode: false,
             });
         }
@@ -340,9 +345,7 @@ impl Parser<'_> {
         }
         loop {
             if self.at(i) != Some(0x22) {
-                return Err(
-                    self.err("Expecting property name enclosed in double quotes", i)
-                );
+                return Err(self.err("Expecting property name enclosed in double quotes", i));
             }
             let (key, end) = self.string(i + 1)?;
             i = self.ws(end);
@@ -426,31 +429,55 @@ mod tests {
     }
 
     fn keys(r: &[(Text, Value)]) -> Vec<String> {
-        r.iter().map(|(k, _)| String::from_utf8(encode(k)).unwrap()).collect()
+        r.iter()
+            .map(|(k, _)| String::from_utf8(encode(k)).unwrap())
+            .collect()
     }
 
     #[test]
     fn python_extensions_parse() {
-        for s in ["NaN", "-Infinity", "Infinity", "1e5", "-0.5", "[1, {\"a\": []}]"] {
+        for s in [
+            "NaN",
+            "-Infinity",
+            "Infinity",
+            "1e5",
+            "-0.5",
+            "[1, {\"a\": []}]",
+        ] {
             assert!(loads(&t(s)).is_ok(), "{s}");
         }
         assert_eq!(loads(&t("1.5")).unwrap(), Value::Float);
         assert_eq!(loads(&t("15")).unwrap(), Value::Int);
-        assert_eq!(loads(&t("1E")).unwrap_err().message, "Extra data: line 1 column 2 (char 1)");
+        assert_eq!(
+            loads(&t("1E")).unwrap_err().message,
+            "Extra data: line 1 column 2 (char 1)"
+        );
     }
 
     #[test]
     fn errors_like_python() {
         let m = |s: &str| loads(&t(s)).unwrap_err().message;
         assert_eq!(m(""), "Expecting value: line 1 column 1 (char 0)");
-        assert_eq!(m("{\"A\": \"1\"} trailing"), "Extra data: line 1 column 12 (char 11)");
-        assert_eq!(m("{\"a\" 1}"), "Expecting ':' delimiter: line 1 column 6 (char 5)");
+        assert_eq!(
+            m("{\"A\": \"1\"} trailing"),
+            "Extra data: line 1 column 12 (char 11)"
+        );
+        assert_eq!(
+            m("{\"a\" 1}"),
+            "Expecting ':' delimiter: line 1 column 6 (char 5)"
+        );
         assert_eq!(
             m("{'a': 1}"),
             "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
         );
-        assert_eq!(m("\"ab"), "Unterminated string starting at: line 1 column 1 (char 0)");
-        assert_eq!(m("\"a\nb\""), "Invalid control character at: line 1 column 3 (char 2)");
+        assert_eq!(
+            m("\"ab"),
+            "Unterminated string starting at: line 1 column 1 (char 0)"
+        );
+        assert_eq!(
+            m("\"a\nb\""),
+            "Invalid control character at: line 1 column 3 (char 2)"
+        );
         assert_eq!(m("[1,]"), "Expecting value: line 1 column 4 (char 3)");
         assert_eq!(m("\"\\x\""), "Invalid \\escape: line 1 column 2 (char 1)");
     }
@@ -473,10 +500,10 @@ mod tests {
         let r = parse_env_output(b"{\"K\": null}\n\n{\"K\": \"v\", \"L\": \"x\"}\r\n").unwrap();
         assert_eq!(keys(&r), vec!["K", "L"]);
         assert_eq!(r[0].1, Value::Str(t("v")));
-        assert!(parse_env_output(b"[1]").unwrap_err().contains("must output a JSON object"));
-        assert!(parse_env_output(b"null")
+        assert!(parse_env_output(b"[1]")
             .unwrap_err()
-            .contains("per line"));
+            .contains("must output a JSON object"));
+        assert!(parse_env_output(b"null").unwrap_err().contains("per line"));
         assert!(parse_env_output(b"{\"a\":\"1\"}\n[2]")
             .unwrap_err()
             .contains("per line"));

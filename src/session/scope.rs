@@ -34,8 +34,7 @@ pub fn is_valid_overlay_name(name: &[u8]) -> bool {
     let shape = !b.is_empty()
         && b[0].is_ascii_alphabetic()
         && b[b.len() - 1].is_ascii_alphanumeric()
-        && b
-            .iter()
+        && b.iter()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
     let lower = name.to_ascii_lowercase();
     let stem = lower.split('.').next().unwrap_or("");
@@ -52,7 +51,13 @@ pub fn overlay_root_var(name: &str) -> String {
     let up: String = normalize_overlay_name(name)
         .to_ascii_uppercase()
         .chars()
-        .map(|c| if c.is_ascii_uppercase() || c.is_ascii_digit() { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_uppercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{up}_OVERLAY_ROOT")
 }
@@ -327,16 +332,7 @@ impl Scope {
         let mut warned = Vec::new();
         let per_store: Vec<Vec<Overlay>> = stores
             .iter()
-            .map(|s| discover(&paths::at(&s.path, cwd), &mut warned))
-            .map(|v| {
-                v.into_iter()
-                    .map(|mut o| {
-                        // Keep the store's spelling (absolute already).
-                        o.store = o.store.clone();
-                        o
-                    })
-                    .collect()
-            })
+            .map(|s| discover(&s.path, &mut warned))
             .collect();
         let mut overlays = Vec::new();
         for (i, found) in per_store.iter().enumerate() {
@@ -345,7 +341,12 @@ impl Scope {
                 .flatten()
                 .map(|o| o.normalized())
                 .collect();
-            overlays.extend(found.iter().filter(|o| !later.contains(&o.normalized())).cloned());
+            overlays.extend(
+                found
+                    .iter()
+                    .filter(|o| !later.contains(&o.normalized()))
+                    .cloned(),
+            );
         }
         Ok(Scope {
             level,
@@ -425,8 +426,19 @@ mod tests {
             assert!(is_valid_overlay_name(ok.as_bytes()), "{ok}");
         }
         for bad in [
-            ".git", "__pycache__", "2fast", "trail-", "user", "Project-Root", "con", "nul.txt",
-            "", "a b", "DEFAULT", "COM1.x", "é",
+            ".git",
+            "__pycache__",
+            "2fast",
+            "trail-",
+            "user",
+            "Project-Root",
+            "con",
+            "nul.txt",
+            "",
+            "a b",
+            "DEFAULT",
+            "COM1.x",
+            "é",
         ] {
             assert!(!is_valid_overlay_name(bad.as_bytes()), "{bad}");
         }
@@ -466,7 +478,11 @@ mod tests {
         assert_eq!(names, vec!["aa", "bb", "PP"]);
         let levels: Vec<_> = s.walk(BIN, true).into_iter().map(|e| e.level).collect();
         assert_eq!(levels, vec!["aa", "bb", "user", "PP", "project"]);
-        let main: Vec<_> = s.walk(MAIN_TIER, true).into_iter().map(|e| e.path).collect();
+        let main: Vec<_> = s
+            .walk(MAIN_TIER, true)
+            .into_iter()
+            .map(|e| e.path)
+            .collect();
         assert_eq!(main.len(), 11);
         assert_eq!(main[10], w.join("proj/.agents/local.env"));
     }
@@ -476,7 +492,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let w = d.path();
         std::fs::create_dir_all(w.join("home/.agents")).unwrap();
-        let e = env(&[("HOME", w.join("home").to_str().unwrap()), ("AGENTS_SYSTEM_ROOT", "/nonexistent-x")]);
+        let e = env(&[
+            ("HOME", w.join("home").to_str().unwrap()),
+            ("AGENTS_SYSTEM_ROOT", "/nonexistent-x"),
+        ]);
         let s = Scope::resolve(&ScopeInput::default(), &e, &w.join("home")).unwrap();
         assert_eq!(s.level, "user");
         assert_eq!(s.project_root.as_deref(), Some(w.join("home").as_path()));

@@ -20,6 +20,7 @@ pub struct Skip {
 
 /// What running one env.py gave.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum ScriptResult {
     Changes(ChangeSet, Vec<Skip>),
     /// Contributes nothing; the reason was already logged.
@@ -41,7 +42,10 @@ pub fn interpret(path: &Path, pairs: Vec<(pyjson::Text, Value)>) -> (ChangeSet, 
     let mut skips = Vec::new();
     let p = path.display();
     for (key, value) in pairs {
-        if key.is_empty() || key.contains(&('=' as u32)) || key.contains(&0) || !pyjson::is_utf8(&key)
+        if key.is_empty()
+            || key.contains(&('=' as u32))
+            || key.contains(&0)
+            || !pyjson::is_utf8(&key)
         {
             crate::warn!("env.py {p}: skipped a key that is not a valid variable name");
             continue;
@@ -104,10 +108,7 @@ pub fn run(
             ScriptResult::Failed(format!("could not run ({n})"))
         }
         Err(RunError::Timeout) => {
-            crate::warn!(
-                "env.py timed out after {} s: {p}",
-                fmt_secs(timeout)
-            );
+            crate::warn!("env.py timed out after {} s: {p}", fmt_secs(timeout));
             ScriptResult::Failed("timed out".into())
         }
         Err(RunError::TooLarge) => {

@@ -174,7 +174,9 @@ mod tests {
 
     #[test]
     fn real_bash_round_trip() {
-        let Some(bash) = super::super::paths::which("bash", std::env::var_os("PATH").as_deref(), Path::new("/")) else {
+        let Some(bash) =
+            super::super::paths::which("bash", std::env::var_os("PATH").as_deref(), Path::new("/"))
+        else {
             return;
         };
         let d = tempfile::tempdir().unwrap();
@@ -189,6 +191,9 @@ mod tests {
         assert!(cs.get("BASH_FUNC_f%%").is_some());
         assert!(cs.removed.contains(&OsString::from("GONE")));
         std::fs::write(&f, "X=1\nexit 0\n").unwrap();
-        assert_eq!(source(&bash, &f, &env, Duration::from_secs(10)), Err(SourceError::Failed));
+        assert_eq!(
+            source(&bash, &f, &env, Duration::from_secs(10)),
+            Err(SourceError::Failed)
+        );
     }
 }
