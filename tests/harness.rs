@@ -183,7 +183,7 @@ fn required_fields() {
     let h = fs.write("harness/a.yaml", "");
     fails(
         &mut cmd(&["harness", "resolve", p(&h)]),
-        "invalid harness: agent field is required",
+        &format!("{}: invalid harness: agent field is required", p(&h)),
     );
     let h = fs.write("harness/b.yaml", "agent: a\n");
     fails(
