@@ -235,6 +235,72 @@ mod tests {
         assert_eq!(seen, ["A", "B", "1", "C:-d"]);
     }
 
+    /// The table of Go's `os` package tests (`expandTests` / `testGetenv`).
+    #[test]
+    fn go_expand_test_table() {
+        fn getenv(s: &str) -> String {
+            match s {
+                "*" => "all the args",
+                "#" => "NARGS",
+                "$" => "PID",
+                "1" => "ARGUMENT1",
+                "HOME" => "/usr/gopher",
+                "H" => "(Value of H)",
+                "home_1" => "/usr/foo",
+                "_" => "underscore",
+                _ => "",
+            }
+            .to_string()
+        }
+        let cases = [
+            ("", ""),
+            ("$*", "all the args"),
+            ("$$", "PID"),
+            ("${*}", "all the args"),
+            ("$1", "ARGUMENT1"),
+            ("${1}", "ARGUMENT1"),
+            ("now is the time", "now is the time"),
+            ("$HOME", "/usr/gopher"),
+            ("$home_1", "/usr/foo"),
+            ("${HOME}", "/usr/gopher"),
+            ("${H}OME", "(Value of H)OME"),
+            (
+                "A$$$#$1$H$home_1*B",
+                "APIDNARGSARGUMENT1(Value of H)/usr/foo*B",
+            ),
+            ("start$+middle$^end$", "start$+middle$^end$"),
+            ("mixed$|bag$$$", "mixed$|bagPID$"),
+            ("$", "$"),
+            ("$}", "$}"),
+            ("${", ""),
+            ("${}", ""),
+        ];
+        for (input, want) in cases {
+            assert_eq!(expand(input, getenv), want, "input {input:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_text_without_dollar_is_unchanged(s in "\\PC{0,40}") {
+            let _ = expand(&s, |n| n.to_string());
+            let _ = braced_names(&s);
+            if !s.contains('$') {
+                proptest::prop_assert_eq!(expand(&s, |_| "X".into()), s);
+            }
+        }
+
+        #[test]
+        fn dollar_heavy_inputs(s in "[${}a-z_1*#@ .-]{0,30}") {
+            // Every braced name the validation scan finds is a substring.
+            for n in braced_names(&s) {
+                proptest::prop_assert!(s.contains(n));
+            }
+            // With an empty mapping the output never grows.
+            proptest::prop_assert!(expand(&s, |_| String::new()).len() <= s.len());
+        }
+    }
+
     #[test]
     fn braced_name_scan() {
         assert_eq!(braced_names("${A} $B ${C}"), vec!["A", "C"]);

@@ -183,7 +183,7 @@ fn required_fields() {
     let h = fs.write("harness/a.yaml", "");
     fails(
         &mut cmd(&["harness", "resolve", p(&h)]),
-        "invalid harness: agent field is required",
+        &format!("{}: invalid harness: agent field is required", p(&h)),
     );
     let h = fs.write("harness/b.yaml", "agent: a\n");
     fails(
@@ -565,11 +565,22 @@ fn run_uses_host_env_plus_effective_runner_env() {
         "harness/r.yaml",
         &format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"),
     );
-    let o = run(cmd(&["harness", "run", p(&h), "--", "sh", "-c", "env"])
-        .env("HOST_V", "hv")
-        .env("TRACEPARENT", "host-tp")
-        .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
-        .env("B", "host"));
+    let ef = fs.write("run.env", "FROM_ENV_FILE=ef\nB=from-file\n");
+    let o = run(cmd(&[
+        "harness",
+        "run",
+        p(&h),
+        "--env-file",
+        p(&ef),
+        "--",
+        "sh",
+        "-c",
+        "env",
+    ])
+    .env("HOST_V", "hv")
+    .env("TRACEPARENT", "host-tp")
+    .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
+    .env("B", "host"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -579,6 +590,7 @@ fn run_uses_host_env_plus_effective_runner_env() {
         "FROM_HOST=hv",
         "HOST_V=hv",
         "TRACEPARENT=host-tp",
+        "FROM_ENV_FILE=ef",
     ] {
         assert!(lines.contains(&want), "missing {want} in {out}");
     }
@@ -624,7 +636,7 @@ fn sandbox_env_export_and_dotenv() {
         "{e}"
     );
     // the export lines, sourced by sh, give back the values
-    if let Some(sh) = support::tool("dash").or_else(|| support::tool("sh")) {
+    if let Some(sh) = support::which("dash").or_else(|| support::tool("sh")) {
         let out = fs.root().join("out.env");
         let o = run(&mut cmd(&["harness", "sandbox-env", p(&h), "-o", p(&out)]));
         assert_eq!(o.status.code(), Some(0));

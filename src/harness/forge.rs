@@ -25,7 +25,7 @@ pub fn detect_platform(
     config_forge: Option<&str>,
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<String, Error> {
-    if let Some(f) = flag {
+    if let Some(f) = flag.filter(|f| !f.is_empty()) {
         if !is_valid(f) {
             return Err(Error::new(format!(
                 "--forge: {f:?} is not a valid forge platform (valid: {})",

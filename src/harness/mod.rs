@@ -125,9 +125,12 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     };
     let mut h = compose::load_with_base(&opts.file, &src)?;
 
-    forge::validate_forge_keys(&h).map_err(|e| e.wrap("invalid harness"))?;
-    forge::validate_overlays(&h).map_err(|e| e.wrap("invalid harness"))?;
-    forge::resolve_forge(&mut h, &platform)?;
+    // Errors after loading name the harness file first.
+    let file = opts.file.display().to_string();
+    let at = |e: Error| e.wrap(&file);
+    forge::validate_forge_keys(&h).map_err(|e| at(e.wrap("invalid harness")))?;
+    forge::validate_overlays(&h).map_err(|e| at(e.wrap("invalid harness")))?;
+    forge::resolve_forge(&mut h, &platform).map_err(at)?;
     let mut warnings = Vec::new();
     forge::resolve_overlays(
         &mut h,
@@ -135,9 +138,10 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         &platform,
         &overlays::json_to_cel(&config),
         &mut warnings,
-    )?;
-    validate::validate(&h).map_err(|e| e.wrap("invalid harness"))?;
-    validate::validate_env(&h, &lookup).map_err(|e| e.wrap("validating env"))?;
+    )
+    .map_err(at)?;
+    validate::validate(&h).map_err(|e| at(e.wrap("invalid harness")))?;
+    validate::validate_env(&h, &lookup).map_err(|e| at(e.wrap("validating env")))?;
     let map = validate::expander(&fullsend_str, &lookup);
     validate::expand_harness(&mut h, &map);
 

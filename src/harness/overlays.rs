@@ -420,6 +420,19 @@ mod tests {
     }
 
     #[test]
+    fn numbers_from_json_are_doubles() {
+        assert_eq!(run("event.n > 3", json!({"n": 4})), Ok(true));
+        assert_eq!(run("event.n == 4.0", json!({"n": 4})), Ok(true));
+        assert_eq!(run("type(event.n) == double", json!({"n": 4})), Ok(true));
+        assert_eq!(run("size(event.l) == 2", json!({"l": [1, 2]})), Ok(true));
+        assert_eq!(run("'k' in event.m", json!({"m": {"k": null}})), Ok(true));
+        assert_eq!(
+            run("event.s.matches('^a+$')", json!({"s": "aaa"})),
+            Ok(true)
+        );
+    }
+
+    #[test]
     fn cross_type_equality() {
         assert_eq!(run("event.a == 'x'", json!({"a": 1})), Ok(false));
         assert_eq!(run("event.n == 1", json!({"n": 1.0})), Ok(true));

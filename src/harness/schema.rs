@@ -387,6 +387,9 @@ mod tests {
         assert!(hf[1].expand);
         assert!(!hf[2].expand);
         assert!(p("host_files:\n  - {src: a, dest: b, expand: 'true'}\n").is_err());
+        assert!(p("host_files:\n  - {src: a, dest: b, expand: !!str true}\n").is_err());
+        let h = p("host_files:\n  - {src: a, dest: b, expand: !!bool true}\n").unwrap();
+        assert!(h.cfg.host_files.unwrap()[0].expand);
     }
 
     #[test]
@@ -407,6 +410,28 @@ mod tests {
             .to_string();
         assert!(e.starts_with("h.yaml:4:"), "{e}");
         assert!(e.contains("already defined at line 3"), "{e}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn loader_never_panics(s in "[a-z:{}\\[\\],&*!~'\" \n-]{0,80}") {
+            let _ = p(&s);
+        }
+
+        #[test]
+        fn loader_errors_never_quote_values(v in "[a-z]{6,12}") {
+            let secret = format!("zz{v}");
+            for doc in [
+                format!("env: {secret}\n"),
+                format!("env: {{runner: [{secret}]}}\n"),
+                format!("host_files: [{{src: a, dest: b, expand: {secret}}}]\n"),
+                format!("env: {{runner: {{K: {secret}, K: {secret}}}}}\n"),
+                format!("env: {{runner: [{secret}\n"),
+            ] {
+                let e = p(&doc).unwrap_err().to_string();
+                proptest::prop_assert!(!e.contains(&secret), "{}", e);
+            }
+        }
     }
 
     #[test]

@@ -234,7 +234,12 @@ pub fn parse_first_document(text: &str) -> Result<Option<Node>, YamlError> {
                 } else {
                     Kind::Scalar {
                         text: value.into_owned(),
-                        plain: style == ScalarStyle::Plain && tag.is_none(),
+                        // Plain and untagged (or `!!bool`): eligible for
+                        // the core booleans when a bool is expected.
+                        plain: style == ScalarStyle::Plain
+                            && tag
+                                .as_ref()
+                                .is_none_or(|t| t.is_yaml_core_schema() && t.suffix() == "bool"),
                     }
                 };
                 Some((Node { kind, pos, size: 1 }, anchor))
