@@ -1,21 +1,62 @@
-//! `agentenv launch`
+//! `agentenv launch`: apply the operator layer to this process's
+//! environment, then replace the process with CMD.
+//!
+//! Nothing is ever written to stdout (for MCP stdio servers it is the
+//! protocol wire); the report goes to `--report FILE` and, at `-v`, a
+//! summary of names and counts goes to stderr.
 //
 // OWNER: operator work (issue 5).
 
+use crate::core::Assembly;
+use crate::operator::{self, FileState, Options, Platform, Report, RootSource};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlatformArg {
+    Linux,
+    Darwin,
+    Win32,
+}
+
+impl From<PlatformArg> for Platform {
+    fn from(p: PlatformArg) -> Platform {
+        match p {
+            PlatformArg::Linux => Platform::Linux,
+            PlatformArg::Darwin => Platform::Darwin,
+            PlatformArg::Win32 => Platform::Win32,
+        }
+    }
+}
+
+const AFTER_HELP: &str = "\
+Files: $AGENT_BUNDLE_ENV_FILE (a ':' list; 'none' disables), else
+<root>/.env then <root>/.env.local. They fill only what the environment does
+not already set (a variable still equal to its --manifest-env default may be
+overridden); later files win. Then CMD replaces this process: stdin and
+stdout are the child's. Nothing is printed on stdout.
+
+Example (a pack's launcher script):
+  exec agentenv launch --plugin-root \"$(dirname \"$0\")/..\" \\
+    --manifest-env \"$(dirname \"$0\")/env.json\" -- node server.js
+
+Report (--report FILE): {\"applied\": [names], \"files\": [{\"applied\"?, \"path\", \"state\"}]}
+with state absent | unreadable | loaded. Exit: the child's status; 127 CMD
+not found, 126 not executable; 1 bad --manifest-env or unwritable --report.";
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct LaunchArgs {
-    /// Fallback plugin root (default: the current directory).
+    /// Fallback plugin root (default: the current directory); a non-blank
+    /// AGENT_BUNDLE_PLUGIN_ROOT without a ${…} token overrides it.
     #[arg(long = "plugin-root", value_name = "DIR")]
     pub plugin_root: Option<PathBuf>,
     /// JSON object of manifest defaults (name → string).
     #[arg(long = "manifest-env", value_name = "FILE")]
     pub manifest_env: Option<PathBuf>,
     /// Platform whose name comparison to use (default: the host).
-    #[arg(long = "platform", value_name = "P")]
-    pub platform: Option<String>,
+    #[arg(long = "platform", value_name = "PLATFORM", value_enum)]
+    pub platform: Option<PlatformArg>,
     /// Do not read any .env file; tell the child so.
     #[arg(long = "no-env")]
     pub no_env: bool,
@@ -32,7 +73,147 @@ pub struct LaunchArgs {
     pub command: Vec<OsString>,
 }
 
-pub fn run(_a: LaunchArgs) -> i32 {
-    crate::error!("launch: not implemented yet");
-    1
+/// Read and check `--manifest-env FILE`; the message names the file and,
+/// for a wrong type, the key — never a value.
+fn load_manifest(p: &Path) -> Result<indexmap::IndexMap<String, String>, String> {
+    let bytes = std::fs::read(p).map_err(|e| {
+        format!(
+            "cannot read manifest env file {}: {}",
+            p.display(),
+            crate::process::io_kind(&e)
+        )
+    })?;
+    operator::parse_manifest_env(&bytes)
+        .map_err(|e| format!("manifest env file {}: {e}", p.display()))
+}
+
+fn summarise(report: &Report) {
+    if report.disabled {
+        crate::info!("launch: operator env layer disabled (--no-env)");
+        return;
+    }
+    let why = match report.root_source {
+        RootSource::Env => "from AGENT_BUNDLE_PLUGIN_ROOT",
+        RootSource::Fallback => "the fallback",
+        RootSource::FallbackToken => {
+            "the fallback: AGENT_BUNDLE_PLUGIN_ROOT holds an unexpanded ${…} token"
+        }
+    };
+    crate::info!(
+        "launch: plugin root {} ({why})",
+        report.plugin_root.display()
+    );
+    crate::debug!(
+        "launch: {} variable{} reserved by the host environment",
+        report.reserved,
+        if report.reserved == 1 { "" } else { "s" }
+    );
+    if report.files.is_empty() {
+        crate::info!(
+            "launch: no env files ({}=none)",
+            operator::ENV_FILE_VARIABLE
+        );
+    }
+    for f in &report.files {
+        match f.state {
+            FileState::Loaded => crate::info!(
+                "launch: {}: loaded, {} applied",
+                f.path.display(),
+                f.applied.unwrap_or(0)
+            ),
+            s => crate::info!("launch: {}: {}", f.path.display(), s.as_str()),
+        }
+    }
+    crate::info!(
+        "launch: applied {} variable{}{}{}",
+        report.applied.len(),
+        if report.applied.len() == 1 { "" } else { "s" },
+        if report.applied.is_empty() { "" } else { ": " },
+        report.applied.join(", ")
+    );
+}
+
+/// At -vv: every touch of every key, with file and line (names only).
+fn trace(asm: &Assembly) {
+    if crate::log::level() < 2 {
+        return;
+    }
+    for k in asm.touched_keys() {
+        for t in asm.touches(k) {
+            let info = &asm.layers()[t.layer].info;
+            let src = match &info.path {
+                Some(p) => p.display().to_string(),
+                None => info.level.clone().unwrap_or_else(|| info.kind.to_string()),
+            };
+            let line = t.line.map(|l| format!(" line {l}")).unwrap_or_default();
+            let what = match &t.action {
+                crate::core::Action::Set => "set".to_string(),
+                crate::core::Action::Override => "override".to_string(),
+                crate::core::Action::Unset => "unset".to_string(),
+                crate::core::Action::Skipped(why) => format!("skipped ({why})"),
+            };
+            crate::debug!("launch: {}: {src}{line}: {what}", k.to_string_lossy());
+        }
+    }
+}
+
+pub fn run(a: LaunchArgs) -> i32 {
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            crate::error!(
+                "launch: cannot determine the current directory: {}",
+                crate::process::io_kind(&e)
+            );
+            return 1;
+        }
+    };
+    let manifest_env = match &a.manifest_env {
+        Some(p) => match load_manifest(p) {
+            Ok(m) => Some(m),
+            Err(msg) => {
+                crate::error!("launch: {msg}");
+                return 1;
+            }
+        },
+        None => None,
+    };
+    let opts = Options {
+        plugin_root_fallback: a.plugin_root.clone().unwrap_or_default(),
+        manifest_env,
+        platform: a
+            .platform
+            .map(Platform::from)
+            .unwrap_or_else(Platform::host),
+        no_env: a.no_env,
+        cwd,
+    };
+    let mut asm = Assembly::new(crate::core::process_env());
+    let report = operator::apply_to_assembly(&mut asm, &opts);
+    for f in &report.files {
+        if f.state == FileState::Unreadable {
+            crate::warn!(
+                "launch: cannot read {} ({}); skipped",
+                f.path.display(),
+                f.error.as_deref().unwrap_or("error")
+            );
+        }
+    }
+    if let Some(p) = &a.report {
+        let json = report.to_json_string();
+        if let Err(e) =
+            crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::KeepOrUmask, false)
+        {
+            crate::error!(
+                "launch: cannot write report {}: {}",
+                p.display(),
+                crate::process::io_kind(&e)
+            );
+            return 1;
+        }
+    }
+    summarise(&report);
+    trace(&asm);
+    let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    crate::process::exec(cmd, args, asm.current())
 }

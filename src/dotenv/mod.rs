@@ -7,6 +7,13 @@
 
 use crate::core::ChangeSet;
 
+mod parser;
+mod scan;
+mod write;
+
+#[cfg(test)]
+mod tests;
+
 /// One variable: its final value (later assignments win) and the line of
 /// the assignment that gave it. Entries are in first-occurrence order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,18 +48,16 @@ impl Parsed {
     }
 }
 
-/// Parse text.
-pub fn parse(_text: &str) -> Parsed {
-    todo!("dotenv work")
+/// Parse text (SPEC §3). Never fails: lines the grammar cannot use are
+/// skipped and reported in [`Parsed::diagnostics`].
+pub fn parse(text: &str) -> Parsed {
+    parser::parse(text)
 }
 
-/// Parse bytes, decoding UTF-8 lossily.
+/// Parse bytes, decoding UTF-8 lossily (each maximal invalid sequence
+/// becomes one U+FFFD).
 pub fn parse_bytes(bytes: &[u8]) -> Parsed {
     parse(&String::from_utf8_lossy(bytes))
 }
 
-/// Write `KEY=VALUE` so that [`parse`] reads back exactly `value`, or
-/// `None` when the grammar cannot carry it.
-pub fn write_value(_key: &str, _value: &str) -> Option<String> {
-    todo!("dotenv work")
-}
+pub use write::write_value;

@@ -8,8 +8,16 @@
 // OWNER: renderer work (issue 2, point 4). Interface fixed: `Format`,
 // `FormatChoice`, `parse_format`, `View`, `render`, `detect_auto`.
 
+mod data;
+mod detect;
+mod pystr;
+mod shell;
+
+pub use pystr::py_repr;
+
 use crate::core::{ChangeSet, Env};
-use std::ffi::{OsStr, OsString};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 
 /// A canonical output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -55,14 +63,75 @@ pub const ACCEPTED: &[&str] = &[
 
 /// Parse a `--format` value (case-sensitive). The error is the message to
 /// print after `error: `.
-pub fn parse_format(_value: &str) -> Result<FormatChoice, String> {
-    todo!("renderer work")
+pub fn parse_format(value: &str) -> Result<FormatChoice, String> {
+    let format = match value {
+        "auto" => return Ok(FormatChoice::Auto),
+        "export" | "posix" | "sh" | "bash" => Format::Export,
+        "dotenv" | "env" => Format::Dotenv,
+        "powershell" | "pwsh" | "ps" => Format::Powershell,
+        "cmd" | "bat" | "batch" => Format::Cmd,
+        "fish" => Format::Fish,
+        "json" => Format::Json,
+        "ini" => Format::Ini,
+        "yaml" => Format::Yaml,
+        _ => {
+            return Err(format!(
+                "--format must be one of {} (got {})",
+                ACCEPTED.join(", "),
+                py_repr(value)
+            ))
+        }
+    };
+    let given = ACCEPTED
+        .iter()
+        .copied()
+        .find(|a| *a == value)
+        .expect("every alias is in ACCEPTED");
+    Ok(FormatChoice::Named { given, format })
+}
+
+impl Format {
+    /// The canonical name (`export`, `dotenv`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Export => "export",
+            Format::Dotenv => "dotenv",
+            Format::Powershell => "powershell",
+            Format::Cmd => "cmd",
+            Format::Fish => "fish",
+            Format::Json => "json",
+            Format::Ini => "ini",
+            Format::Yaml => "yaml",
+        }
+    }
+
+    /// Every canonical format.
+    pub const ALL: [Format; 8] = [
+        Format::Export,
+        Format::Dotenv,
+        Format::Powershell,
+        Format::Cmd,
+        Format::Fish,
+        Format::Json,
+        Format::Ini,
+        Format::Yaml,
+    ];
+}
+
+impl FormatChoice {
+    /// The canonical format, detecting the parent shell for `auto`.
+    pub fn resolve(self) -> Format {
+        match self {
+            FormatChoice::Auto => detect_auto(),
+            FormatChoice::Named { format, .. } => format,
+        }
+    }
 }
 
 /// The format `auto` resolves to on this host (parent process name, then
 /// `$SHELL`, else export).
 pub fn detect_auto() -> Format {
-    todo!("renderer work")
+    detect::detect()
 }
 
 /// What a renderer prints: assignments sorted by name (byte order) and
@@ -78,27 +147,364 @@ pub struct View {
 impl View {
     /// Diff mode: what differs from `base` plus removals.
     /// `changes` is the assembly's result (not yet diffed).
-    pub fn diff(_base: &Env, _changes: &ChangeSet) -> View {
-        todo!("renderer work")
+    ///
+    /// As the reference's `get_diff`: set entries whose name is not in
+    /// `base` or whose value differs, plus removed names that are in `base`;
+    /// `diff_base_path` is the base `PATH` (empty when unset).
+    pub fn diff(base: &Env, changes: &ChangeSet) -> View {
+        let mut assignments: Vec<(OsString, OsString)> = changes
+            .set
+            .iter()
+            .filter(|(k, v)| base.get(*k) != Some(*v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut removals: Vec<OsString> = changes
+            .removed
+            .iter()
+            .filter(|k| base.contains_key(*k) && !changes.set.contains_key(*k))
+            .cloned()
+            .collect();
+        pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
+        pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
+        View {
+            assignments,
+            removals,
+            diff_base_path: Some(
+                base.get(std::ffi::OsStr::new("PATH"))
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        }
     }
 
     /// Full mode: `base` minus names starting with `hide_prefix` (the
     /// session job hides inherited `DOTAGENTS_*`) minus removed names, then
     /// every name the changes set; removals are rendered too.
-    pub fn full(_base: &Env, _changes: &ChangeSet, _hide_prefix: Option<&str>) -> View {
-        todo!("renderer work")
+    pub fn full(base: &Env, changes: &ChangeSet, hide_prefix: Option<&str>) -> View {
+        let hidden = |k: &OsString| {
+            hide_prefix.is_some_and(|p| k.as_encoded_bytes().starts_with(p.as_bytes()))
+        };
+        let mut env: BTreeMap<OsString, OsString> = base
+            .iter()
+            .filter(|(k, _)| !hidden(k) && !changes.removed.contains(*k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (k, v) in &changes.set {
+            env.insert(k.clone(), v.clone());
+        }
+        let mut removals: Vec<OsString> = changes
+            .removed
+            .iter()
+            .filter(|k| !env.contains_key(*k))
+            .cloned()
+            .collect();
+        let mut assignments: Vec<(OsString, OsString)> = env.into_iter().collect();
+        pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
+        pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
+        View {
+            assignments,
+            removals,
+            diff_base_path: None,
+        }
     }
 
     /// Just these assignments, no removals (e.g. `dotenv parse`).
-    pub fn of(_vars: impl IntoIterator<Item = (OsString, OsString)>) -> View {
-        todo!("renderer work")
+    /// A name given twice keeps its last value.
+    pub fn of(vars: impl IntoIterator<Item = (OsString, OsString)>) -> View {
+        let map: BTreeMap<OsString, OsString> = vars.into_iter().collect();
+        let mut assignments: Vec<(OsString, OsString)> = map.into_iter().collect();
+        pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
+        View {
+            assignments,
+            removals: Vec::new(),
+            diff_base_path: None,
+        }
+    }
+}
+
+/// A view as the renderers consume it: names and values as bytes, sorted in
+/// the reference's order, and `gone` = removals that are not also assigned
+/// (the reference's `gone`), sorted and de-duplicated.
+pub(crate) struct Prepared<'a> {
+    pub assignments: Vec<(&'a [u8], &'a [u8])>,
+    pub gone: Vec<&'a [u8]>,
+    pub diff_base_path: Option<&'a [u8]>,
+}
+
+impl<'a> Prepared<'a> {
+    fn new(view: &'a View) -> Self {
+        let mut assignments: Vec<(&[u8], &[u8])> = view
+            .assignments
+            .iter()
+            .map(|(k, v)| (k.as_encoded_bytes(), v.as_encoded_bytes()))
+            .collect();
+        if !assignments.is_sorted_by(|a, b| pystr::cmp_names(a.0, b.0).is_lt()) {
+            pystr::sort_by_name(&mut assignments, |(k, _)| k);
+            // A name given twice: the last one given wins (as a dict would).
+            let mut dedup: Vec<(&[u8], &[u8])> = Vec::with_capacity(assignments.len());
+            for (k, v) in assignments {
+                match dedup.last_mut() {
+                    Some(last) if last.0 == k => last.1 = v,
+                    _ => dedup.push((k, v)),
+                }
+            }
+            assignments = dedup;
+        }
+        let mut gone: Vec<&[u8]> = view
+            .removals
+            .iter()
+            .map(|k| k.as_encoded_bytes())
+            .filter(|k| {
+                assignments
+                    .binary_search_by(|(a, _)| pystr::cmp_names(a, k))
+                    .is_err()
+            })
+            .collect();
+        pystr::sort_by_name(&mut gone, |k| k);
+        gone.dedup();
+        Prepared {
+            assignments,
+            gone,
+            diff_base_path: view.diff_base_path.as_ref().map(|p| p.as_encoded_bytes()),
+        }
+    }
+
+    /// Assignments and removals (`None`) merged in name order (json, yaml).
+    fn merged(&self) -> Vec<(&'a [u8], Option<&'a [u8]>)> {
+        let mut out = Vec::with_capacity(self.assignments.len() + self.gone.len());
+        let (mut a, mut g) = (
+            self.assignments.iter().peekable(),
+            self.gone.iter().peekable(),
+        );
+        loop {
+            let take_a = match (a.peek(), g.peek()) {
+                (Some((ka, _)), Some(kg)) => pystr::cmp_names(ka, kg).is_lt(),
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            if take_a {
+                let (k, v) = a.next().expect("peeked");
+                out.push((*k, Some(*v)));
+            } else {
+                out.push((*g.next().expect("peeked"), None));
+            }
+        }
+        out
+    }
+}
+
+/// Output lines joined with `\n` (no trailing newline until [`render`]).
+pub(crate) struct Lines {
+    out: String,
+    first: bool,
+}
+
+impl Lines {
+    /// Start a new line and return the buffer to append it to.
+    fn line(&mut self) -> &mut String {
+        if !self.first {
+            self.out.push('\n');
+        }
+        self.first = false;
+        &mut self.out
     }
 }
 
 /// Render `view` in `format`, including the final newline.
-pub fn render(_format: Format, _view: &View) -> String {
-    todo!("renderer work")
+pub fn render(format: Format, view: &View) -> String {
+    let p = Prepared::new(view);
+    let estimate = view
+        .assignments
+        .iter()
+        .map(|(k, v)| k.len() + v.len() + 16)
+        .sum::<usize>()
+        + 16;
+    let mut lines = Lines {
+        out: String::with_capacity(estimate),
+        first: true,
+    };
+    match format {
+        Format::Export => shell::export(&p, &mut lines),
+        Format::Powershell => shell::powershell(&p, &mut lines),
+        Format::Cmd => shell::cmd(&p, &mut lines),
+        Format::Fish => shell::fish(&p, &mut lines),
+        Format::Dotenv => data::dotenv(&p, &mut lines),
+        Format::Ini => data::ini(&p, &mut lines),
+        Format::Yaml => data::yaml(&p, &mut lines),
+        Format::Json => data::json(&p, &mut lines.out),
+    }
+    let mut out = lines.out;
+    out.push('\n');
+    out
 }
 
-#[allow(dead_code)]
-fn _uses(_: &OsStr) {}
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A view of these assignments and removals (full-mode style).
+    pub(crate) fn view(set: &[(&str, &str)], removed: &[&str]) -> View {
+        let mut v = View::of(
+            set.iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        );
+        v.removals = removed.iter().map(OsString::from).collect();
+        v.removals.sort();
+        v
+    }
+
+    /// A diff-mode view with this base PATH.
+    pub(crate) fn diff_view(set: &[(&str, &str)], removed: &[&str], base_path: &str) -> View {
+        let mut v = view(set, removed);
+        v.diff_base_path = Some(OsString::from(base_path));
+        v
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn parse_format_accepts_every_alias_case_sensitively() {
+        for (given, f) in [
+            ("export", Format::Export),
+            ("posix", Format::Export),
+            ("sh", Format::Export),
+            ("bash", Format::Export),
+            ("dotenv", Format::Dotenv),
+            ("env", Format::Dotenv),
+            ("powershell", Format::Powershell),
+            ("pwsh", Format::Powershell),
+            ("ps", Format::Powershell),
+            ("cmd", Format::Cmd),
+            ("bat", Format::Cmd),
+            ("batch", Format::Cmd),
+            ("fish", Format::Fish),
+            ("json", Format::Json),
+            ("ini", Format::Ini),
+            ("yaml", Format::Yaml),
+        ] {
+            assert_eq!(
+                parse_format(given),
+                Ok(FormatChoice::Named { given, format: f })
+            );
+        }
+        assert_eq!(parse_format("auto"), Ok(FormatChoice::Auto));
+        assert_eq!(
+            parse_format("JSON").unwrap_err(),
+            "--format must be one of auto, bash, bat, batch, cmd, dotenv, env, export, fish, ini, json, posix, powershell, ps, pwsh, sh, yaml (got 'JSON')"
+        );
+        assert!(parse_format("").unwrap_err().ends_with("(got '')"));
+        assert!(parse_format("it's")
+            .unwrap_err()
+            .ends_with("(got \"it's\")"));
+        let mut sorted = ACCEPTED.to_vec();
+        sorted.sort();
+        assert_eq!(sorted, ACCEPTED);
+    }
+
+    #[test]
+    fn empty_renderings() {
+        let v = View::default();
+        for f in [
+            Format::Export,
+            Format::Dotenv,
+            Format::Powershell,
+            Format::Cmd,
+            Format::Fish,
+            Format::Yaml,
+        ] {
+            assert_eq!(render(f, &v), "\n", "{f:?}");
+        }
+        assert_eq!(render(Format::Json, &v), "{}\n");
+        assert_eq!(render(Format::Ini, &v), "[env]\n");
+    }
+
+    #[test]
+    fn diff_view_keeps_changes_and_base_removals() {
+        let base = env(&[("A", "1"), ("B", "2"), ("R", "x"), ("PATH", "/bin")]);
+        let mut ch = ChangeSet::new();
+        ch.set("B", "2");
+        ch.set("A", "one");
+        ch.set("N", "new");
+        ch.remove("R");
+        ch.remove("NOT_IN_BASE");
+        let v = View::diff(&base, &ch);
+        assert_eq!(
+            v.assignments,
+            vec![
+                (OsString::from("A"), OsString::from("one")),
+                (OsString::from("N"), OsString::from("new"))
+            ]
+        );
+        assert_eq!(v.removals, vec![OsString::from("R")]);
+        assert_eq!(v.diff_base_path, Some(OsString::from("/bin")));
+        assert_eq!(
+            View::diff(&Env::new(), &ChangeSet::new()).diff_base_path,
+            Some(OsString::new())
+        );
+    }
+
+    #[test]
+    fn full_view_hides_prefix_and_removed() {
+        let base = env(&[
+            ("A", "1"),
+            ("DOTAGENTS_X", "s"),
+            ("DOTAGENTS_Y", "t"),
+            ("R", "x"),
+        ]);
+        let mut ch = ChangeSet::new();
+        ch.set("A", "1");
+        ch.set("DOTAGENTS_Y", "set");
+        ch.remove("R");
+        let v = View::full(&base, &ch, Some("DOTAGENTS_"));
+        assert_eq!(
+            v.assignments,
+            vec![
+                (OsString::from("A"), OsString::from("1")),
+                (OsString::from("DOTAGENTS_Y"), OsString::from("set"))
+            ]
+        );
+        assert_eq!(v.removals, vec![OsString::from("R")]);
+        assert_eq!(v.diff_base_path, None);
+        assert_eq!(
+            render(Format::Export, &v),
+            "export A='1'\nexport DOTAGENTS_Y='set'\nunset R\n"
+        );
+        let all = View::full(&base, &ch, None);
+        assert_eq!(all.assignments.len(), 3);
+    }
+
+    #[test]
+    fn render_sorts_and_drops_assigned_removals() {
+        let v = View {
+            assignments: vec![
+                (OsString::from("b"), OsString::from("2")),
+                (OsString::from("a"), OsString::from("1")),
+            ],
+            removals: vec![
+                OsString::from("z"),
+                OsString::from("a"),
+                OsString::from("z"),
+            ],
+            diff_base_path: None,
+        };
+        assert_eq!(
+            render(Format::Json, &v),
+            "{\n  \"a\": \"1\",\n  \"b\": \"2\",\n  \"z\": null\n}\n"
+        );
+    }
+
+    #[test]
+    fn view_of_sorts() {
+        let v = View::of([
+            (OsString::from("B"), OsString::from("2")),
+            (OsString::from("A"), OsString::from("1")),
+        ]);
+        assert_eq!(render(Format::Dotenv, &v), "A=1\nB=2\n");
+    }
+}

@@ -1,3 +1,431 @@
 //! `--cache`: owner-only replay of an identical earlier rendering.
-//
-// OWNER: fast-path work (issue 4).
+//!
+//! As the reference's §6.7: an entry lives at `<user store>/.cache/env/<key>`
+//! (also under `-g`), is a hit while `now − mtime` is at least −2 s and less
+//! than 300 s and it is UTF-8, and is replayed verbatim before any layer
+//! runs. A miss stores the rendering and removes every other regular file in
+//! the directory that is older than 300 s. Writing never fails the command.
+//!
+//! Differences from the reference (SPEC §5):
+//! * the directory is created `0700` and every entry is written `0600`
+//!   (an entry holds environment values: secrets);
+//! * an existing cache directory that is not a directory owned by the
+//!   effective user, or that is group- or world-writable, is not used at
+//!   all — [`usable_dir`] says so and the caller warns and runs uncached
+//!   (another user could otherwise plant a rendering that the next shell
+//!   `eval`s, or read one);
+//! * an entry not owned by the effective user is never replayed;
+//! * the key (blake3 over NUL-terminated items) also covers agentenv's
+//!   version and the layer timeout.
+
+use crate::fsutil::{write_atomic, Mode};
+use std::ffi::OsStr;
+use std::fs;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// An entry is fresh while younger than this.
+pub const TTL: Duration = Duration::from_secs(300);
+/// How far in the future an entry's mtime may be and still count.
+pub const CLOCK_SLACK: Duration = Duration::from_secs(2);
+
+/// `<user store>/.cache/env`.
+pub fn dir_for(user_root: &Path) -> PathBuf {
+    user_root.join(".cache").join("env")
+}
+
+/// Builds a cache key: blake3 over NUL-terminated items. The first items
+/// are always `agentenv`, its version and the timeout.
+#[derive(Debug, Clone)]
+pub struct KeyBuilder {
+    h: blake3::Hasher,
+}
+
+impl KeyBuilder {
+    /// `timeout_secs`: the effective per-layer timeout.
+    pub fn new(timeout_secs: f64) -> Self {
+        let mut k = KeyBuilder {
+            h: blake3::Hasher::new(),
+        };
+        k.item("agentenv");
+        k.item(env!("CARGO_PKG_VERSION"));
+        k.item(format!("timeout {timeout_secs}"));
+        k
+    }
+
+    /// One item (its bytes, then a NUL).
+    pub fn item(&mut self, bytes: impl AsRef<[u8]>) -> &mut Self {
+        self.h.update(bytes.as_ref());
+        self.h.update(b"\0");
+        self
+    }
+
+    /// One item made of parts joined by a space.
+    pub fn parts(&mut self, parts: &[&[u8]]) -> &mut Self {
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                self.h.update(b" ");
+            }
+            self.h.update(p);
+        }
+        self.h.update(b"\0");
+        self
+    }
+
+    /// `<label> <path> <sig>` for a file that may be missing.
+    pub fn file(&mut self, label: &str, path: &Path) -> &mut Self {
+        let sig = stat_sig(path);
+        self.parts(&[
+            label.as_bytes(),
+            path.as_os_str().as_bytes(),
+            sig.as_bytes(),
+        ])
+    }
+
+    /// `lib <path> <sig>`, then `<file> <sig>` for every file below it when
+    /// it is a directory (sorted, `__pycache__` skipped).
+    pub fn lib(&mut self, path: &Path) -> &mut Self {
+        self.file("lib", path);
+        if path.is_dir() {
+            for (f, sig) in tree_sig(path) {
+                self.parts(&[f.as_os_str().as_bytes(), sig.as_bytes()]);
+            }
+        }
+        self
+    }
+
+    /// Every `K=V` of `env` in key order (an [`crate::core::Env`] is sorted).
+    pub fn env(&mut self, env: &crate::core::Env) -> &mut Self {
+        for (k, v) in env {
+            self.h.update(k.as_bytes());
+            self.h.update(b"=");
+            self.h.update(v.as_bytes());
+            self.h.update(b"\0");
+        }
+        self
+    }
+
+    /// The key, 64 hex digits.
+    pub fn finish(&self) -> String {
+        self.h.finalize().to_hex().to_string()
+    }
+}
+
+/// `mode:inode:mtime_ns:size`, or `-` when the path cannot be stat'ed.
+pub fn stat_sig(path: &Path) -> String {
+    match fs::metadata(path) {
+        Ok(m) => format!(
+            "{}:{}:{}:{}",
+            m.mode(),
+            m.ino(),
+            m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+            m.size()
+        ),
+        Err(_) => "-".to_string(),
+    }
+}
+
+/// Every file below `dir` with its signature: names sorted per directory,
+/// files of a directory before its subdirectories (the order of Python's
+/// `os.walk` as the reference uses it), `__pycache__` skipped, symlinked
+/// directories not followed.
+pub fn tree_sig(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    walk(dir, &mut out, 0);
+    out
+}
+
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let mut files = Vec::new();
+    let mut dirs = Vec::new();
+    let rd = match fs::read_dir(dir) {
+        Ok(r) => r,
+        Err(_) => return,
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir {
+            if name != OsStr::new("__pycache__") {
+                dirs.push(name);
+            }
+        } else {
+            files.push(name);
+        }
+    }
+    files.sort();
+    dirs.sort();
+    for f in files {
+        let p = dir.join(f);
+        let s = stat_sig(&p);
+        out.push((p, s));
+    }
+    for d in dirs {
+        walk(&dir.join(d), out, depth + 1);
+    }
+}
+
+/// Why an existing cache directory is not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsafe {
+    NotADirectory,
+    OtherOwner,
+    Writable,
+}
+
+impl Unsafe {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Unsafe::NotADirectory => "is not a directory",
+            Unsafe::OtherOwner => "is owned by another user",
+            Unsafe::Writable => "is writable by group or others",
+        }
+    }
+}
+
+/// `Ok` when `dir` is missing (it will be created owner-only) or is a
+/// directory owned by the effective user that neither group nor others can
+/// write.
+pub fn usable_dir(dir: &Path) -> Result<(), Unsafe> {
+    match fs::metadata(dir) {
+        Err(_) => Ok(()),
+        Ok(m) => check_meta(&m),
+    }
+}
+
+fn check_meta(m: &fs::Metadata) -> Result<(), Unsafe> {
+    if !m.is_dir() {
+        return Err(Unsafe::NotADirectory);
+    }
+    if m.uid() != rustix::process::geteuid().as_raw() {
+        return Err(Unsafe::OtherOwner);
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(Unsafe::Writable);
+    }
+    Ok(())
+}
+
+fn entry_path(dir: &Path, key: &str) -> Option<PathBuf> {
+    if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    Some(dir.join(key))
+}
+
+/// The entry for `key`, if fresh (see the module docs).
+pub fn lookup(dir: &Path, key: &str) -> Option<Vec<u8>> {
+    lookup_at(dir, key, SystemTime::now())
+}
+
+/// [`lookup`] with an explicit "now".
+pub fn lookup_at(dir: &Path, key: &str, now: SystemTime) -> Option<Vec<u8>> {
+    usable_dir(dir).ok()?;
+    let path = entry_path(dir, key)?;
+    let m = fs::metadata(&path).ok()?;
+    if !m.is_file() || m.uid() != rustix::process::geteuid().as_raw() {
+        return None;
+    }
+    let mtime = m.modified().ok()?;
+    let fresh = match now.duration_since(mtime) {
+        Ok(age) => age < TTL,
+        Err(e) => e.duration() <= CLOCK_SLACK,
+    };
+    if !fresh {
+        return None;
+    }
+    let bytes = fs::read(&path).ok()?;
+    std::str::from_utf8(&bytes).ok()?;
+    Some(bytes)
+}
+
+/// Store `text` under `key` (dir `0700`, entry `0600`, atomic), then remove
+/// every other regular file in the directory older than the TTL. Any error
+/// → not cached, silently.
+pub fn store(dir: &Path, key: &str, text: &[u8]) {
+    let _ = try_store(dir, key, text, SystemTime::now());
+}
+
+fn try_store(dir: &Path, key: &str, text: &[u8], now: SystemTime) -> std::io::Result<()> {
+    let path = entry_path(dir, key).ok_or(std::io::ErrorKind::InvalidInput)?;
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    if usable_dir(dir).is_err() {
+        return Err(std::io::ErrorKind::PermissionDenied.into());
+    }
+    write_atomic(&path, text, Mode::Exactly(0o600), false)?;
+    let cutoff = now.checked_sub(TTL).unwrap_or(SystemTime::UNIX_EPOCH);
+    for e in fs::read_dir(dir)?.flatten() {
+        if e.file_name() == OsStr::new(key) {
+            continue;
+        }
+        let Ok(m) = e.metadata() else { continue };
+        if m.is_file() && m.modified().is_ok_and(|t| t < cutoff) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn set_mtime(p: &Path, t: SystemTime) {
+        fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    #[test]
+    fn store_then_lookup_with_modes() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = dir_for(d.path());
+        store(&dir, "abc123", b"export A='1'\n");
+        assert_eq!(lookup(&dir, "abc123").unwrap(), b"export A='1'\n");
+        let dm = fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        let fm = fs::metadata(dir.join("abc123"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!((dm, fm), (0o700, 0o600));
+        assert!(lookup(&dir, "other").is_none());
+    }
+
+    #[test]
+    fn ttl_and_clock_slack() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = dir_for(d.path());
+        store(&dir, "k", b"x");
+        let p = dir.join("k");
+        let now = SystemTime::now();
+        let cases = [
+            (-299i64, true),
+            (-300, false),
+            (1, true),
+            (2, true),
+            (5, false),
+        ];
+        for (offset, hit) in cases {
+            let t = if offset < 0 {
+                now - Duration::from_secs((-offset) as u64)
+            } else {
+                now + Duration::from_secs(offset as u64)
+            };
+            set_mtime(&p, t);
+            assert_eq!(lookup_at(&dir, "k", now).is_some(), hit, "offset {offset}");
+        }
+    }
+
+    #[test]
+    fn not_utf8_is_a_miss() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = dir_for(d.path());
+        store(&dir, "k", b"\xff");
+        assert!(lookup(&dir, "k").is_none());
+    }
+
+    #[test]
+    fn stale_entries_are_removed_on_store() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = dir_for(d.path());
+        store(&dir, "old", b"o");
+        store(&dir, "young", b"y");
+        set_mtime(
+            &dir.join("old"),
+            SystemTime::now() - Duration::from_secs(301),
+        );
+        fs::create_dir(dir.join("subdir")).unwrap();
+        store(&dir, "new", b"n");
+        assert!(!dir.join("old").exists());
+        assert!(dir.join("young").exists());
+        assert!(dir.join("subdir").exists());
+    }
+
+    #[test]
+    fn unsafe_dirs_are_not_used() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = dir_for(d.path());
+        store(&dir, "k", b"x");
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        assert_eq!(usable_dir(&dir), Err(Unsafe::Writable));
+        assert!(lookup(&dir, "k").is_none());
+        store(&dir, "k2", b"y");
+        assert!(!dir.join("k2").exists());
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o750)).unwrap();
+        assert!(lookup(&dir, "k").is_some());
+        let f = d.path().join("file");
+        fs::write(&f, "").unwrap();
+        assert_eq!(usable_dir(&f), Err(Unsafe::NotADirectory));
+        if rustix::process::geteuid().as_raw() != 0 {
+            // "/" is owned by root.
+            assert_eq!(usable_dir(Path::new("/")), Err(Unsafe::OtherOwner));
+        }
+    }
+
+    #[test]
+    fn os_errors_mean_not_cached() {
+        let d = tempfile::tempdir().unwrap();
+        fs::write(d.path().join(".cache"), "a file").unwrap();
+        let dir = dir_for(d.path());
+        store(&dir, "k", b"x");
+        assert!(lookup(&dir, "k").is_none());
+    }
+
+    #[test]
+    fn key_covers_items_and_separates_them() {
+        let k = |f: &dyn Fn(&mut KeyBuilder)| {
+            let mut b = KeyBuilder::new(30.0);
+            f(&mut b);
+            b.finish()
+        };
+        let a = k(&|b| {
+            b.item("ab").item("c");
+        });
+        let b2 = k(&|b| {
+            b.item("a").item("bc");
+        });
+        assert_ne!(a, b2);
+        assert_eq!(a.len(), 64);
+        let mut t1 = KeyBuilder::new(30.0);
+        let mut t2 = KeyBuilder::new(31.0);
+        t1.item("x");
+        t2.item("x");
+        assert_ne!(t1.finish(), t2.finish());
+    }
+
+    #[test]
+    fn file_and_lib_signatures_change() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("env");
+        let key = |b: &mut KeyBuilder| b.file("user", &f).lib(&d.path().join("lib")).finish();
+        let k0 = key(&mut KeyBuilder::new(30.0));
+        fs::write(&f, "A=1\n").unwrap();
+        let k1 = key(&mut KeyBuilder::new(30.0));
+        assert_ne!(k0, k1);
+        fs::create_dir_all(d.path().join("lib/pkg/__pycache__")).unwrap();
+        let k2 = key(&mut KeyBuilder::new(30.0));
+        assert_ne!(k1, k2);
+        fs::write(d.path().join("lib/pkg/__pycache__/x.pyc"), "c").unwrap();
+        // __pycache__ content does not count, but the dir's own mtime is not
+        // part of the lib signature below the root either.
+        let k3 = key(&mut KeyBuilder::new(30.0));
+        assert_eq!(k2, k3);
+        fs::write(d.path().join("lib/pkg/m.py"), "x").unwrap();
+        let k4 = key(&mut KeyBuilder::new(30.0));
+        assert_ne!(k3, k4);
+        assert_eq!(tree_sig(&d.path().join("lib")).len(), 1);
+    }
+}

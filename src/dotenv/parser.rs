@@ -1,0 +1,420 @@
+//! The parser proper: one forward pass over the (newline-normalised) text.
+//!
+//! Values are sliced straight out of the input; a `String` is allocated
+//! only for the final key and value of each entry, and a temporary one for
+//! the rare multi-line raw text. Diagnostics name lines and keys, never any
+//! part of a value (or of an ignored line, which may be a bare secret).
+
+use super::scan::{
+    count_lf, find_byte, find_byte2, is_js_ws, trim, trim_end, ws_prefix_len, FastBuild,
+};
+use super::{Diagnostic, Entry, Parsed};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// CRLF and lone CR become LF (reference §2.1). Borrows when there is no CR.
+pub(super) fn normalise_newlines(text: &str) -> Cow<'_, str> {
+    let b = text.as_bytes();
+    let Some(first) = find_byte(b, b'\r') else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut at = first;
+    loop {
+        out.push_str(&rest[..at]);
+        out.push('\n');
+        let skip = if rest.as_bytes().get(at + 1) == Some(&b'\n') {
+            2
+        } else {
+            1
+        };
+        rest = &rest[at + skip..];
+        match find_byte(rest.as_bytes(), b'\r') {
+            Some(n) => at = n,
+            None => {
+                out.push_str(rest);
+                return Cow::Owned(out);
+            }
+        }
+    }
+}
+
+/// Why a non-blank, non-comment line was ignored. The messages describe
+/// the line's shape only.
+fn ignored_reason(t: &str) -> &'static str {
+    let b = t.as_bytes();
+    match find_byte(b, b'=') {
+        None => "ignored line: not an assignment (no '=')",
+        Some(0) => "ignored line: no variable name before '='",
+        Some(_) => {
+            "ignored line: invalid variable name before '=' \
+             (a name is [A-Za-z_][A-Za-z0-9_]*, optionally after 'export ')"
+        }
+    }
+}
+
+#[inline]
+fn is_key_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+#[inline]
+fn is_key_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// `KEY<ws>*=` starting at `start` of the trimmed line: returns the key's
+/// end and the index just after `=`.
+#[inline]
+fn key_eq_at(t: &str, start: usize) -> Option<(usize, usize)> {
+    let b = t.as_bytes();
+    if start >= b.len() || !is_key_start(b[start]) {
+        return None;
+    }
+    let mut i = start + 1;
+    while i < b.len() && is_key_char(b[i]) {
+        i += 1;
+    }
+    let key_end = i;
+    if i < b.len() && b[i] != b'=' {
+        i += ws_prefix_len(&t[i..]);
+    }
+    if i < b.len() && b[i] == b'=' {
+        Some((key_end, i + 1))
+    } else {
+        None
+    }
+}
+
+/// The assignment form (reference §2.4) on a trimmed line: the key and the
+/// untrimmed rest after `=`.
+#[inline]
+fn match_assignment(t: &str) -> Option<(&str, &str)> {
+    let b = t.as_bytes();
+    if b.len() > 6 && &b[..6] == b"export" {
+        let ws = ws_prefix_len(&t[6..]);
+        if ws > 0 {
+            if let Some((ke, eq)) = key_eq_at(t, 6 + ws) {
+                return Some((&t[6 + ws..ke], &t[eq..]));
+            }
+        }
+        // The optional prefix is given up: `export =1`, `exportX=1`.
+    }
+    key_eq_at(t, 0).map(|(ke, eq)| (&t[..ke], &t[eq..]))
+}
+
+/// The unquoted rule (reference §2.7) on already-trimmed raw text: cut at
+/// the first whitespace immediately followed by `#`, then trim again.
+#[inline]
+fn unquoted(raw: &str) -> &str {
+    let b = raw.as_bytes();
+    let mut from = 1; // a `#` at index 0 has no whitespace before it
+    while from < b.len() {
+        let Some(p) = find_byte(&b[from..], b'#') else {
+            break;
+        };
+        let p = from + p;
+        let prev = b[p - 1];
+        let ws = if prev < 0x80 {
+            super::scan::is_ascii_js_ws(prev)
+        } else {
+            raw[..p].chars().next_back().is_some_and(is_js_ws)
+        };
+        if ws {
+            return trim_end(&raw[..p]);
+        }
+        from = p + 1;
+    }
+    raw
+}
+
+/// First unskipped `q` in `b[from..]`, where a backslash skips the byte
+/// after it (continuation bytes of UTF-8 never equal `q` or `\`).
+#[inline]
+fn find_close(b: &[u8], mut from: usize, q: u8) -> Option<usize> {
+    while from < b.len() {
+        let p = from + find_byte2(&b[from..], q, b'\\')?;
+        if b[p] == q {
+            return Some(p);
+        }
+        from = p + 2;
+    }
+    None
+}
+
+/// Decode the inner text of a double-quoted value: `\n` → LF, `\r` → CR,
+/// `\"` → `"`, nothing else. (Equivalent to the reference's three
+/// sequential replace-alls: none of them can create or consume a match of
+/// another, since each backslash has one successor.)
+fn decode_double(inner: &str) -> String {
+    let b = inner.as_bytes();
+    let Some(first) = find_byte(b, b'\\') else {
+        return inner.to_owned();
+    };
+    let mut out = String::with_capacity(inner.len());
+    let mut last = 0;
+    let mut i = first;
+    loop {
+        let rep = match b.get(i + 1) {
+            Some(b'n') => Some('\n'),
+            Some(b'r') => Some('\r'),
+            Some(b'"') => Some('"'),
+            _ => None,
+        };
+        let next_from = if let Some(c) = rep {
+            out.push_str(&inner[last..i]);
+            out.push(c);
+            last = i + 2;
+            i + 2
+        } else {
+            i + 1
+        };
+        match find_byte(&b[next_from.min(b.len())..], b'\\') {
+            Some(n) => i = next_from + n,
+            None => break,
+        }
+    }
+    out.push_str(&inner[last..]);
+    out
+}
+
+fn quote_name(q: u8) -> &'static str {
+    match q {
+        b'"' => "double quote",
+        b'\'' => "single quote",
+        _ => "backtick",
+    }
+}
+
+fn quoted_name(q: u8) -> &'static str {
+    match q {
+        b'"' => "double-quoted",
+        b'\'' => "single-quoted",
+        _ => "backtick-quoted",
+    }
+}
+
+/// How many of the swallowed lines would have been assignments.
+fn lost_assignments(tail: &str) -> usize {
+    tail.split('\n')
+        .filter(|l| match_assignment(trim(l)).is_some())
+        .count()
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+struct Out<'a> {
+    entries: Vec<Entry>,
+    index: HashMap<&'a str, usize, FastBuild>,
+    diagnostics: Vec<Diagnostic>,
+    has_nul: bool,
+}
+
+impl<'a> Out<'a> {
+    fn diag(&mut self, line: u32, is_error: bool, message: String) {
+        self.diagnostics.push(Diagnostic {
+            line,
+            message,
+            is_error,
+        });
+    }
+
+    #[inline]
+    fn put(&mut self, key: &'a str, value: Cow<'_, str>, line: u32) {
+        let mut value = value.into_owned();
+        if self.has_nul {
+            if let Some(p) = find_byte(value.as_bytes(), 0) {
+                value.truncate(p);
+                self.diag(
+                    line,
+                    false,
+                    format!("value of {key} contains NUL; it is cut at the NUL"),
+                );
+            }
+        }
+        match self.index.get(key) {
+            Some(&i) => {
+                let earlier = self.entries[i].line;
+                self.diag(
+                    line,
+                    false,
+                    format!(
+                        "duplicate key {key} (earlier on line {earlier}); the later value wins"
+                    ),
+                );
+                let e = &mut self.entries[i];
+                e.value = value;
+                e.line = line;
+            }
+            None => {
+                self.index.insert(key, self.entries.len());
+                self.entries.push(Entry {
+                    key: key.to_owned(),
+                    value,
+                    line,
+                });
+            }
+        }
+    }
+}
+
+fn line_no(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+pub(super) fn parse(text: &str) -> super::Parsed {
+    let norm = normalise_newlines(text);
+    let text: &str = &norm;
+    let b = text.as_bytes();
+    let len = b.len();
+    let mut out = Out {
+        entries: Vec::new(),
+        index: HashMap::default(),
+        diagnostics: Vec::new(),
+        has_nul: find_byte(b, 0).is_some(),
+    };
+    let mut pos = 0usize; // start of the current line
+    let mut line = 0usize; // 1-based number of the current line
+    while pos < len {
+        line += 1;
+        let end = find_byte(&b[pos..], b'\n').map_or(len, |n| pos + n);
+        let next = end + 1; // start of the following line (may be > len)
+        let t = trim(&text[pos..end]);
+        if t.is_empty() || t.as_bytes()[0] == b'#' {
+            pos = next;
+            continue;
+        }
+        let Some((key, rest)) = match_assignment(t) else {
+            out.diag(line_no(line), true, ignored_reason(t).to_owned());
+            pos = next;
+            continue;
+        };
+        let raw = trim(rest);
+        let here = line_no(line);
+        let q = raw.as_bytes().first().copied().unwrap_or(0);
+        if q != b'"' && q != b'\'' && q != b'`' {
+            out.put(key, Cow::Borrowed(unquoted(raw)), here);
+            pos = next;
+            continue;
+        }
+        let rb = raw.as_bytes();
+        // Closing quote on the opening line.
+        if let Some(c) = find_close(rb, 1, q) {
+            let trailer = trim(&raw[c + 1..]);
+            if trailer.is_empty() || trailer.as_bytes()[0] == b'#' {
+                let inner = &raw[1..c];
+                let v = if q == b'"' {
+                    Cow::Owned(decode_double(inner))
+                } else {
+                    Cow::Borrowed(inner)
+                };
+                out.put(key, v, here);
+            } else {
+                out.diag(
+                    here,
+                    false,
+                    format!(
+                        "{} value of {key} has text after the closing quote; \
+                         the whole text is kept literally, quotes included",
+                        quoted_name(q)
+                    ),
+                );
+                out.put(key, Cow::Borrowed(unquoted(raw)), here);
+            }
+            pos = next;
+            continue;
+        }
+        // A backtick never spans lines: its line goes to the unquoted rule.
+        if q == b'`' || next > len {
+            out.diag(
+                here,
+                true,
+                format!(
+                    "unterminated {} for {key}: no closing quote on its line; \
+                     the text is kept literally",
+                    quote_name(q)
+                ),
+            );
+            out.put(key, Cow::Borrowed(unquoted(raw)), here);
+            pos = next;
+            continue;
+        }
+        // Multi-line: keep scanning the file from the next line on. The
+        // joined text is `raw` + LF + the following lines as they are.
+        match find_close(b, next, q) {
+            Some(c) => {
+                let close_end = find_byte(&b[c..], b'\n').map_or(len, |n| c + n);
+                let consumed = count_lf(&b[next..c]) + 1;
+                let trailer = trim(&text[c + 1..close_end]);
+                if trailer.is_empty() || trailer.as_bytes()[0] == b'#' {
+                    let mut inner = String::with_capacity(raw.len() + (c - next) + 1);
+                    inner.push_str(&raw[1..]);
+                    inner.push('\n');
+                    inner.push_str(&text[next..c]);
+                    let v = if q == b'"' {
+                        decode_double(&inner)
+                    } else {
+                        inner
+                    };
+                    out.put(key, Cow::Owned(v), here);
+                } else {
+                    out.diag(
+                        here,
+                        false,
+                        format!(
+                            "{} value of {key} (spanning {} lines) has text after the \
+                             closing quote; the whole text is kept literally, quotes included",
+                            quoted_name(q),
+                            consumed + 1
+                        ),
+                    );
+                    let mut joined = String::with_capacity(raw.len() + (close_end - next) + 1);
+                    joined.push_str(raw);
+                    joined.push('\n');
+                    joined.push_str(&text[next..close_end]);
+                    out.put(key, Cow::Borrowed(unquoted(trim(&joined))), here);
+                }
+                line += consumed;
+                pos = close_end + 1;
+            }
+            None => {
+                let tail = &text[next..];
+                let swallowed = count_lf(tail.as_bytes())
+                    + usize::from(!tail.is_empty() && !tail.ends_with('\n'));
+                let lost = lost_assignments(tail);
+                let lost = if lost == 0 {
+                    String::new()
+                } else {
+                    format!("; {lost} assignment{} on them lost", plural(lost))
+                };
+                out.diag(
+                    here,
+                    true,
+                    format!(
+                        "unterminated {} for {key} swallowed {swallowed} line{} \
+                         (the value runs to the end of the file{lost})",
+                        quote_name(q),
+                        plural(swallowed)
+                    ),
+                );
+                let mut joined = String::with_capacity(raw.len() + tail.len() + 1);
+                joined.push_str(raw);
+                joined.push('\n');
+                joined.push_str(tail);
+                out.put(key, Cow::Borrowed(unquoted(trim(&joined))), here);
+                pos = len;
+            }
+        }
+    }
+    Parsed {
+        entries: out.entries,
+        diagnostics: out.diagnostics,
+    }
+}

@@ -1,0 +1,259 @@
+//! How the reference sees an environment string, reproduced on bytes.
+//!
+//! The reference (Python) decodes every name and value as UTF-8 with
+//! `surrogateescape`: each byte that is not part of a valid UTF-8 sequence
+//! becomes the lone surrogate U+DC00+byte. Its renderers then work on those
+//! code points, and the command encodes the text as UTF-8 with
+//! `errors="replace"`, which turns each lone surrogate into `?`. JSON and YAML
+//! escape surrogates themselves (`\udcXX`) before that step.
+//!
+//! This module gives the renderers the same view: [`text`] (the `?` form,
+//! for text formats), [`for_each_char`] (code points with undecodable bytes
+//! kept apart, for JSON and YAML), Python's whitespace set, and the
+//! reference's sort order.
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+
+/// One code point as the reference holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PyChar {
+    /// A decoded character.
+    C(char),
+    /// An undecodable byte (≥ 0x80), i.e. the lone surrogate U+DC00+byte.
+    Byte(u8),
+}
+
+/// Call `f` for every code point of `bytes` as decoded with `surrogateescape`.
+pub(crate) fn for_each_char(bytes: &[u8], mut f: impl FnMut(PyChar)) {
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            f(PyChar::C(c));
+        }
+        for &b in chunk.invalid() {
+            f(PyChar::Byte(b));
+        }
+    }
+}
+
+/// The text a text format prints for `bytes`: valid UTF-8 as is, every
+/// undecodable byte as `?` (surrogateescape, then `errors="replace"`).
+pub(crate) fn text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => {
+            let mut out = String::with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                for _ in chunk.invalid() {
+                    out.push('?');
+                }
+            }
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Python's `str.isspace()` (Unicode White_Space as CPython defines it:
+/// bidi class WS/B/S or category Zs).
+pub(crate) fn is_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{9}'..='\u{d}'
+            | '\u{1c}'..='\u{20}'
+            | '\u{85}'
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
+}
+
+/// `s.strip() != s` in Python: the first or the last character is
+/// whitespace. (Undecodable bytes, shown as `?`, are never whitespace.)
+pub(crate) fn has_surrounding_space(s: &str) -> bool {
+    s.chars().next().is_some_and(is_space) || s.chars().next_back().is_some_and(is_space)
+}
+
+/// Python's `s.strip()`.
+pub(crate) fn strip(s: &str) -> &str {
+    s.trim_matches(is_space)
+}
+
+/// A POSIX shell name, `^[A-Za-z_][A-Za-z0-9_]*` matching the whole name.
+///
+/// The reference uses `re.match` with `$`, which also accepts one trailing
+/// LF (`"A\n"`) and then prints a broken line; agentenv requires the whole
+/// name to match (documented in docs/render.md).
+pub(crate) fn is_posix_name(name: &[u8]) -> bool {
+    match name.split_first() {
+        Some((first, rest)) => {
+            (first.is_ascii_alphabetic() || *first == b'_')
+                && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        }
+        None => false,
+    }
+}
+
+/// The code points of `bytes` as the reference holds them, for ordering.
+fn code_points(bytes: &[u8]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for_each_char(bytes, |c| {
+        out.push(match c {
+            PyChar::C(c) => c as u32,
+            PyChar::Byte(b) => 0xDC00 + b as u32,
+        })
+    });
+    out
+}
+
+/// Sort items by name in the reference's order (code points of the
+/// surrogateescape-decoded name). For valid UTF-8 that is byte order.
+pub(crate) fn sort_by_name<T>(items: &mut [T], name: impl Fn(&T) -> &[u8]) {
+    if items.iter().all(|t| std::str::from_utf8(name(t)).is_ok()) {
+        items.sort_by(|a, b| name(a).cmp(name(b)));
+    } else {
+        items.sort_by_cached_key(|t| code_points(name(t)));
+    }
+}
+
+/// Compare two names in the reference's order.
+pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+    match (std::str::from_utf8(a), std::str::from_utf8(b)) {
+        (Ok(_), Ok(_)) => a.cmp(b),
+        _ => code_points(a).cmp(&code_points(b)),
+    }
+}
+
+/// Python's `repr()` of a `str` (used in the `--format` error, as the
+/// reference prints `%r`). Quote choice and escapes follow CPython; the
+/// printable test is exact for ASCII and Latin-1 and covers the common
+/// non-printable classes beyond (separators, format characters, private
+/// use, surrogates, noncharacters).
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c => {
+                let n = c as u32;
+                if n <= 0xff {
+                    out.push_str(&format!("\\x{n:02x}"));
+                } else if n <= 0xffff {
+                    out.push_str(&format!("\\u{n:04x}"));
+                } else {
+                    out.push_str(&format!("\\U{n:08x}"));
+                }
+            }
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// CPython's `str.isprintable()` for one character (approximate beyond
+/// Latin-1, see [`py_repr`]).
+fn is_printable(c: char) -> bool {
+    let n = c as u32;
+    if n < 0x20 || (0x7f..=0xa0).contains(&n) || n == 0xad {
+        return false;
+    }
+    if n < 0x100 {
+        return true;
+    }
+    let not = matches!(n,
+        0x0600..=0x0605 | 0x061c | 0x06dd | 0x070f | 0x0890..=0x0891 | 0x08e2
+        | 0x1680 | 0x180e | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064
+        | 0x2066..=0x206f | 0x3000 | 0xd800..=0xdfff | 0xe000..=0xf8ff | 0xfdd0..=0xfdef
+        | 0xfeff | 0xfff9..=0xfffb | 0x110bd | 0x110cd | 0x13430..=0x1343f
+        | 0x1bca0..=0x1bca3 | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f
+        | 0xf0000..=0x10ffff)
+        || (n & 0xfffe) == 0xfffe;
+    !not
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undecodable_bytes_become_question_marks_in_text() {
+        assert_eq!(text(b"a\xffb"), "a?b");
+        assert_eq!(text(b"\xe2\x82"), "??");
+        assert_eq!(text(b"\xed\xa0\x80"), "???");
+        assert_eq!(text("é".as_bytes()), "é");
+    }
+
+    #[test]
+    fn undecodable_bytes_are_surrogates() {
+        let mut v = Vec::new();
+        for_each_char(b"a\x80\xc3\xa9", |c| v.push(c));
+        assert_eq!(
+            v,
+            [PyChar::C('a'), PyChar::Byte(0x80), PyChar::C('é')].to_vec()
+        );
+    }
+
+    #[test]
+    fn whitespace_is_pythons() {
+        for c in [
+            '\u{85}', '\u{a0}', '\u{2028}', '\u{3000}', '\u{1f}', '\u{b}',
+        ] {
+            assert!(is_space(c), "{c:?}");
+        }
+        for c in ['\u{180e}', '\u{200b}', '\u{feff}', 'a', '\u{0}'] {
+            assert!(!is_space(c), "{c:?}");
+        }
+        assert!(has_surrounding_space("a\x01b\x7fc\u{85}"));
+        assert!(!has_surrounding_space("a\u{2028}b"));
+        assert!(!has_surrounding_space(""));
+    }
+
+    #[test]
+    fn posix_names() {
+        assert!(is_posix_name(b"_A1"));
+        assert!(!is_posix_name(b"1A"));
+        assert!(!is_posix_name(b"A-B"));
+        assert!(!is_posix_name(b""));
+        assert!(!is_posix_name(b"A\n"));
+    }
+
+    #[test]
+    fn surrogate_order_is_code_point_order() {
+        // U+D7FF (ED 9F BF) < U+DC80 (undecodable 0x80) < U+E000 (EE 80 80).
+        let mut v: Vec<&[u8]> = vec![b"\xee\x80\x80", b"\x80", b"\xed\x9f\xbf"];
+        sort_by_name(&mut v, |x| x);
+        assert_eq!(v, [&b"\xed\x9f\xbf"[..], b"\x80", b"\xee\x80\x80"]);
+        assert_eq!(cmp_names(b"\x80", b"\xee\x80\x80"), Ordering::Less);
+    }
+
+    #[test]
+    fn repr_like_python() {
+        assert_eq!(py_repr("JSON"), "'JSON'");
+        assert_eq!(py_repr("a'b"), "\"a'b\"");
+        assert_eq!(py_repr("a'\"b"), "'a\\'\"b'");
+        assert_eq!(
+            py_repr("\u{85}\u{a0}\u{2028}é\n\\"),
+            "'\\x85\\xa0\\u2028é\\n\\\\'"
+        );
+        assert_eq!(py_repr("\u{7f}\u{1}"), "'\\x7f\\x01'");
+    }
+}
