@@ -277,6 +277,14 @@ fn apply_states_absent_unreadable() {
     assert!(r.files[0].error.is_some());
     assert_eq!(r.files[1].state, FileState::Loaded);
     assert_eq!(r.applied, vec!["K"]);
+    let mut asm = Assembly::new(Env::new());
+    apply_to_assembly(&mut asm, &opts(d.path()));
+    assert!(asm.layers()[0]
+        .failure
+        .as_deref()
+        .unwrap()
+        .starts_with("unreadable"));
+    assert!(asm.layers()[1].failure.is_none());
 
     // A plugin root that is a regular file: ENOTDIR, unreadable.
     let f = d.path().join("plainfile");
