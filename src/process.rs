@@ -112,7 +112,10 @@ pub fn run_captured(
         Ok(r) => r,
         Err(_) => {
             kill(&mut child);
-            let _ = reader.join();
+            // Not joined: a descendant that left the group (setsid) may
+            // still hold the pipe; the reader ends when it closes, or with
+            // this process.
+            drop(reader);
             return Err(RunError::Timeout);
         }
     };
@@ -276,6 +279,20 @@ mod tests {
         let r = run_captured(sh("sleep 30 & sleep 30"), Duration::from_millis(300), 100);
         assert!(matches!(r, Err(RunError::Timeout)));
         assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn timeout_returns_while_an_escaped_descendant_holds_stdout() {
+        // setsid leaves the group, so the kill misses it; the pipe stays
+        // open for 20 s, yet the call returns at the timeout.
+        let t = std::time::Instant::now();
+        let r = run_captured(
+            sh("setsid sleep 20 & echo x"),
+            Duration::from_millis(300),
+            100,
+        );
+        assert!(matches!(r, Err(RunError::Timeout)));
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     }
 
     #[test]
