@@ -370,6 +370,10 @@ fn url_bases_come_only_from_the_cache() {
             digest.to_uppercase()
         ),
     );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "URL base requires org-level allowed_remote_resources",
+    );
     fails(&mut cmd(&["harness", "resolve", p(&h)]), "--base-cache");
     let j = resolve_ok(&mut cmd(&[
         "harness",
@@ -468,6 +472,7 @@ fn overlays_with_event_and_config() {
         "{}",
         stderr(&o)
     );
+    assert_eq!(j["warnings"], serde_json::json!([]));
     let ev2 = fs.write("n.json", "{\"kind\": \"push\", \"number\": 4}");
     let j = resolve_ok(&mut cmd(&[
         "harness",
@@ -541,6 +546,31 @@ fn env_files_load_first_and_strictly() {
         ]),
         "loading env file /nonexistent/x.env",
     );
+}
+
+#[test]
+fn missing_host_file_is_a_stderr_warning() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/m.yaml",
+        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /d}}\n  - {{src: env/opt.env, dest: /e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /f}}\n"),
+    );
+    let o = run(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "host_files[0].src: stat {}/env/none.env: no such file or directory",
+            fs.root().display()
+        )),
+        "{e}"
+    );
+    assert!(
+        !e.contains("host_files[1]") && !e.contains("host_files[2]"),
+        "{e}"
+    );
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["warnings"], serde_json::json!([]));
 }
 
 #[test]

@@ -90,7 +90,7 @@ fn resolve(opts: &HarnessOpts) -> Result<crate::harness::Resolved, i32> {
 }
 
 fn print_warnings(r: &crate::harness::Resolved) {
-    for w in &r.warnings {
+    for w in r.notes.iter().chain(&r.warnings) {
         crate::warn!("{w}");
     }
 }

@@ -207,7 +207,7 @@ fn load_url_base(url: &str, src: &BaseSource<'_>) -> Result<(String, Harness, St
     let hex = hex.to_ascii_lowercase();
     let Some(cache) = src.cache else {
         return Err(Error::new(format!(
-            "base URL {shown} can only be resolved from a local cache: pass --base-cache DIR holding a file named {hex} (no network access)"
+            "base URL {shown}: URL base requires org-level allowed_remote_resources; agentenv resolves URL bases only from a local cache instead: pass --base-cache DIR holding a file named {hex} (no network access)"
         )));
     };
     let file = cache.join(&hex);

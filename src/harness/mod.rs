@@ -78,7 +78,11 @@ pub struct Resolved {
     pub sandbox_lines: Vec<String>,
     pub host_files: Vec<HostFile>,
     pub diagnostics: Vec<sandbox::Diagnostic>,
+    /// The sandbox skip messages (`warnings` in the JSON).
     pub warnings: Vec<String>,
+    /// Other warnings, for stderr only: overlay evaluation failures and
+    /// missing host files.
+    pub notes: Vec<String>,
     /// The host env after the `--env-file` loads.
     pub host_env: Env,
 }
@@ -131,13 +135,13 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     forge::validate_forge_keys(&h).map_err(|e| at(e.wrap("invalid harness")))?;
     forge::validate_overlays(&h).map_err(|e| at(e.wrap("invalid harness")))?;
     forge::resolve_forge(&mut h, &platform).map_err(at)?;
-    let mut warnings = Vec::new();
+    let mut notes = Vec::new();
     forge::resolve_overlays(
         &mut h,
         &overlays::json_to_cel(&event),
         &platform,
         &overlays::json_to_cel(&config),
-        &mut warnings,
+        &mut notes,
     )
     .map_err(at)?;
     validate::validate(&h).map_err(|e| at(e.wrap("invalid harness")))?;
@@ -161,7 +165,7 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         }
         let p = resolve_src(&f.src);
         if let Err(e) = std::fs::metadata(&p) {
-            warnings.push(format!(
+            notes.push(format!(
                 "host_files[{i}].src: stat {p}: {}",
                 crate::process::io_kind(&e).to_lowercase()
             ));
@@ -179,8 +183,7 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     for (k, v) in &env_runner {
         effective.insert(k.clone(), v.clone());
     }
-    let (kept, skip) = sandbox::sandbox_entries(&env_sandbox);
-    warnings.extend(skip);
+    let (kept, warnings) = sandbox::sandbox_entries(&env_sandbox);
     let sandbox_lines = kept
         .iter()
         .map(|(k, v)| sandbox::export_line(k, v))
@@ -197,6 +200,7 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         host_files: cfg.host_files.unwrap_or_default(),
         diagnostics,
         warnings,
+        notes,
         host_env: host_env.clone(),
     })
 }

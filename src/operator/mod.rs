@@ -476,6 +476,14 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         let bytes = match read_file(&p) {
             Ok(b) => b,
             Err((state, error)) => {
+                if state == FileState::Unreadable {
+                    // Recorded as a failed layer, so provenance views show it.
+                    let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(&p));
+                    asm.fail(
+                        layer,
+                        format!("unreadable: {}", error.as_deref().unwrap_or("error")),
+                    );
+                }
                 report.files.push(FileReport {
                     path: p,
                     state,
