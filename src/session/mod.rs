@@ -4,5 +4,6 @@
 // (issue 4).
 
 pub mod cache;
+pub mod explain;
 pub mod into;
 pub mod native;
