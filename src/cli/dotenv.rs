@@ -1,8 +1,25 @@
 //! `agentenv dotenv parse | check`
+//!
+//! - `parse FILE... [--format F]`: the variables of all files (later files
+//!   win), rendered in F (default `json`) on stdout. Nothing else is
+//!   printed, except that `-v` shows each file's diagnostics on stderr.
+//! - `check FILE...`: one `FILE:LINE: error: …` / `FILE:LINE: warning: …`
+//!   line per diagnostic on **stdout** (they are the requested output);
+//!   exit 1 when any line was ignored or a quote never closed (or a file
+//!   could not be read), else 0.
+//!
+//! An unreadable file (missing, a directory, …) is
+//! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
+//! reason comes from the OS error kind. No value ever reaches stderr.
 //
 // OWNER: dotenv work (issue 2, point 3).
 
-use std::path::PathBuf;
+use crate::dotenv::{parse_bytes, Parsed};
+use crate::render::{parse_format, render, View};
+use indexmap::IndexMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum DotenvCommand {
@@ -21,7 +38,105 @@ pub enum DotenvCommand {
     },
 }
 
-pub fn run(_c: DotenvCommand) -> i32 {
-    crate::error!("dotenv: not implemented yet");
-    1
+pub fn run(c: DotenvCommand) -> i32 {
+    match c {
+        DotenvCommand::Parse { files, format } => run_parse(&files, &format),
+        DotenvCommand::Check { files } => run_check(&files),
+    }
+}
+
+/// A short reason for a read error, from its kind only.
+pub fn read_error_reason(e: &std::io::Error) -> String {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => "no such file or directory".into(),
+        K::PermissionDenied => "permission denied".into(),
+        K::IsADirectory => "is a directory".into(),
+        K::NotADirectory => "a path component is not a directory".into(),
+        K::InvalidInput | K::InvalidData => "invalid input".into(),
+        K::OutOfMemory => "out of memory".into(),
+        k => k.to_string(),
+    }
+}
+
+fn read_parse(path: &Path) -> Result<Parsed, i32> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(parse_bytes(&bytes)),
+        Err(e) => {
+            crate::error!("cannot read {}: {}", path.display(), read_error_reason(&e));
+            Err(1)
+        }
+    }
+}
+
+fn run_parse(files: &[PathBuf], format: &str) -> i32 {
+    let format = match parse_format(format) {
+        Ok(f) => f.resolve(),
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let mut vars: IndexMap<String, String> = IndexMap::new();
+    for path in files {
+        let parsed = match read_parse(path) {
+            Ok(p) => p,
+            Err(code) => return code,
+        };
+        for d in &parsed.diagnostics {
+            crate::info!("{}:{}: {}", path.display(), d.line, d.message);
+        }
+        for e in parsed.entries {
+            vars.insert(e.key, e.value);
+        }
+    }
+    let view = View::of(
+        vars.into_iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    let text = render(format, &view);
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
+        crate::error!("cannot write to stdout");
+        return 1;
+    }
+    0
+}
+
+fn run_check(files: &[PathBuf]) -> i32 {
+    let mut failed = false;
+    let mut report = String::new();
+    for path in files {
+        let parsed = match read_parse(path) {
+            Ok(p) => p,
+            Err(_) => {
+                failed = true;
+                continue;
+            }
+        };
+        for d in &parsed.diagnostics {
+            failed |= d.is_error;
+            let sev = if d.is_error { "error" } else { "warning" };
+            report.push_str(&format!(
+                "{}:{}: {sev}: {}\n",
+                path.display(),
+                d.line,
+                d.message
+            ));
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(report.as_bytes())
+        .and_then(|_| out.flush())
+        .is_err()
+    {
+        crate::error!("cannot write to stdout");
+        return 1;
+    }
+    i32::from(failed)
 }

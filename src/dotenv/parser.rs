@@ -187,6 +187,21 @@ fn quote_name(q: u8) -> &'static str {
     }
 }
 
+fn quoted_name(q: u8) -> &'static str {
+    match q {
+        b'"' => "double-quoted",
+        b'\'' => "single-quoted",
+        _ => "backtick-quoted",
+    }
+}
+
+/// How many of the swallowed lines would have been assignments.
+fn lost_assignments(tail: &str) -> usize {
+    tail.split('\n')
+        .filter(|l| match_assignment(trim(l)).is_some())
+        .count()
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -308,7 +323,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                     format!(
                         "{} value of {key} has text after the closing quote; \
                          the whole text is kept literally, quotes included",
-                        quote_name(q)
+                        quoted_name(q)
                     ),
                 );
                 out.put(key, Cow::Borrowed(unquoted(raw)), here);
@@ -356,7 +371,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                         format!(
                             "{} value of {key} (spanning {} lines) has text after the \
                              closing quote; the whole text is kept literally, quotes included",
-                            quote_name(q),
+                            quoted_name(q),
                             consumed + 1
                         ),
                     );
@@ -373,12 +388,18 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 let tail = &text[next..];
                 let swallowed = count_lf(tail.as_bytes())
                     + usize::from(!tail.is_empty() && !tail.ends_with('\n'));
+                let lost = lost_assignments(tail);
+                let lost = if lost == 0 {
+                    String::new()
+                } else {
+                    format!("; {lost} assignment{} on them lost", plural(lost))
+                };
                 out.diag(
                     here,
                     true,
                     format!(
                         "unterminated {} for {key} swallowed {swallowed} line{} \
-                         (the value runs to the end of the file)",
+                         (the value runs to the end of the file{lost})",
                         quote_name(q),
                         plural(swallowed)
                     ),

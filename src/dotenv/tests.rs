@@ -332,6 +332,9 @@ fn unterminated_quote_swallows_rest_of_file() {
     let p = parse("A='never\nB=1\nC=2\n\n");
     assert_eq!(p.diagnostics[0].line, 1);
     assert!(p.diagnostics[0].message.contains("swallowed 3 lines"));
+    assert!(p.diagnostics[0]
+        .message
+        .contains("2 assignments on them lost"));
 }
 
 // ---- 2.7 the unquoted rule ---------------------------------------------------

@@ -241,6 +241,13 @@ mod tests {
     }
 
     #[test]
+    fn yaml_quotes_a_name_with_a_trailing_newline() {
+        // Deviation: the reference's `re.match(...$)` would leave "A\n" bare.
+        let v = view(&[("A\n", "x")], &[]);
+        assert_eq!(render(Format::Yaml, &v), "\"A\\n\": \"x\"\n");
+    }
+
+    #[test]
     fn json_escapes_to_ascii() {
         let v = view(
             &[
