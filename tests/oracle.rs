@@ -291,6 +291,16 @@ fn cases() -> Vec<Case> {
         v.push(Case::new(&format!("bad-format-{f}")).args(&["--format", f]));
     }
     v.push(Case::new("format-equals").args(&["--format=json", "--diff"]));
+    // argparse: the last of a repeated option wins; unique prefixes work.
+    v.push(Case::new("repeated-format").args(&["--format", "json", "--format", "yaml"]));
+    v.push(Case::new("repeated-flags").args(&["--diff", "--diff", "-g", "-g", "--format", "json"]));
+    v.push(Case::new("abbreviated").args(&["--form", "json", "--dif"]));
+    v.push(Case::new("repeated-agents-dir").args(&[
+        "--format=json",
+        "--agents-dir=$W/a",
+        "--agents-dir",
+        "$W/b",
+    ]));
     // Usage errors: exit 2.
     v.push(Case::new("unknown-option").args(&["--nope"]));
     v.push(Case::new("missing-arg").args(&["--format"]));
@@ -1276,7 +1286,7 @@ fn generated_trees_match_the_reference() {
     let n: usize = std::env::var("AGENTENV_ORACLE_TREES")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(200);
     let cases: Vec<Case> = (0..n).map(|i| gen_case(seed, i)).collect();
     compare_all(cases, &format!("generated trees (seed {seed})"));
 }

@@ -76,7 +76,7 @@ pub struct LaunchArgs {
 /// Read and check `--manifest-env FILE`; the message names the file and,
 /// for a wrong type, the key — never a value.
 fn load_manifest(p: &Path) -> Result<indexmap::IndexMap<String, String>, String> {
-    let bytes = std::fs::read(p).map_err(|e| {
+    let bytes = crate::fsutil::read_input(p, operator::MAX_FILE_BYTES).map_err(|e| {
         format!(
             "cannot read manifest env file {}: {}",
             p.display(),

@@ -19,7 +19,10 @@ pub struct ScopeArgs {
     pub timeout: Option<f64>,
 }
 
+/// As the reference's argparse: a repeated option takes its last value and
+/// an unambiguous prefix of a long option is accepted (`--form json`).
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
 pub struct EnvArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -40,6 +43,7 @@ pub struct EnvArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
 pub struct ExecArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,

@@ -161,7 +161,7 @@ fn url_display(url: &str) -> String {
 }
 
 fn read_file(path: &Path) -> Result<String, Error> {
-    let bytes = std::fs::read(path).map_err(|e| {
+    let bytes = crate::fsutil::read_input(path, super::inputs::MAX_INPUT_FILE).map_err(|e| {
         Error::new(format!(
             "reading harness file: {}: {}",
             path.display(),
@@ -211,7 +211,7 @@ fn load_url_base(url: &str, src: &BaseSource<'_>) -> Result<(String, Harness, St
         )));
     };
     let file = cache.join(&hex);
-    let bytes = std::fs::read(&file).map_err(|e| {
+    let bytes = crate::fsutil::read_input(&file, super::inputs::MAX_INPUT_FILE).map_err(|e| {
         Error::new(format!(
             "base URL {shown}: not in base cache {} (expected file {hex}): {}",
             cache.display(),

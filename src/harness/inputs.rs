@@ -11,8 +11,11 @@ use std::path::Path;
 /// Largest env file accepted (the reference's limit).
 pub const MAX_ENV_FILE: u64 = 1_048_576;
 
+/// Largest `--event` / `--config` / harness YAML file read.
+pub const MAX_INPUT_FILE: u64 = 16 << 20;
+
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| {
+    crate::fsutil::read_input(path, MAX_INPUT_FILE).map_err(|e| {
         Error::new(format!(
             "{what} {}: {}",
             path.display(),
@@ -33,7 +36,7 @@ pub fn load_env_file(path: &Path, env: &mut Env) -> Result<(), Error> {
             path.display()
         )));
     }
-    let bytes = std::fs::read(path)
+    let bytes = crate::fsutil::read_input(path, MAX_ENV_FILE)
         .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
     let parsed = crate::dotenv::parse_bytes(&bytes);
     if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error) {

@@ -503,7 +503,19 @@ impl Prepared {
         let cwd = &self.scope.cwd;
         let full = paths::at(&f.path, cwd);
         let env = spawn_env(a.current(), base);
-        if let Ok(text) = std::fs::read(&full) {
+        let text = match crate::fsutil::read_input(&full, MAX_PLAIN_FILE) {
+            Ok(text) => Some(text),
+            Err(e) if crate::fsutil::input_error(&e).is_some() => {
+                // Over the limit (or no longer a regular file): neither
+                // read nor sourced, so memory stays bounded.
+                let why = crate::process::io_kind(&e);
+                crate::warn!("env file skipped: {}: {why}", f.path.display());
+                a.fail(l, why);
+                return;
+            }
+            Err(_) => None,
+        };
+        if let Some(text) = text {
             match native::evaluate(&text, &env) {
                 native::Outcome::Applied(cs) => {
                     a.apply(l, &cs);
@@ -531,6 +543,11 @@ impl Prepared {
         }
     }
 }
+
+/// Largest plain env file evaluated (natively or by bash); a larger one is
+/// skipped with a warning. Far beyond any real file, and as large as the
+/// output bash may give back (`process::OUTPUT_LIMIT`).
+pub const MAX_PLAIN_FILE: u64 = 16 << 20;
 
 /// The environment `exec` gives its child: the base env with the result
 /// applied (inherited `DOTAGENTS_*` kept).
