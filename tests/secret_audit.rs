@@ -88,7 +88,11 @@ impl Audit {
                 .current_dir(self.p("proj"))
                 .env_clear()
                 .envs(self.base_env())
-                .envs(extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+                .envs(
+                    extra_env
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string())),
+                )
                 .stdin(Stdio::null());
             let out = c.output().unwrap();
             self.runs += 1;
@@ -192,11 +196,23 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     // Error paths of env: a bad --format, a bad timeout, a missing store.
     a.run(&["env", "--format", "JSON"], &caller_env, false);
     a.run(&["env", "--timeout", "x"], &caller_env, false);
-    a.run(&["env", "--agents-dir", "/nonexistent/store"], &caller_env, true);
+    a.run(
+        &["env", "--agents-dir", "/nonexistent/store"],
+        &caller_env,
+        true,
+    );
     // exec: the child's output may hold values; stderr may not.
-    a.run(&["exec", "--", "sh", "-c", "env >/dev/null"], &caller_env, true);
+    a.run(
+        &["exec", "--", "sh", "-c", "env >/dev/null"],
+        &caller_env,
+        true,
+    );
     a.run(&["exec", "--", "/nonexistent/cmd"], &caller_env, false);
-    a.run(&["exec", "--agent", "claude", "--", "true"], &caller_env, false);
+    a.run(
+        &["exec", "--agent", "claude", "--", "true"],
+        &caller_env,
+        false,
+    );
     // explain without --show-values: stdout must be clean too.
     a.run(&["explain"], &caller_env, false);
     a.run(&["explain", "--format", "json"], &caller_env, false);
@@ -235,20 +251,46 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     let m = manifest.to_str().unwrap();
     let r = report.to_str().unwrap();
     a.run(
-        &["launch", "--plugin-root", plug, "--manifest-env", m, "--report", r, "--", "true"],
+        &[
+            "launch",
+            "--plugin-root",
+            plug,
+            "--manifest-env",
+            m,
+            "--report",
+            r,
+            "--",
+            "true",
+        ],
         &op_env,
         false,
     );
     a.clean_file(&report);
-    a.run(&["-v", "launch", "--plugin-root", plug, "--", "true"], &op_env, false);
+    a.run(
+        &["-v", "launch", "--plugin-root", plug, "--", "true"],
+        &op_env,
+        false,
+    );
     for bad in [&bad_manifest, &broken_manifest] {
         a.run(
-            &["launch", "--plugin-root", plug, "--manifest-env", bad.to_str().unwrap(), "--", "true"],
+            &[
+                "launch",
+                "--plugin-root",
+                plug,
+                "--manifest-env",
+                bad.to_str().unwrap(),
+                "--",
+                "true",
+            ],
             &op_env,
             false,
         );
     }
-    a.run(&["launch", "--plugin-root", plug, "--", "/nonexistent/cmd"], &op_env, false);
+    a.run(
+        &["launch", "--plugin-root", plug, "--", "/nonexistent/cmd"],
+        &op_env,
+        false,
+    );
     a.run(&["launch", "--no-env", "--", "true"], &op_env, false);
 
     // ---- harness ----------------------------------------------------------
@@ -352,11 +394,23 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         (with(&["harness", "resolve", &ok], &[]), true),
         (with(&["harness", "lint", &ok], &[]), false),
         (with(&["harness", "run", &ok], &["--", "true"]), true),
-        (with(&["harness", "run", &ok], &["--", "/nonexistent/cmd"]), false),
+        (
+            with(&["harness", "run", &ok], &["--", "/nonexistent/cmd"]),
+            false,
+        ),
         (with(&["harness", "sandbox-env", &ok], &[]), true),
-        (with(&["harness", "sandbox-env", &ok], &["--format", "dotenv"]), true),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "dotenv"]),
+            true,
+        ),
         (with(&["harness", "sandbox-env", &ok], &["-o", &so]), false),
-        (with(&["harness", "sandbox-env", &ok], &["-o", "/nonexistent/dir/f"]), false),
+        (
+            with(
+                &["harness", "sandbox-env", &ok],
+                &["-o", "/nonexistent/dir/f"],
+            ),
+            false,
+        ),
     ];
     for (args, secret_out) in &cmds {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -377,7 +431,11 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         for sub in ["resolve", "lint", "sandbox-env"] {
             a.run(&["harness", sub, f.to_str().unwrap()], &hostenv, false);
         }
-        a.run(&["harness", "run", f.to_str().unwrap(), "--", "true"], &hostenv, false);
+        a.run(
+            &["harness", "run", f.to_str().unwrap(), "--", "true"],
+            &hostenv,
+            false,
+        );
     }
 
     // ---- dotenv -----------------------------------------------------------
@@ -406,25 +464,17 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
         let mut files = 0;
-        let mut stack = vec![a.p("cache"), a.p("home")];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                let p = e.path();
-                let md = std::fs::symlink_metadata(&p).unwrap();
-                let in_cache = p.components().any(|c| {
-                    c.as_os_str().to_string_lossy().contains("agentenv")
-                        || c.as_os_str().to_string_lossy().contains("dotagents")
-                });
-                if md.is_dir() {
-                    if in_cache && !p.starts_with(a.p("home/.agents")) {
-                        assert_eq!(md.permissions().mode() & 0o777, 0o700, "{}", p.display());
-                    }
-                    stack.push(p);
-                } else if in_cache && !p.starts_with(a.p("home/.agents")) {
-                    assert_eq!(md.permissions().mode() & 0o777, 0o600, "{}", p.display());
-                    files += 1;
-                }
-            }
+        let cache = a.p("home/.agents/.cache");
+        for d in [cache.clone(), cache.join("env")] {
+            let m = std::fs::metadata(&d).unwrap().permissions().mode() & 0o777;
+            assert_eq!(m, 0o700, "{}", d.display());
+            a.checked += 1;
+        }
+        for e in std::fs::read_dir(cache.join("env")).unwrap().flatten() {
+            let m = e.metadata().unwrap().permissions().mode() & 0o777;
+            assert_eq!(m, 0o600, "{}", e.path().display());
+            a.checked += 1;
+            files += 1;
         }
         assert!(files > 0, "a cache entry was written");
     } else {
