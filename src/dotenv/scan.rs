@@ -2,7 +2,7 @@
 //! trimming, word-at-a-time byte search (std only, no `unsafe`) and a small
 //! non-cryptographic hasher for the key index.
 
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 /// ECMAScript `\s`: the set every "trim" and every whitespace test of the
 /// grammar uses. Includes U+FEFF, U+2028 and U+2029; excludes U+0085 (NEL)
@@ -144,8 +144,8 @@ pub fn count_lf(h: &[u8]) -> usize {
     h.iter().filter(|&&b| b == b'\n').count()
 }
 
-/// FxHash-style hasher: fast on short ASCII keys. Keys come from the user's
-/// own files and the map is never iterated into output.
+/// FxHash-style hasher: fast on short ASCII keys (keys come from the
+/// user's own files; nothing is iterated in hash order into output).
 #[derive(Default, Clone, Copy)]
 pub struct FastHasher(u64);
 
@@ -180,11 +180,22 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        // splitmix64's finaliser: the table indexes by the low bits, which
+        // the multiply alone leaves depending on the low input bytes only.
+        let mut h = self.0;
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
     }
 }
 
-pub type FastBuild = BuildHasherDefault<FastHasher>;
+/// Hash of a key (FxHash-style mixing plus a finaliser).
+#[inline]
+pub fn hash_key(key: &str) -> u64 {
+    let mut h = FastHasher::default();
+    h.write(key.as_bytes());
+    h.finish()
+}
 
 #[cfg(test)]
 mod tests {
