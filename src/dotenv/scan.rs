@@ -138,10 +138,22 @@ pub fn find_byte2(h: &[u8], a: u8, b: u8) -> Option<usize> {
     h[i..].iter().position(|&c| c == a || c == b).map(|p| p + i)
 }
 
-/// Number of LF bytes in `h`.
+/// Number of LF bytes in `h` (word at a time, exact per byte).
 #[inline]
 pub fn count_lf(h: &[u8]) -> usize {
-    h.iter().filter(|&&b| b == b'\n').count()
+    const SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let rep = LO.wrapping_mul(b'\n' as u64);
+    let mut n = 0usize;
+    let mut chunks = h.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        let x = u64::from_le_bytes(a) ^ rep;
+        // High bit set exactly in the bytes of `x` that are zero.
+        let t = !(((x & SEVEN).wrapping_add(SEVEN)) | x | SEVEN);
+        n += t.count_ones() as usize;
+    }
+    n + chunks.remainder().iter().filter(|&&b| b == b'\n').count()
 }
 
 /// FxHash-style hasher: fast on short ASCII keys (keys come from the
@@ -239,6 +251,19 @@ mod tests {
             }
         }
         assert_eq!(find_byte(b"", b'a'), None);
+        let lf: Vec<u8> = (0..300u32)
+            .map(|i| {
+                if i % 7 == 0 || i % 11 == 0 {
+                    b'\n'
+                } else {
+                    (i % 256) as u8
+                }
+            })
+            .collect();
+        for start in 0..20 {
+            let h = &lf[start..];
+            assert_eq!(count_lf(h), h.iter().filter(|&&b| b == b'\n').count());
+        }
         assert_eq!(
             find_byte(b"\x80\x80\x80\x80\x80\x80\x80\x80\x0a", b'\n'),
             Some(8)
