@@ -463,6 +463,7 @@ fn verbose_summary_names_and_counts() {
     );
     assert!(err.contains(&format!("{d}/.env.local: absent")), "{err}");
     assert!(err.contains("applied 2 variables: A, B"), "{err}");
+    assert!(err.contains("(the fallback)"), "{err}");
     // Without -v: nothing.
     let out = t.run(&["--", "true"]);
     assert!(out.stderr.is_empty());
@@ -662,4 +663,54 @@ fn child_path_lookup_uses_the_filled_path() {
     t.file(".env", format!("EXTRA={}\n", t.p("bin").display()));
     let out = t.run(&["--", "sh", "-c", "PATH=$EXTRA:$PATH; hello-agentenv"]);
     assert_eq!(out.stdout, b"filled\n");
+}
+
+#[test]
+fn endless_file_is_unreadable_not_a_hang() {
+    let t = Launch::new().host("AGENT_BUNDLE_ENV_FILE", "/dev/zero:ok.env");
+    t.file("ok.env", "OK=1\n");
+    let (env, out) = t.child_env(&["--report", "r.json"]);
+    assert_eq!(get(&env, "OK"), Some("1"));
+    let r = t.report("r.json");
+    assert_eq!(
+        r["files"][0],
+        json!({"path": "/dev/zero", "state": "unreadable"})
+    );
+    assert!(stderr(&out).contains("/dev/zero"));
+}
+
+#[test]
+fn process_substitution_is_read() {
+    // A pipe (what `<(cmd)` gives) is read like a file, as Node does.
+    let t = Launch::new();
+    let script = format!(
+        "printf 'FROM_PIPE=1\\n' > {fifo} 2>/dev/null & AGENT_BUNDLE_ENV_FILE={fifo} exec {bin} launch -- env -0",
+        fifo = t.p("fifo").display(),
+        bin = support::agentenv_bin().display()
+    );
+    let st = Command::new("mkfifo").arg(t.p("fifo")).status().unwrap();
+    assert!(st.success());
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .env_clear()
+        .env("PATH", PATH)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(get(&parse_env0(&out.stdout), "FROM_PIPE"), Some("1"));
+}
+
+#[test]
+fn command_replaces_the_process() {
+    // Same PID: signals and stdio reach the command, no agentenv in between.
+    let t = Launch::new();
+    let child = t
+        .command(&["--", "sh", "-c", "echo $$"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), pid.to_string());
 }

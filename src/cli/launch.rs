@@ -8,7 +8,7 @@
 // OWNER: operator work (issue 5).
 
 use crate::core::Assembly;
-use crate::operator::{self, FileState, Options, Platform, Report};
+use crate::operator::{self, FileState, Options, Platform, Report, RootSource};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,23 @@ impl From<PlatformArg> for Platform {
     }
 }
 
+const AFTER_HELP: &str = "\
+Files: $AGENT_BUNDLE_ENV_FILE (a ':' list; 'none' disables), else
+<root>/.env then <root>/.env.local. They fill only what the environment does
+not already set (a variable still equal to its --manifest-env default may be
+overridden); later files win. Then CMD replaces this process: stdin and
+stdout are the child's. Nothing is printed on stdout.
+
+Example (a pack's launcher script):
+  exec agentenv launch --plugin-root \"$(dirname \"$0\")/..\" \\
+    --manifest-env \"$(dirname \"$0\")/env.json\" -- node server.js
+
+Report (--report FILE): {\"applied\": [names], \"files\": [{\"applied\"?, \"path\", \"state\"}]}
+with state absent | unreadable | loaded. Exit: the child's status; 127 CMD
+not found, 126 not executable; 1 bad --manifest-env or unwritable --report.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct LaunchArgs {
     /// Fallback plugin root (default: the current directory); a non-blank
     /// AGENT_BUNDLE_PLUGIN_ROOT without a ${…} token overrides it.
@@ -39,7 +55,7 @@ pub struct LaunchArgs {
     #[arg(long = "manifest-env", value_name = "FILE")]
     pub manifest_env: Option<PathBuf>,
     /// Platform whose name comparison to use (default: the host).
-    #[arg(long = "platform", value_name = "P", value_enum)]
+    #[arg(long = "platform", value_name = "PLATFORM", value_enum)]
     pub platform: Option<PlatformArg>,
     /// Do not read any .env file; tell the child so.
     #[arg(long = "no-env")]
@@ -60,7 +76,7 @@ pub struct LaunchArgs {
 /// Read and check `--manifest-env FILE`; the message names the file and,
 /// for a wrong type, the key — never a value.
 fn load_manifest(p: &Path) -> Result<indexmap::IndexMap<String, String>, String> {
-    let bytes = std::fs::read(p).map_err(|e| {
+    let bytes = crate::fsutil::read_input(p, operator::MAX_FILE_BYTES).map_err(|e| {
         format!(
             "cannot read manifest env file {}: {}",
             p.display(),
@@ -76,7 +92,22 @@ fn summarise(report: &Report) {
         crate::info!("launch: operator env layer disabled (--no-env)");
         return;
     }
-    crate::info!("launch: plugin root {}", report.plugin_root.display());
+    let why = match report.root_source {
+        RootSource::Env => "from AGENT_BUNDLE_PLUGIN_ROOT",
+        RootSource::Fallback => "the fallback",
+        RootSource::FallbackToken => {
+            "the fallback: AGENT_BUNDLE_PLUGIN_ROOT holds an unexpanded ${…} token"
+        }
+    };
+    crate::info!(
+        "launch: plugin root {} ({why})",
+        report.plugin_root.display()
+    );
+    crate::debug!(
+        "launch: {} variable{} reserved by the host environment",
+        report.reserved,
+        if report.reserved == 1 { "" } else { "s" }
+    );
     if report.files.is_empty() {
         crate::info!(
             "launch: no env files ({}=none)",

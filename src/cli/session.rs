@@ -19,7 +19,10 @@ pub struct ScopeArgs {
     pub timeout: Option<f64>,
 }
 
+/// As the reference's argparse: a repeated option takes its last value and
+/// an unambiguous prefix of a long option is accepted (`--form json`).
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
 pub struct EnvArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -32,6 +35,7 @@ pub struct EnvArgs {
 }
 
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
 pub struct ExecArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -62,13 +66,112 @@ pub struct ExplainArgs {
     pub vars: Vec<String>,
 }
 
-pub fn run_env(_a: EnvArgs) -> i32 {
-    crate::error!("env: not implemented yet");
-    1
+/// Session options from the scope flags; `Err` is a usage message.
+pub fn options(scope: &ScopeArgs) -> Result<crate::session::Options, String> {
+    let timeout = match scope.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
+            Some(std::time::Duration::from_secs_f64(t))
+        }
+        Some(_) => return Err("--timeout must be a positive number of seconds".into()),
+    };
+    Ok(crate::session::Options {
+        global: scope.global,
+        agents_dir: scope.agents_dir.clone(),
+        timeout,
+        agent: None,
+        cwd: None,
+    })
 }
-pub fn run_exec(_a: ExecArgs) -> i32 {
-    crate::error!("exec: not implemented yet");
-    1
+
+/// Write `text` to stdout; 1 when stdout is closed.
+fn print_out(text: &[u8]) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
+pub fn run_env(a: EnvArgs) -> i32 {
+    // The format is validated before anything runs (exit 1).
+    let choice = match crate::render::parse_format(&a.format) {
+        Ok(c) => c,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let opts = match options(&a.scope) {
+        Ok(o) => o,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 2;
+        }
+    };
+    let format = choice.resolve();
+    let base = crate::core::process_env();
+    let session = match crate::session::assemble(&opts, base) {
+        Ok(s) => s,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let text = render_session(&session, format, a.diff);
+    print_out(text.as_bytes())
+}
+
+/// Render an assembled session: `--diff` or full mode (inherited
+/// `DOTAGENTS_*` hidden), with the final newline.
+pub fn render_session(
+    session: &crate::session::Session,
+    format: crate::render::Format,
+    diff: bool,
+) -> String {
+    let base = session.assembly.base();
+    let changes = session.assembly.result();
+    let view = if diff {
+        crate::render::View::diff(base, changes)
+    } else {
+        crate::render::View::full(base, changes, Some("DOTAGENTS_"))
+    };
+    crate::render::render(format, &view)
+}
+
+pub fn run_exec(a: ExecArgs) -> i32 {
+    let mut opts = match options(&a.scope) {
+        Ok(o) => o,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 2;
+        }
+    };
+    if let Some(name) = &a.agent {
+        match crate::session::identity::lookup(name) {
+            Some(agent) => opts.agent = Some(agent.name.to_string()),
+            None => {
+                let known: Vec<&str> = crate::session::identity::REGISTRY
+                    .iter()
+                    .map(|a| a.name)
+                    .collect();
+                crate::error!("unknown agent for --agent (known: {})", known.join(", "));
+                return 2;
+            }
+        }
+    }
+    let base = crate::core::process_env();
+    let session = match crate::session::assemble(&opts, base) {
+        Ok(s) => s,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let env = crate::session::child_env(&session);
+    let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    crate::process::exec(cmd, args, &env)
 }
 pub fn run_explain(_a: ExplainArgs) -> i32 {
     crate::error!("explain: not implemented yet");

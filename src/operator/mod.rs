@@ -95,12 +95,18 @@ pub const PATH_DELIMITER: u8 = b':';
 /// Only [`Platform::Win32`] differs: names compare case-insensitively
 /// (Unicode uppercase), so a host `Path` reserves `PATH`. Path splitting
 /// and normalisation always follow the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {
-    #[default]
     Linux,
     Darwin,
     Win32,
+}
+
+impl Default for Platform {
+    /// [`Platform::host`], as the reference defaults to `process.platform`.
+    fn default() -> Platform {
+        Platform::host()
+    }
 }
 
 impl Platform {
@@ -150,8 +156,9 @@ pub struct Options {
     /// Read no file; hand the child `AGENT_BUNDLE_ENV_FILE=none` unless
     /// the environment already has that variable.
     pub no_env: bool,
-    /// The working directory relative paths resolve against; it should be
-    /// absolute (the CLI uses the process's current directory).
+    /// The working directory relative paths resolve against (absolute).
+    /// Empty means the process's current directory, as Node's
+    /// `process.cwd()`.
     pub cwd: PathBuf,
 }
 
@@ -199,9 +206,47 @@ pub struct Report {
     /// The plugin root the default files were looked up under (not part of
     /// the JSON report).
     pub plugin_root: PathBuf,
+    /// Where the plugin root came from (not part of the JSON report).
+    pub root_source: RootSource,
+    /// How many names the host environment reserved (not part of the JSON
+    /// report).
+    pub reserved: usize,
     /// `true` when [`Options::no_env`] disabled the layer (not part of the
     /// JSON report).
     pub disabled: bool,
+}
+
+/// Where [`plugin_root`] took the root from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RootSource {
+    /// `AGENT_BUNDLE_PLUGIN_ROOT`.
+    Env,
+    /// The fallback: `AGENT_BUNDLE_PLUGIN_ROOT` is absent or blank.
+    #[default]
+    Fallback,
+    /// The fallback: `AGENT_BUNDLE_PLUGIN_ROOT` holds an unexpanded `${…}`
+    /// token.
+    FallbackToken,
+}
+
+/// [`plugin_root`] and where it came from.
+pub fn plugin_root_with_source(fallback: &Path, env: &Env, cwd: &Path) -> (PathBuf, RootSource) {
+    if let Some(declared) = env.get(OsStr::new(PLUGIN_ROOT_VARIABLE)) {
+        let b = declared.as_bytes();
+        if !trim_js(b).is_empty() {
+            if !has_token(b) {
+                return (path::resolve(cwd, declared), RootSource::Env);
+            }
+            return (
+                path::resolve(cwd, fallback.as_os_str()),
+                RootSource::FallbackToken,
+            );
+        }
+    }
+    (
+        path::resolve(cwd, fallback.as_os_str()),
+        RootSource::Fallback,
+    )
 }
 
 impl Report {
@@ -293,13 +338,7 @@ pub fn has_token(s: &[u8]) -> bool {
 /// else `fallback`; either resolved against `cwd` like Node's
 /// `path.resolve`. Never warns.
 pub fn plugin_root(fallback: &Path, env: &Env, cwd: &Path) -> PathBuf {
-    if let Some(declared) = env.get(OsStr::new(PLUGIN_ROOT_VARIABLE)) {
-        let b = declared.as_bytes();
-        if !trim_js(b).is_empty() && !has_token(b) {
-            return path::resolve(cwd, declared);
-        }
-    }
-    path::resolve(cwd, fallback.as_os_str())
+    plugin_root_with_source(fallback, env, cwd).0
 }
 
 /// The files a launch considers, in application order: the explicit
@@ -361,13 +400,22 @@ pub fn reserved_set(
     reserved
 }
 
+/// The largest file the layer reads (a larger one is `unreadable`): far
+/// beyond any real `.env`, and beyond what `execve` can hand a child, but
+/// it keeps `AGENT_BUNDLE_ENV_FILE=/dev/zero` from exhausting memory.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// Read one file: `Ok(bytes)`, or the state and error description.
 fn read_file(p: &Path) -> Result<Vec<u8>, (FileState, Option<String>)> {
-    match std::fs::read(p) {
-        Ok(b) => Ok(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err((FileState::Absent, None)),
-        Err(e) => Err((FileState::Unreadable, Some(crate::process::io_kind(&e)))),
-    }
+    // Regular files only: a FIFO would block the launch forever, a device
+    // never ends.
+    crate::fsutil::read_input(p, MAX_FILE_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            (FileState::Absent, None)
+        } else {
+            (FileState::Unreadable, Some(crate::process::io_kind(&e)))
+        }
+    })
 }
 
 /// The change set one file contributes: the grammar's entries, a value
@@ -391,8 +439,14 @@ fn file_changes(bytes: &[u8]) -> ChangeSet {
 /// layer that fills `AGENT_BUNDLE_ENV_FILE=none`.
 pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
     let mut report = Report::default();
+    let cwd = if opts.cwd.as_os_str().is_empty() {
+        std::env::current_dir().unwrap_or_default()
+    } else {
+        opts.cwd.clone()
+    };
     let env = asm.current();
-    report.plugin_root = plugin_root(&opts.plugin_root_fallback, env, &opts.cwd);
+    (report.plugin_root, report.root_source) =
+        plugin_root_with_source(&opts.plugin_root_fallback, env, &cwd);
     if opts.no_env {
         report.disabled = true;
         let layer = asm.add_layer(LayerInfo::new(LayerKind::Literal).with_level("--no-env"));
@@ -402,14 +456,23 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         asm.apply_fill(layer, &cs, |_| present);
         return report;
     }
-    let paths = env_file_paths(&report.plugin_root, env, &opts.cwd);
+    let paths = env_file_paths(&report.plugin_root, env, &cwd);
     let reserved = reserved_set(env, opts.manifest_env.as_ref(), opts.platform);
+    report.reserved = reserved.len();
     let platform = opts.platform;
     let mut applied: BTreeSet<OsString> = BTreeSet::new();
     for p in paths {
         let bytes = match read_file(&p) {
             Ok(b) => b,
             Err((state, error)) => {
+                if state == FileState::Unreadable {
+                    // Recorded as a failed layer, so provenance views show it.
+                    let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(&p));
+                    asm.fail(
+                        layer,
+                        format!("unreadable: {}", error.as_deref().unwrap_or("error")),
+                    );
+                }
                 report.files.push(FileReport {
                     path: p,
                     state,

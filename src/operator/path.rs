@@ -43,13 +43,15 @@ pub fn normalize(path: &[u8]) -> Vec<u8> {
 }
 
 /// Node `path.resolve(cwd, p)`: `p` made absolute against `cwd` (which
-/// should itself be absolute) and normalised. An empty `p` gives `cwd`.
+/// should itself be absolute; an empty `cwd` leaves `p` relative) and
+/// normalised. An empty `p` gives `cwd`.
 pub fn resolve(cwd: &Path, p: &OsStr) -> PathBuf {
     let b = p.as_bytes();
-    let joined = if b.first() == Some(&b'/') {
+    let cwd = cwd.as_os_str().as_bytes();
+    let joined = if b.first() == Some(&b'/') || cwd.is_empty() {
         b.to_vec()
     } else {
-        let mut j = cwd.as_os_str().as_bytes().to_vec();
+        let mut j = cwd.to_vec();
         j.push(b'/');
         j.extend_from_slice(b);
         j
@@ -92,6 +94,8 @@ mod tests {
         assert_eq!(res("/w", "..."), "/w/...");
         assert_eq!(res("/w", "//a//"), "/a");
         assert_eq!(res("/w/", "a"), "/w/a");
+        assert_eq!(res("", "a/./b/"), "a/b");
+        assert_eq!(res("", ""), ".");
         // Whitespace is part of the name.
         assert_eq!(res("/w", " /p"), "/w/ /p");
         assert_eq!(res("/w", "/installs/curator "), "/installs/curator ");
