@@ -2,7 +2,7 @@
 //! agentenv|dotenvy|none [MiB]`. Generates the benchmark input in memory,
 //! then parses it once and prints the input size and the process's peak
 //! resident set (VmHWM from /proc/self/status) before and after the parse.
-//! An optional third argument repeats the parse N times and prints the CPU
+//! `write PATH [MiB]` saves the input to a file instead. An optional third argument repeats the parse N times and prints the CPU
 //! time per parse (for `perf stat`, and as a load-insensitive comparison).
 
 #[path = "../benches/support/dotenv_gen.rs"]
@@ -30,6 +30,13 @@ fn cpu_time_us() -> u64 {
 fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "agentenv".into());
+    if which == "write" {
+        // `write PATH [MiB]`: save the input, e.g. for `agentenv dotenv parse`.
+        let path = args.next().expect("write PATH [MiB]");
+        let mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
+        std::fs::write(path, dotenv_gen::generate(mib * 1024 * 1024)).expect("write");
+        return;
+    }
     let mib: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(10);
     // 0 MiB means the benchmark's 50-line file.
     let text = if mib == 0 {
