@@ -32,6 +32,14 @@ pub struct EnvArgs {
     /// Print only what differs from the current environment.
     #[arg(long = "diff")]
     pub diff: bool,
+    /// Replay an identical run of the last 300 s from the owner-only cache
+    /// in <user store>/.cache/env.
+    #[arg(long = "cache")]
+    pub cache: bool,
+    /// Write the rendering into FILE as its one owned block (export format
+    /// only); nothing on stdout.
+    #[arg(long = "into", value_name = "FILE")]
+    pub into: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -112,15 +120,88 @@ pub fn run_env(a: EnvArgs) -> i32 {
     };
     let format = choice.resolve();
     let base = crate::core::process_env();
-    let session = match crate::session::assemble(&opts, base) {
-        Ok(s) => s,
+    let prepared = match crate::session::prepare(&opts, &base) {
+        Ok(p) => p,
         Err(msg) => {
             crate::error!("{msg}");
             return 1;
         }
     };
+    // --cache: replay before any layer runs (fast path, issue 4).
+    let cache = if a.cache {
+        let given = match choice {
+            crate::render::FormatChoice::Auto => format.name(),
+            crate::render::FormatChoice::Named { given, .. } => given,
+        };
+        match cache_lookup(&prepared, &base, given, a.diff) {
+            CacheState::Hit(bytes) => return print_out(&bytes),
+            state => state,
+        }
+    } else {
+        CacheState::Off
+    };
+    let session = prepared.assemble(base);
     let text = render_session(&session, format, a.diff);
+    if let CacheState::Miss { dir, key } = &cache {
+        crate::session::cache::store(dir, key, text.as_bytes());
+    }
+    if let Some(path) = &a.into {
+        return write_into(path, &text, format);
+    }
     print_out(text.as_bytes())
+}
+
+/// What `--cache` found.
+enum CacheState {
+    Off,
+    Hit(Vec<u8>),
+    Miss { dir: PathBuf, key: String },
+}
+
+fn cache_lookup(
+    prepared: &crate::session::Prepared,
+    base: &crate::core::Env,
+    format_given: &str,
+    diff: bool,
+) -> CacheState {
+    use crate::session::cache;
+    let dir = cache::dir_for(&prepared.scope.user_root);
+    if let Err(why) = cache::usable_dir(&dir) {
+        crate::warn!(
+            "cache directory {} {}; running uncached",
+            dir.display(),
+            why.describe()
+        );
+        return CacheState::Off;
+    }
+    let key = cache::key_for(prepared, base, format_given, diff);
+    match cache::lookup(&dir, &key) {
+        Some(bytes) => CacheState::Hit(bytes),
+        None => CacheState::Miss { dir, key },
+    }
+}
+
+/// `--into FILE`: the export format only (exit 1 otherwise, file untouched).
+fn write_into(path: &std::path::Path, text: &str, format: crate::render::Format) -> i32 {
+    if format != crate::render::Format::Export {
+        crate::error!(
+            "--into writes the export format only, not '{}'",
+            format.name()
+        );
+        return 1;
+    }
+    match crate::session::into::write_into(path, text) {
+        Ok(()) => 0,
+        Err(e) => {
+            let why = if e.kind() == std::io::ErrorKind::InvalidData {
+                "it is not UTF-8".to_string()
+            } else {
+                crate::process::io_kind(&e)
+            };
+            crate::error!("--into {}: cannot write it ({why})", path.display());
+            1
+        }
+    }
 }
 
 /// Render an assembled session: `--diff` or full mode (inherited
@@ -173,7 +254,39 @@ pub fn run_exec(a: ExecArgs) -> i32 {
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     crate::process::exec(cmd, args, &env)
 }
-pub fn run_explain(_a: ExplainArgs) -> i32 {
-    crate::error!("explain: not implemented yet");
-    1
+pub fn run_explain(a: ExplainArgs) -> i32 {
+    use crate::session::explain;
+    let json = match a.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            crate::error!(
+                "--format for explain must be text or json (got {})",
+                crate::render::py_repr(other)
+            );
+            return 2;
+        }
+    };
+    let opts = match options(&a.scope) {
+        Ok(o) => o,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 2;
+        }
+    };
+    let session = match crate::session::assemble(&opts, crate::core::process_env()) {
+        Ok(s) => s,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
+    let reports = explain::report(&session.assembly, &vars);
+    let text = if json {
+        explain::render_json(&reports, a.show_values)
+    } else {
+        explain::render_text(&reports, a.show_values)
+    };
+    print_out(text.as_bytes())
 }

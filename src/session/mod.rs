@@ -15,6 +15,7 @@
 // (issue 4).
 
 pub mod cache;
+pub mod explain;
 pub mod identity;
 pub mod into;
 pub mod native;
