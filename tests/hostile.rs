@@ -988,3 +988,24 @@ fn thirty_two_concurrent_cache_runs() {
     // And the replay is right.
     assert_eq!(w.env(&["--cache"]).stdout, expected.stdout);
 }
+
+#[test]
+fn nul_values_and_bad_names_are_refused_before_exec_naming_the_variable() {
+    let w = W::new();
+    for (yaml_key, yaml_val, shown) in [
+        ("N", "\"a\\0hostileCANARY93\"", "\"N\""),
+        ("\"A=B\"", "hostileCANARY93", "\"A=B\""),
+    ] {
+        let h = w.write(
+            "fs/harness/h.yaml",
+            format!("agent: a\nrole: r\nenv:\n  runner:\n    {yaml_key}: {yaml_val}\n"),
+        );
+        let o = run(
+            w.cmd(&["harness", "run", h.to_str().unwrap(), "--", "true"]),
+            30,
+        );
+        o.no_canary();
+        assert_eq!(o.code, Some(126), "{}", o.stderr);
+        assert!(o.stderr.contains(shown), "{}", o.stderr);
+    }
+}
