@@ -568,3 +568,76 @@ fn renderers_match_the_reference_byte_for_byte() {
         );
     }
 }
+
+/// Child half of [`auto_detection_matches_the_reference`]: prints what
+/// `detect_auto` sees from inside a renamed parent.
+#[test]
+fn detect_auto_child() {
+    if std::env::var_os("AGENTENV_DETECT_CHILD").is_none() {
+        return;
+    }
+    println!("DETECTED={}", agentenv::render::detect_auto().name());
+}
+
+/// `--format auto` against the reference's `detect_shell_format`, both run
+/// under a copy of bash renamed to each shell name (so `/proc/<ppid>/comm`
+/// says that name). `SHELL=/usr/bin/fish` shows `$SHELL` is not consulted
+/// when `/proc` answers.
+#[test]
+fn auto_detection_matches_the_reference() {
+    let (Some(bash), Some(py)) = (
+        support::tool("bash"),
+        support::venv_python_with("dotagents._env"),
+    ) else {
+        return;
+    };
+    let me = std::env::current_exe().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        "fish",
+        "pwsh",
+        "powershell",
+        "cmd",
+        "zsh",
+        "dash",
+        "ksh",
+        "sh",
+        "bash",
+        "python3",
+        "tcsh",
+        "-fish",
+        "FISH.EXE",
+        "Pwsh.exe",
+        "nu",
+    ];
+    for name in names {
+        let parent = dir.path().join(name);
+        std::fs::copy(&bash, &parent).unwrap();
+        // `; true` keeps bash from exec'ing the child in its own place.
+        let run = |script: &str| {
+            let out = Command::new(&parent)
+                .args(["--norc", "--noprofile", "-c", script])
+                .env("SHELL", "/usr/bin/fish")
+                .env("AGENTENV_DETECT_CHILD", "1")
+                .env("ME", &me)
+                .env("PY", &py)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let ours = run("\"$ME\" --exact detect_auto_child --nocapture --test-threads=1; true");
+        let ours = ours
+            .split_once("DETECTED=")
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("{name}: no DETECTED line in {ours:?}"))
+            .to_string();
+        let theirs =
+            run("\"$PY\" -c 'from dotagents import _env; print(_env.detect_shell_format())'; true");
+        assert_eq!(ours, theirs.trim(), "parent named {name:?}");
+    }
+}
