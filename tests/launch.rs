@@ -463,6 +463,7 @@ fn verbose_summary_names_and_counts() {
     );
     assert!(err.contains(&format!("{d}/.env.local: absent")), "{err}");
     assert!(err.contains("applied 2 variables: A, B"), "{err}");
+    assert!(err.contains("(the fallback)"), "{err}");
     // Without -v: nothing.
     let out = t.run(&["--", "true"]);
     assert!(out.stderr.is_empty());

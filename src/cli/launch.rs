@@ -8,7 +8,7 @@
 // OWNER: operator work (issue 5).
 
 use crate::core::Assembly;
-use crate::operator::{self, FileState, Options, Platform, Report};
+use crate::operator::{self, FileState, Options, Platform, Report, RootSource};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -76,7 +76,22 @@ fn summarise(report: &Report) {
         crate::info!("launch: operator env layer disabled (--no-env)");
         return;
     }
-    crate::info!("launch: plugin root {}", report.plugin_root.display());
+    let why = match report.root_source {
+        RootSource::Env => "from AGENT_BUNDLE_PLUGIN_ROOT",
+        RootSource::Fallback => "the fallback",
+        RootSource::FallbackToken => {
+            "the fallback: AGENT_BUNDLE_PLUGIN_ROOT holds an unexpanded ${…} token"
+        }
+    };
+    crate::info!(
+        "launch: plugin root {} ({why})",
+        report.plugin_root.display()
+    );
+    crate::debug!(
+        "launch: {} variable{} reserved by the host environment",
+        report.reserved,
+        if report.reserved == 1 { "" } else { "s" }
+    );
     if report.files.is_empty() {
         crate::info!(
             "launch: no env files ({}=none)",

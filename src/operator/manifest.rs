@@ -61,7 +61,9 @@ fn type_name(v: &serde_json::Value) -> &'static str {
 
 /// Parse manifest defaults. Keys keep the file's order; a key repeated in
 /// the file keeps its first position and its last value.
+/// A leading UTF-8 byte order mark is ignored.
 pub fn parse_manifest_env(bytes: &[u8]) -> Result<IndexMap<String, String>, ManifestError> {
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let v: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|e| ManifestError::Syntax {
             line: e.line(),
@@ -103,6 +105,8 @@ mod tests {
         assert_eq!(m.keys().collect::<Vec<_>>(), vec!["B", "A"]);
         assert_eq!(m["B"], "3");
         assert!(parse_manifest_env(b"{}").unwrap().is_empty());
+        let bom = parse_manifest_env(b"\xef\xbb\xbf{\"A\":\"1\"}").unwrap();
+        assert_eq!(bom["A"], "1");
     }
 
     #[test]

@@ -206,9 +206,47 @@ pub struct Report {
     /// The plugin root the default files were looked up under (not part of
     /// the JSON report).
     pub plugin_root: PathBuf,
+    /// Where the plugin root came from (not part of the JSON report).
+    pub root_source: RootSource,
+    /// How many names the host environment reserved (not part of the JSON
+    /// report).
+    pub reserved: usize,
     /// `true` when [`Options::no_env`] disabled the layer (not part of the
     /// JSON report).
     pub disabled: bool,
+}
+
+/// Where [`plugin_root`] took the root from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RootSource {
+    /// `AGENT_BUNDLE_PLUGIN_ROOT`.
+    Env,
+    /// The fallback: `AGENT_BUNDLE_PLUGIN_ROOT` is absent or blank.
+    #[default]
+    Fallback,
+    /// The fallback: `AGENT_BUNDLE_PLUGIN_ROOT` holds an unexpanded `${…}`
+    /// token.
+    FallbackToken,
+}
+
+/// [`plugin_root`] and where it came from.
+pub fn plugin_root_with_source(fallback: &Path, env: &Env, cwd: &Path) -> (PathBuf, RootSource) {
+    if let Some(declared) = env.get(OsStr::new(PLUGIN_ROOT_VARIABLE)) {
+        let b = declared.as_bytes();
+        if !trim_js(b).is_empty() {
+            if !has_token(b) {
+                return (path::resolve(cwd, declared), RootSource::Env);
+            }
+            return (
+                path::resolve(cwd, fallback.as_os_str()),
+                RootSource::FallbackToken,
+            );
+        }
+    }
+    (
+        path::resolve(cwd, fallback.as_os_str()),
+        RootSource::Fallback,
+    )
 }
 
 impl Report {
@@ -300,13 +338,7 @@ pub fn has_token(s: &[u8]) -> bool {
 /// else `fallback`; either resolved against `cwd` like Node's
 /// `path.resolve`. Never warns.
 pub fn plugin_root(fallback: &Path, env: &Env, cwd: &Path) -> PathBuf {
-    if let Some(declared) = env.get(OsStr::new(PLUGIN_ROOT_VARIABLE)) {
-        let b = declared.as_bytes();
-        if !trim_js(b).is_empty() && !has_token(b) {
-            return path::resolve(cwd, declared);
-        }
-    }
-    path::resolve(cwd, fallback.as_os_str())
+    plugin_root_with_source(fallback, env, cwd).0
 }
 
 /// The files a launch considers, in application order: the explicit
@@ -424,7 +456,8 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         opts.cwd.clone()
     };
     let env = asm.current();
-    report.plugin_root = plugin_root(&opts.plugin_root_fallback, env, &cwd);
+    (report.plugin_root, report.root_source) =
+        plugin_root_with_source(&opts.plugin_root_fallback, env, &cwd);
     if opts.no_env {
         report.disabled = true;
         let layer = asm.add_layer(LayerInfo::new(LayerKind::Literal).with_level("--no-env"));
@@ -436,6 +469,7 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
     }
     let paths = env_file_paths(&report.plugin_root, env, &cwd);
     let reserved = reserved_set(env, opts.manifest_env.as_ref(), opts.platform);
+    report.reserved = reserved.len();
     let platform = opts.platform;
     let mut applied: BTreeSet<OsString> = BTreeSet::new();
     for p in paths {

@@ -186,7 +186,7 @@ fn report_json_shape() {
             },
         ],
         plugin_root: "/p".into(),
-        disabled: false,
+        ..Report::default()
     };
     let v = r.to_json();
     assert_eq!(
@@ -371,4 +371,18 @@ fn default_options_use_process_cwd_and_host_platform() {
     let cwd = std::env::current_dir().unwrap();
     assert_eq!(r.plugin_root, cwd);
     assert_eq!(r.files[0].path, cwd.join(".env"));
+}
+
+#[test]
+fn root_source_reasons() {
+    let cwd = Path::new(CWD);
+    let fb = Path::new("fb");
+    let src = |v: &str| plugin_root_with_source(fb, &env(&[(PLUGIN_ROOT_VARIABLE, v)]), cwd).1;
+    assert_eq!(src("/x"), RootSource::Env);
+    assert_eq!(src(" "), RootSource::Fallback);
+    assert_eq!(src("${CLAUDE_PLUGIN_ROOT}"), RootSource::FallbackToken);
+    assert_eq!(
+        plugin_root_with_source(fb, &Env::new(), cwd).1,
+        RootSource::Fallback
+    );
 }
