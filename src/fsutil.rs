@@ -75,9 +75,149 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool)
     Ok(())
 }
 
+/// Why [`read_input`] refused a file (its message is value-free).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputError {
+    /// A socket or device where a file is expected.
+    NotRegular,
+    /// Larger than the caller's limit (in bytes).
+    TooLarge(u64),
+    /// A pipe whose writer did not finish within [`PIPE_TIMEOUT`].
+    PipeTimeout,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InputError::NotRegular => f.write_str("not a regular file or pipe"),
+            InputError::TooLarge(max) if *max >= 1 << 20 => {
+                write!(f, "larger than {} MiB", max >> 20)
+            }
+            InputError::TooLarge(max) => write!(f, "larger than {max} bytes"),
+            InputError::PipeTimeout => {
+                write!(f, "pipe not finished within {} s", PIPE_TIMEOUT.as_secs())
+            }
+        }
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// How long [`read_input`] waits for a pipe (a FIFO, `<(cmd)`) to be
+/// opened by a writer, written and closed.
+pub const PIPE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn refuse(e: InputError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
+}
+
+fn read_capped(f: impl io::Read, max: u64, hint: u64) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = Vec::with_capacity(hint.min(max) as usize);
+    f.take(max + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(refuse(InputError::TooLarge(max)));
+    }
+    Ok(buf)
+}
+
+/// Read an input file of at most `max` bytes that must be a regular file
+/// or a pipe (symlinks followed). A pipe — a named FIFO or what `<(cmd)`
+/// gives — is read on a helper thread for at most [`PIPE_TIMEOUT`], so a
+/// FIFO nobody writes, or a writer that never closes, cannot hang the
+/// caller (the blocked thread ends with the process, or with its `exec`).
+/// A device or socket is refused before any read (a directory is
+/// `EISDIR`); a file that
+/// grows past `max` is refused after reading `max + 1` bytes. Refusals are
+/// [`InputError`]s inside the `io::Error` (see [`input_error`]).
+pub fn read_input(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileTypeExt;
+    let md = fs::metadata(path)?;
+    if md.file_type().is_fifo() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(fs::File::open(p).and_then(|f| read_capped(f, max, 0)));
+        });
+        return rx
+            .recv_timeout(PIPE_TIMEOUT)
+            .unwrap_or_else(|_| Err(refuse(InputError::PipeTimeout)));
+    }
+    if md.is_dir() {
+        return Err(io::Error::from_raw_os_error(
+            rustix::io::Errno::ISDIR.raw_os_error(),
+        ));
+    }
+    if !md.is_file() {
+        return Err(refuse(InputError::NotRegular));
+    }
+    if md.len() > max {
+        return Err(refuse(InputError::TooLarge(max)));
+    }
+    // Non-blocking open: if the path was swapped for a FIFO after the
+    // check, the open still returns at once and the type check refuses it.
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(path)?;
+    let md = f.metadata()?;
+    if !md.is_file() {
+        return Err(refuse(InputError::NotRegular));
+    }
+    read_capped(f, max, md.len())
+}
+
+/// The [`InputError`] inside `e`, if [`read_input`] refused the file.
+pub fn input_error(e: &io::Error) -> Option<InputError> {
+    e.get_ref()
+        .and_then(|r| r.downcast_ref::<InputError>())
+        .copied()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_input_refuses_devices_dirs_and_big_files_and_bounds_pipes() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        // No writer: refused after the pipe timeout, not a hang.
+        let t = std::time::Instant::now();
+        let e = read_input(&fifo, 100).unwrap_err();
+        assert_eq!(input_error(&e), Some(InputError::PipeTimeout));
+        assert!(t.elapsed() < PIPE_TIMEOUT * 2);
+        // A writer that finishes: read like a file.
+        let fifo2 = d.path().join("fifo2");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo2)
+            .status()
+            .unwrap()
+            .success());
+        let w = fifo2.clone();
+        let writer = std::thread::spawn(move || fs::write(w, "A=1\n"));
+        assert_eq!(read_input(&fifo2, 100).unwrap(), b"A=1\n");
+        writer.join().unwrap().unwrap();
+        let e = read_input(Path::new("/dev/zero"), 100).unwrap_err();
+        assert_eq!(input_error(&e), Some(InputError::NotRegular));
+        let e = read_input(d.path(), 100).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
+        let f = d.path().join("f");
+        fs::write(&f, "0123456789").unwrap();
+        assert_eq!(read_input(&f, 10).unwrap(), b"0123456789");
+        let e = read_input(&f, 9).unwrap_err();
+        assert_eq!(input_error(&e), Some(InputError::TooLarge(9)));
+        assert_eq!(e.to_string(), "larger than 9 bytes");
+        let e = read_input(&d.path().join("none"), 9).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert_eq!(input_error(&e), None);
+    }
 
     #[test]
     fn writes_and_keeps_mode() {

@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod core;
 pub mod dotenv;
+pub mod expand;
 pub mod fsutil;
 pub mod harness;
 pub mod log;

@@ -72,7 +72,10 @@ pub fn io_kind(e: &io::Error) -> String {
                 None => format!("os error {code}"),
             }
         }
-        None => format!("{:?}", e.kind()),
+        None => match crate::fsutil::input_error(e) {
+            Some(refused) => refused.to_string(),
+            None => format!("{:?}", e.kind()),
+        },
     }
 }
 
@@ -109,7 +112,10 @@ pub fn run_captured(
         Ok(r) => r,
         Err(_) => {
             kill(&mut child);
-            let _ = reader.join();
+            // Not joined: a descendant that left the group (setsid) may
+            // still hold the pipe; the reader ends when it closes, or with
+            // this process.
+            drop(reader);
             return Err(RunError::Timeout);
         }
     };
@@ -161,11 +167,58 @@ pub fn check_exec_env(env: &Env) -> Result<(), String> {
     Ok(())
 }
 
+/// Linux's limit on everything `execve` copies (argument and environment
+/// strings plus their pointers): a quarter of the stack soft limit, at most
+/// 6 MiB and at least 128 KiB (`fs/exec.c`).
+pub fn exec_total_limit() -> usize {
+    const CAP: u64 = 6 << 20; // _STK_LIM / 4 * 3
+    let stack = rustix::process::getrlimit(rustix::process::Resource::Stack).current;
+    let limit = stack.map_or(CAP, |c| (c / 4).min(CAP));
+    (limit as usize).max(MAX_ARG_STRLEN)
+}
+
+/// Check the whole `execve` payload against `limit` (see
+/// [`exec_total_limit`]): over it, the message names the largest variable
+/// and the sizes, never a value. The program path is counted at
+/// `PATH_MAX` so a PATH lookup cannot tip it over.
+pub fn check_exec_total(
+    program: &OsStr,
+    args: &[std::ffi::OsString],
+    env: &Env,
+    limit: usize,
+) -> Result<(), String> {
+    const PTR: usize = std::mem::size_of::<usize>();
+    let argv: usize = program.len() + 1 + args.iter().map(|a| a.len() + 1).sum::<usize>();
+    let envp: usize = env.iter().map(|(k, v)| k.len() + v.len() + 2).sum();
+    let total = 4096 + argv + envp + (1 + args.len() + env.len()) * PTR;
+    if total <= limit {
+        return Ok(());
+    }
+    let largest = env
+        .iter()
+        .max_by_key(|(k, v)| (k.len() + v.len(), std::cmp::Reverse(*k)));
+    let hint = match largest {
+        Some((k, v)) => format!(
+            "; the largest variable is {} ({} bytes)",
+            k.to_string_lossy(),
+            k.len() + v.len() + 1
+        ),
+        None => String::new(),
+    };
+    Err(format!(
+        "the environment ({} variables, {envp} bytes) and arguments ({argv} bytes) are over the {} KiB limit of execve{hint}",
+        env.len(),
+        limit / 1024
+    ))
+}
+
 /// Replace this process with `program args…` in exactly `env`.
 /// Returns only on failure, with the exit code to use (127 not found,
 /// 126 cannot execute) after printing a message.
 pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
-    if let Err(msg) = check_exec_env(env) {
+    if let Err(msg) =
+        check_exec_env(env).and_then(|()| check_exec_total(program, args, env, exec_total_limit()))
+    {
         crate::error!("cannot run {}: {msg}", program.to_string_lossy());
         return 126;
     }
@@ -192,6 +245,21 @@ pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn exec_total_names_the_largest_variable_not_its_value() {
+        let mut env = Env::new();
+        env.insert("SMALL".into(), "x".into());
+        env.insert("BIG".into(), "s3cr3t".repeat(100).into());
+        let args = vec![std::ffi::OsString::from("a")];
+        assert!(check_exec_total(OsStr::new("true"), &args, &env, 1 << 20).is_ok());
+        let msg = check_exec_total(OsStr::new("true"), &args, &env, 4096).unwrap_err();
+        assert!(msg.contains("largest variable is BIG (604 bytes)"), "{msg}");
+        assert!(msg.contains("over the 4 KiB limit"), "{msg}");
+        assert!(!msg.contains("s3cr3t"));
+        let l = exec_total_limit();
+        assert!((MAX_ARG_STRLEN..=6 << 20).contains(&l));
+    }
+
     fn sh(script: &str) -> Command {
         let mut c = Command::new("sh");
         c.arg("-c").arg(script);
@@ -211,6 +279,20 @@ mod tests {
         let r = run_captured(sh("sleep 30 & sleep 30"), Duration::from_millis(300), 100);
         assert!(matches!(r, Err(RunError::Timeout)));
         assert!(t.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn timeout_returns_while_an_escaped_descendant_holds_stdout() {
+        // setsid leaves the group, so the kill misses it; the pipe stays
+        // open for 20 s, yet the call returns at the timeout.
+        let t = std::time::Instant::now();
+        let r = run_captured(
+            sh("setsid sleep 20 & echo x"),
+            Duration::from_millis(300),
+            100,
+        );
+        assert!(matches!(r, Err(RunError::Timeout)));
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     }
 
     #[test]

@@ -684,7 +684,7 @@ fn process_substitution_is_read() {
     // A pipe (what `<(cmd)` gives) is read like a file, as Node does.
     let t = Launch::new();
     let script = format!(
-        "printf 'FROM_PIPE=1\\n' > {fifo} & AGENT_BUNDLE_ENV_FILE={fifo} exec {bin} launch -- env -0",
+        "printf 'FROM_PIPE=1\\n' > {fifo} 2>/dev/null & AGENT_BUNDLE_ENV_FILE={fifo} exec {bin} launch -- env -0",
         fifo = t.p("fifo").display(),
         bin = support::agentenv_bin().display()
     );
@@ -699,4 +699,18 @@ fn process_substitution_is_read() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(get(&parse_env0(&out.stdout), "FROM_PIPE"), Some("1"));
+}
+
+#[test]
+fn command_replaces_the_process() {
+    // Same PID: signals and stdio reach the command, no agentenv in between.
+    let t = Launch::new();
+    let child = t
+        .command(&["--", "sh", "-c", "echo $$"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), pid.to_string());
 }

@@ -48,6 +48,9 @@ pub fn run(c: DotenvCommand) -> i32 {
 /// A short reason for a read error, from its kind only.
 pub fn read_error_reason(e: &std::io::Error) -> String {
     use std::io::ErrorKind as K;
+    if let Some(refused) = crate::fsutil::input_error(e) {
+        return refused.to_string();
+    }
     match e.kind() {
         K::NotFound => "no such file or directory".into(),
         K::PermissionDenied => "permission denied".into(),
@@ -59,8 +62,11 @@ pub fn read_error_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// Largest file `dotenv parse`/`check` reads.
+pub const MAX_DOTENV_FILE: u64 = 64 << 20;
+
 fn read_parse(path: &Path) -> Result<Parsed, i32> {
-    match std::fs::read(path) {
+    match crate::fsutil::read_input(path, MAX_DOTENV_FILE) {
         Ok(bytes) => Ok(parse_bytes(&bytes)),
         Err(e) => {
             crate::error!("cannot read {}: {}", path.display(), read_error_reason(&e));

@@ -29,7 +29,23 @@ impl From<PlatformArg> for Platform {
     }
 }
 
+const AFTER_HELP: &str = "\
+Files: $AGENT_BUNDLE_ENV_FILE (a ':' list; 'none' disables), else
+<root>/.env then <root>/.env.local. They fill only what the environment does
+not already set (a variable still equal to its --manifest-env default may be
+overridden); later files win. Then CMD replaces this process: stdin and
+stdout are the child's. Nothing is printed on stdout.
+
+Example (a pack's launcher script):
+  exec agentenv launch --plugin-root \"$(dirname \"$0\")/..\" \\
+    --manifest-env \"$(dirname \"$0\")/env.json\" -- node server.js
+
+Report (--report FILE): {\"applied\": [names], \"files\": [{\"applied\"?, \"path\", \"state\"}]}
+with state absent | unreadable | loaded. Exit: the child's status; 127 CMD
+not found, 126 not executable; 1 bad --manifest-env or unwritable --report.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct LaunchArgs {
     /// Fallback plugin root (default: the current directory); a non-blank
     /// AGENT_BUNDLE_PLUGIN_ROOT without a ${…} token overrides it.
@@ -39,7 +55,7 @@ pub struct LaunchArgs {
     #[arg(long = "manifest-env", value_name = "FILE")]
     pub manifest_env: Option<PathBuf>,
     /// Platform whose name comparison to use (default: the host).
-    #[arg(long = "platform", value_name = "P", value_enum)]
+    #[arg(long = "platform", value_name = "PLATFORM", value_enum)]
     pub platform: Option<PlatformArg>,
     /// Do not read any .env file; tell the child so.
     #[arg(long = "no-env")]
@@ -60,7 +76,7 @@ pub struct LaunchArgs {
 /// Read and check `--manifest-env FILE`; the message names the file and,
 /// for a wrong type, the key — never a value.
 fn load_manifest(p: &Path) -> Result<indexmap::IndexMap<String, String>, String> {
-    let bytes = std::fs::read(p).map_err(|e| {
+    let bytes = crate::fsutil::read_input(p, operator::MAX_FILE_BYTES).map_err(|e| {
         format!(
             "cannot read manifest env file {}: {}",
             p.display(),

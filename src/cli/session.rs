@@ -19,7 +19,10 @@ pub struct ScopeArgs {
     pub timeout: Option<f64>,
 }
 
+/// As the reference's argparse: a repeated option takes its last value and
+/// an unambiguous prefix of a long option is accepted (`--form json`).
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
 pub struct EnvArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -29,9 +32,18 @@ pub struct EnvArgs {
     /// Print only what differs from the current environment.
     #[arg(long = "diff")]
     pub diff: bool,
+    /// Replay an identical run of the last 300 s from the owner-only cache
+    /// in <user store>/.cache/env.
+    #[arg(long = "cache")]
+    pub cache: bool,
+    /// Write the rendering into FILE as its one owned block (export format
+    /// only); nothing on stdout.
+    #[arg(long = "into", value_name = "FILE")]
+    pub into: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
 pub struct ExecArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
@@ -62,15 +74,219 @@ pub struct ExplainArgs {
     pub vars: Vec<String>,
 }
 
-pub fn run_env(_a: EnvArgs) -> i32 {
-    crate::error!("env: not implemented yet");
-    1
+/// Session options from the scope flags; `Err` is a usage message.
+pub fn options(scope: &ScopeArgs) -> Result<crate::session::Options, String> {
+    let timeout = match scope.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
+            Some(std::time::Duration::from_secs_f64(t))
+        }
+        Some(_) => return Err("--timeout must be a positive number of seconds".into()),
+    };
+    Ok(crate::session::Options {
+        global: scope.global,
+        agents_dir: scope.agents_dir.clone(),
+        timeout,
+        agent: None,
+        cwd: None,
+    })
 }
-pub fn run_exec(_a: ExecArgs) -> i32 {
-    crate::error!("exec: not implemented yet");
-    1
+
+/// Write `text` to stdout; 1 when stdout is closed.
+fn print_out(text: &[u8]) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text).and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
 }
-pub fn run_explain(_a: ExplainArgs) -> i32 {
-    crate::error!("explain: not implemented yet");
-    1
+
+pub fn run_env(a: EnvArgs) -> i32 {
+    // The format is validated before anything runs (exit 1).
+    let choice = match crate::render::parse_format(&a.format) {
+        Ok(c) => c,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let opts = match options(&a.scope) {
+        Ok(o) => o,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 2;
+        }
+    };
+    let format = choice.resolve();
+    let base = crate::core::process_env();
+    let prepared = match crate::session::prepare(&opts, &base) {
+        Ok(p) => p,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    // --cache: replay before any layer runs (fast path, issue 4).
+    let cache = if a.cache {
+        let given = match choice {
+            crate::render::FormatChoice::Auto => format.name(),
+            crate::render::FormatChoice::Named { given, .. } => given,
+        };
+        match cache_lookup(&prepared, &base, given, a.diff) {
+            CacheState::Hit(bytes) => return print_out(&bytes),
+            state => state,
+        }
+    } else {
+        CacheState::Off
+    };
+    let session = prepared.assemble(base);
+    let text = render_session(&session, format, a.diff);
+    if let CacheState::Miss { dir, key } = &cache {
+        crate::session::cache::store(dir, key, text.as_bytes());
+    }
+    if let Some(path) = &a.into {
+        return write_into(path, &text, format);
+    }
+    print_out(text.as_bytes())
+}
+
+/// What `--cache` found.
+enum CacheState {
+    Off,
+    Hit(Vec<u8>),
+    Miss { dir: PathBuf, key: String },
+}
+
+fn cache_lookup(
+    prepared: &crate::session::Prepared,
+    base: &crate::core::Env,
+    format_given: &str,
+    diff: bool,
+) -> CacheState {
+    use crate::session::cache;
+    let dir = cache::dir_for(&prepared.scope.user_root);
+    if let Err(why) = cache::usable_dir(&dir) {
+        crate::warn!(
+            "cache directory {} {}; running uncached",
+            dir.display(),
+            why.describe()
+        );
+        return CacheState::Off;
+    }
+    let key = cache::key_for(prepared, base, format_given, diff);
+    match cache::lookup(&dir, &key) {
+        Some(bytes) => CacheState::Hit(bytes),
+        None => CacheState::Miss { dir, key },
+    }
+}
+
+/// `--into FILE`: the export format only (exit 1 otherwise, file untouched).
+fn write_into(path: &std::path::Path, text: &str, format: crate::render::Format) -> i32 {
+    if format != crate::render::Format::Export {
+        crate::error!(
+            "--into writes the export format only, not '{}'",
+            format.name()
+        );
+        return 1;
+    }
+    match crate::session::into::write_into(path, text) {
+        Ok(()) => 0,
+        Err(e) => {
+            let why = if e.kind() == std::io::ErrorKind::InvalidData {
+                "it is not UTF-8".to_string()
+            } else {
+                crate::process::io_kind(&e)
+            };
+            crate::error!("--into {}: cannot write it ({why})", path.display());
+            1
+        }
+    }
+}
+
+/// Render an assembled session: `--diff` or full mode (inherited
+/// `DOTAGENTS_*` hidden), with the final newline.
+pub fn render_session(
+    session: &crate::session::Session,
+    format: crate::render::Format,
+    diff: bool,
+) -> String {
+    let base = session.assembly.base();
+    let changes = session.assembly.result();
+    let view = if diff {
+        crate::render::View::diff(base, changes)
+    } else {
+        crate::render::View::full(base, changes, Some("DOTAGENTS_"))
+    };
+    crate::render::render(format, &view)
+}
+
+pub fn run_exec(a: ExecArgs) -> i32 {
+    let mut opts = match options(&a.scope) {
+        Ok(o) => o,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 2;
+        }
+    };
+    if let Some(name) = &a.agent {
+        match crate::session::identity::lookup(name) {
+            Some(agent) => opts.agent = Some(agent.name.to_string()),
+            None => {
+                let known: Vec<&str> = crate::session::identity::REGISTRY
+                    .iter()
+                    .map(|a| a.name)
+                    .collect();
+                crate::error!("unknown agent for --agent (known: {})", known.join(", "));
+                return 2;
+            }
+        }
+    }
+    let base = crate::core::process_env();
+    let session = match crate::session::assemble(&opts, base) {
+        Ok(s) => s,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let env = crate::session::child_env(&session);
+    let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    crate::process::exec(cmd, args, &env)
+}
+pub fn run_explain(a: ExplainArgs) -> i32 {
+    use crate::session::explain;
+    let json = match a.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            crate::error!(
+                "--format for explain must be text or json (got {})",
+                crate::render::py_repr(other)
+            );
+            return 2;
+        }
+    };
+    let opts = match options(&a.scope) {
+        Ok(o) => o,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 2;
+        }
+    };
+    let session = match crate::session::assemble(&opts, crate::core::process_env()) {
+        Ok(s) => s,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
+    let reports = explain::report(&session.assembly, &vars);
+    let text = if json {
+        explain::render_json(&reports, a.show_values)
+    } else {
+        explain::render_text(&reports, a.show_values)
+    };
+    print_out(text.as_bytes())
 }

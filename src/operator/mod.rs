@@ -407,26 +407,15 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Read one file: `Ok(bytes)`, or the state and error description.
 fn read_file(p: &Path) -> Result<Vec<u8>, (FileState, Option<String>)> {
-    use std::io::Read;
-    let unreadable = |e: &std::io::Error| (FileState::Unreadable, Some(crate::process::io_kind(e)));
-    let f = match std::fs::File::open(p) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err((FileState::Absent, None))
+    // Regular files only: a FIFO would block the launch forever, a device
+    // never ends.
+    crate::fsutil::read_input(p, MAX_FILE_BYTES).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            (FileState::Absent, None)
+        } else {
+            (FileState::Unreadable, Some(crate::process::io_kind(&e)))
         }
-        Err(e) => return Err(unreadable(&e)),
-    };
-    let mut buf = Vec::new();
-    f.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| unreadable(&e))?;
-    if buf.len() as u64 > MAX_FILE_BYTES {
-        return Err((
-            FileState::Unreadable,
-            Some(format!("larger than {} MiB", MAX_FILE_BYTES >> 20)),
-        ));
-    }
-    Ok(buf)
+    })
 }
 
 /// The change set one file contributes: the grammar's entries, a value
@@ -476,6 +465,14 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         let bytes = match read_file(&p) {
             Ok(b) => b,
             Err((state, error)) => {
+                if state == FileState::Unreadable {
+                    // Recorded as a failed layer, so provenance views show it.
+                    let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(&p));
+                    asm.fail(
+                        layer,
+                        format!("unreadable: {}", error.as_deref().unwrap_or("error")),
+                    );
+                }
                 report.files.push(FileReport {
                     path: p,
                     state,

@@ -277,6 +277,14 @@ fn apply_states_absent_unreadable() {
     assert!(r.files[0].error.is_some());
     assert_eq!(r.files[1].state, FileState::Loaded);
     assert_eq!(r.applied, vec!["K"]);
+    let mut asm = Assembly::new(Env::new());
+    apply_to_assembly(&mut asm, &opts(d.path()));
+    assert!(asm.layers()[0]
+        .failure
+        .as_deref()
+        .unwrap()
+        .starts_with("unreadable"));
+    assert!(asm.layers()[1].failure.is_none());
 
     // A plugin root that is a regular file: ENOTDIR, unreadable.
     let f = d.path().join("plainfile");
@@ -385,4 +393,109 @@ fn root_source_reasons() {
         plugin_root_with_source(fb, &Env::new(), cwd).1,
         RootSource::Fallback
     );
+}
+
+mod model {
+    //! Model-based check of [`apply`]: random host envs, manifests, platforms
+    //! and two files, against a direct transcription of reference §5.3–§5.4.
+    use super::*;
+    use proptest::prelude::*;
+
+    const HOST_NAMES: &[&str] = &["A", "a", "B", "Ab", "AB", "_x", "Path", "straße", "K"];
+    const FILE_NAMES: &[&str] = &["A", "a", "B", "ab", "AB", "_x", "PATH", "STRASSE", "K", "N"];
+    const VALUES: &[&str] = &["", "v", "d", "d ", "x y"];
+
+    fn comp(k: &str, win: bool) -> String {
+        if win {
+            k.to_uppercase()
+        } else {
+            k.to_string()
+        }
+    }
+
+    fn pick(pool: &'static [&'static str]) -> impl Strategy<Value = &'static str> {
+        (0..pool.len()).prop_map(move |i| pool[i])
+    }
+
+    fn file_value() -> impl Strategy<Value = String> {
+        prop_oneof![pick(VALUES).prop_map(str::to_string), "[ -~\n\t]{0,10}",]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn apply_matches_model(
+            host in proptest::collection::vec((pick(HOST_NAMES), pick(VALUES)), 0..6),
+            manifest_in in proptest::option::of(
+                proptest::collection::vec((pick(FILE_NAMES), pick(VALUES)), 0..5)),
+            win in any::<bool>(),
+            f1 in proptest::collection::vec((pick(FILE_NAMES), file_value()), 0..6),
+            f2 in proptest::collection::vec((pick(FILE_NAMES), file_value()), 0..6),
+        ) {
+            let d = tempfile::tempdir().unwrap();
+            let mut files: Vec<Vec<(String, String)>> = Vec::new();
+            for (name, entries) in [(".env", &f1), (".env.local", &f2)] {
+                let mut text = String::new();
+                let mut kept = Vec::new();
+                for (k, v) in entries {
+                    if let Some(line) = crate::dotenv::write_value(k, v) {
+                        text.push_str(&line);
+                        text.push('\n');
+                        kept.push((k.to_string(), v.clone()));
+                    }
+                }
+                fs::write(d.path().join(name), text).unwrap();
+                files.push(kept);
+            }
+            let host_env: Env = host
+                .iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+                .collect();
+            let manifest_map: Option<IndexMap<String, String>> = manifest_in.map(|m| {
+                m.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            });
+
+            // The model.
+            let mut defaults: BTreeMap<String, String> = BTreeMap::new();
+            for (k, v) in manifest_map.iter().flatten() {
+                defaults.insert(comp(k, win), v.clone());
+            }
+            let reserved: BTreeSet<String> = host_env
+                .iter()
+                .map(|(k, v)| (k.to_str().unwrap(), v.to_str().unwrap()))
+                .filter(|(k, v)| defaults.get(&comp(k, win)).map(String::as_str) != Some(*v))
+                .map(|(k, _)| comp(k, win))
+                .collect();
+            let mut expected = host_env.clone();
+            let mut applied: BTreeSet<String> = BTreeSet::new();
+            let mut counts = Vec::new();
+            for entries in &files {
+                let mut last: IndexMap<&str, &str> = IndexMap::new();
+                for (k, v) in entries {
+                    last.insert(k, v);
+                }
+                let mut n = 0;
+                for (k, v) in last {
+                    if !reserved.contains(&comp(k, win)) {
+                        expected.insert(k.into(), v.into());
+                        applied.insert(k.to_string());
+                        n += 1;
+                    }
+                }
+                counts.push(Some(n));
+            }
+            let mut applied: Vec<String> = applied.into_iter().collect();
+            sort_names(&mut applied);
+
+            let mut env = host_env.clone();
+            let mut o = opts(d.path());
+            o.platform = if win { Platform::Win32 } else { Platform::Linux };
+            o.manifest_env = manifest_map;
+            let r = apply(&mut env, &o);
+            prop_assert_eq!(env, expected);
+            prop_assert_eq!(r.applied, applied);
+            let got: Vec<Option<usize>> = r.files.iter().map(|f| f.applied).collect();
+            prop_assert_eq!(got, counts);
+        }
+    }
 }

@@ -116,9 +116,15 @@ pub(crate) fn json(p: &Prepared, out: &mut String) {
     out.push_str("\n}");
 }
 
-/// A key configparser reads back as itself.
+/// A key configparser reads back as itself. A line break inside a name
+/// (which passes the reference's check) would end the line early and make
+/// the whole file unparsable (`ParsingError`), so it is refused too — a
+/// deliberate difference found by fuzzing.
 fn ini_key_ok(k: &str) -> bool {
-    !k.is_empty() && strip(k) == k && !k.contains(['=', ':']) && !k.starts_with(['#', ';', '['])
+    !k.is_empty()
+        && strip(k) == k
+        && !k.contains(['=', ':', '\n', '\r'])
+        && !k.starts_with(['#', ';', '['])
 }
 
 /// The reference's `_ini_value`: `%` doubled, LF → LF + TAB; `false` when
@@ -307,6 +313,15 @@ mod tests {
         assert_eq!(
             render(Format::Json, &v),
             "{\n  \"A\": \"1\",\n  \"B\": null,\n  \"C\": \"3\"\n}\n"
+        );
+    }
+
+    #[test]
+    fn ini_never_breaks_a_line_inside_a_name() {
+        let v = view(&[("A\nB", "1"), ("C\rD", "2"), ("E", "3")], &[]);
+        assert_eq!(
+            render(Format::Ini, &v),
+            "[env]\n; a var omitted: not representable in INI\n; a var omitted: not representable in INI\nE=3\n"
         );
     }
 

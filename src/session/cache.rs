@@ -113,6 +113,41 @@ impl KeyBuilder {
     }
 }
 
+/// The key of an `agentenv env` run: everything the reference's key covers
+/// (§6.7) that agentenv reads — interpreter, cwd, scope level, user, scope,
+/// project and system roots, the format as given (`auto` → the detected
+/// canonical name), diff or full, every overlay, every env-file candidate of
+/// both tiers with its signature (missing ones included), every `lib`
+/// candidate and the files below it, the whole base env — plus agentenv's
+/// version, the timeout and an explicit agent.
+pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff: bool) -> String {
+    let s = &p.scope;
+    let opt = |o: &Option<PathBuf>| o.as_ref().map(|p| p.as_os_str().as_bytes().to_vec());
+    let mut k = KeyBuilder::new(p.timeout.as_secs_f64());
+    k.item(opt(&p.interpreter).unwrap_or_default())
+        .item(s.cwd.as_os_str().as_bytes())
+        .item(s.level)
+        .item(s.user_root.as_os_str().as_bytes())
+        .item(s.agents_root.as_os_str().as_bytes())
+        .item(opt(&s.project_root).unwrap_or_default())
+        .item(opt(&s.system_root).unwrap_or_default())
+        .item(format)
+        .item(if diff { "diff" } else { "full" })
+        .item(p.agent.as_deref().unwrap_or(""));
+    for o in &s.overlays {
+        k.parts(&[b"overlay", o.name.as_bytes(), o.path.as_os_str().as_bytes()]);
+    }
+    for f in &p.env_files {
+        let path = s.cwd.join(&f.path);
+        k.file(&f.level, &path);
+    }
+    for l in &p.lib_candidates {
+        k.lib(&s.cwd.join(l));
+    }
+    k.env(base);
+    k.finish()
+}
+
 /// `mode:inode:mtime_ns:size`, or `-` when the path cannot be stat'ed.
 pub fn stat_sig(path: &Path) -> String {
     match fs::metadata(path) {

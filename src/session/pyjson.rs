@@ -1,0 +1,513 @@
+//! The `env.py` output protocol's JSON, exactly as CPython 3.11's `json`
+//! module reads it (the reference parses with `json.loads`): `NaN`,
+//! `Infinity` and `-Infinity` are numbers, duplicate keys keep the first
+//! position and the last value, lone surrogate escapes are kept, control
+//! characters in strings are errors. Text is a sequence of code points in
+//! which undecodable stdout bytes are lone surrogates (`surrogateescape`).
+//!
+//! Error messages are Python's (`Expecting value: line 1 column 1 (char 0)`)
+//! and never contain input text.
+
+/// A code point sequence; values `0xD800..=0xDFFF` are lone surrogates.
+pub type Text = Vec<u32>;
+
+/// A parsed JSON value (containers below the top level keep only their kind).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str(Text),
+    List,
+    Dict(Vec<(Text, Value)>),
+}
+
+impl Value {
+    /// Python's `type(value).__name__`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "NoneType",
+            Value::Bool => "bool",
+            Value::Int => "int",
+            Value::Float => "float",
+            Value::Str(_) => "str",
+            Value::List => "list",
+            Value::Dict(_) => "dict",
+        }
+    }
+}
+
+/// A parse failure. `decode` is `true` for `json.JSONDecodeError` (as
+/// opposed to a plain `ValueError`, e.g. an over-long integer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    pub message: String,
+    pub decode: bool,
+}
+
+/// Decode bytes as UTF-8 with `surrogateescape`.
+pub fn decode(b: &[u8]) -> Text {
+    let mut out = Vec::with_capacity(b.len());
+    let mut rest = b;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.extend(s.chars().map(|c| c as u32));
+                return out;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                let s = std::str::from_utf8(&rest[..good]).expect("valid prefix");
+                out.extend(s.chars().map(|c| c as u32));
+                let bad = e.error_len().unwrap_or(rest.len() - good);
+                for &byte in &rest[good..good + bad] {
+                    out.push(0xDC00 + byte as u32);
+                }
+                rest = &rest[good + bad..];
+            }
+        }
+    }
+}
+
+/// `true` when the text has no lone surrogate (Python: encodable as UTF-8).
+pub fn is_utf8(t: &[u32]) -> bool {
+    !t.iter().any(|c| (0xD800..=0xDFFF).contains(c))
+}
+
+/// Encode text without surrogates as UTF-8 bytes.
+pub fn encode(t: &[u32]) -> Vec<u8> {
+    let s: String = t.iter().filter_map(|c| char::from_u32(*c)).collect();
+    s.into_bytes()
+}
+
+/// Python's `str.isspace()` set.
+pub fn is_py_space(c: u32) -> bool {
+    matches!(c, 0x09..=0x0D | 0x1C..=0x20 | 0x85 | 0xA0 | 0x1680 | 0x2000..=0x200A
+        | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000)
+}
+
+/// `str.strip()`.
+pub fn strip(t: &[u32]) -> &[u32] {
+    let start = t.iter().position(|c| !is_py_space(*c)).unwrap_or(t.len());
+    let end = t
+        .iter()
+        .rposition(|c| !is_py_space(*c))
+        .map_or(start, |i| i + 1);
+    &t[start..end.max(start)]
+}
+
+/// `str.splitlines()`.
+pub fn splitlines(t: &[u32]) -> Vec<&[u32]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < t.len() {
+        let c = t[i];
+        if matches!(
+            c,
+            0x0A | 0x0B | 0x0C | 0x0D | 0x1C | 0x1D | 0x1E | 0x85 | 0x2028 | 0x2029
+        ) {
+            out.push(&t[start..i]);
+            if c == 0x0D && t.get(i + 1) == Some(&0x0A) {
+                i += 1;
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    if start < t.len() {
+        out.push(&t[start..]);
+    }
+    out
+}
+
+/// `json.loads(text)`.
+pub fn loads(text: &[u32]) -> Result<Value, Error> {
+    let mut p = Parser { s: text, depth: 0 };
+    let i = p.ws(0);
+    let (v, end) = p.value(i)?;
+    let end = p.ws(end);
+    if end != text.len() {
+        return Err(p.err("Extra data", end));
+    }
+    Ok(v)
+}
+
+struct Parser<'a> {
+    s: &'a [u32],
+    depth: usize,
+}
+
+const MAX_DEPTH: usize = 900;
+const MAX_INT_DIGITS: usize = 4300;
+
+impl Parser<'_> {
+    fn at(&self, i: usize) -> Option<u32> {
+        self.s.get(i).copied()
+    }
+
+    fn ws(&self, mut i: usize) -> usize {
+        while matches!(self.at(i), Some(0x20 | 0x09 | 0x0A | 0x0D)) {
+            i += 1;
+        }
+        i
+    }
+
+    fn err(&self, msg: &str, pos: usize) -> Error {
+        let pos = pos.min(self.s.len());
+        let before = &self.s[..pos];
+        let line = before.iter().filter(|c| **c == 0x0A).count() + 1;
+        let col = match before.iter().rposition(|c| *c == 0x0A) {
+            Some(nl) => pos - nl,
+            None => pos + 1,
+        };
+        Error {
+            message: format!("{msg}: line {line} column {col} (char {pos})"),
+            decode: true,
+        }
+    }
+
+    fn lit(&self, i: usize, word: &str) -> bool {
+        let w: Vec<u32> = word.chars().map(|c| c as u32).collect();
+        self.s.len() >= i + w.len() && self.s[i..i + w.len()] == w[..]
+    }
+
+    fn value(&mut self, i: usize) -> Result<(Value, usize), Error> {
+        let Some(c) = self.at(i) else {
+            return Err(self.err("Expecting value", i));
+        };
+        match c {
+            0x22 => {
+                let (s, end) = self.string(i + 1)?;
+                Ok((Value::Str(s), end))
+            }
+            0x7B => self.nested(i, true),
+            0x5B => self.nested(i, false),
+            _ if c == 'n' as u32 && self.lit(i, "null") => Ok((Value::Null, i + 4)),
+            _ if c == 't' as u32 && self.lit(i, "true") => Ok((Value::Bool, i + 4)),
+            _ if c == 'f' as u32 && self.lit(i, "false") => Ok((Value::Bool, i + 5)),
+            _ if c == 'N' as u32 && self.lit(i, "NaN") => Ok((Value::Float, i + 3)),
+            _ if c == 'I' as u32 && self.lit(i, "Infinity") => Ok((Value::Float, i + 8)),
+            _ if c == '-' as u32 && self.lit(i, "-Infinity") => Ok((Value::Float, i + 9)),
+            _ => self.number(i),
+        }
+    }
+
+    fn nested(&mut self, i: usize, dict: bool) -> Result<(Value, usize), Error> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(Error {
+                message: "maximum recursion depth exceeded while decoding a JSON document".into(),
+                decode: false,
+            });
+        }
+        let r = if dict {
+            self.object(i + 1)
+        } else {
+            self.array(i + 1)
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn is_digit(c: Option<u32>) -> bool {
+        matches!(c, Some(0x30..=0x39))
+    }
+
+    fn number(&self, start: usize) -> Result<(Value, usize), Error> {
+        let mut i = start;
+        if self.at(i) == Some('-' as u32) {
+            i += 1;
+        }
+        match self.at(i) {
+            Some(0x31..=0x39) => {
+                while Self::is_digit(self.at(i)) {
+                    i += 1;
+                }
+            }
+            Some(0x30) => i += 1,
+            _ => return Err(self.err("Expecting value", start)),
+        }
+        let int_end = i;
+        let mut float = false;
+        if self.at(i) == Some('.' as u32) && Self::is_digit(self.at(i + 1)) {
+            i += 2;
+            while Self::is_digit(self.at(i)) {
+                i += 1;
+            }
+            float = true;
+        }
+        if matches!(self.at(i), Some(0x65 | 0x45)) {
+            let save = i;
+            i += 1;
+            if matches!(self.at(i), Some(0x2B | 0x2D)) {
+                i += 1;
+            }
+            if Self::is_digit(self.at(i)) {
+                while Self::is_digit(self.at(i)) {
+                    i += 1;
+                }
+                float = true;
+            } else {
+                i = save;
+            }
+        }
+        if float {
+            return Ok((Value::Float, i));
+        }
+        let digits = int_end - start - usize::from(self.at(start) == Some('-' as u32));
+        if digits > MAX_INT_DIGITS {
+            return Err(Error {
+                message: format!(
+                    "Exceeds the limit ({MAX_INT_DIGITS} digits) for integer string conversion: value has {digits} digits"
+                ),
+                decode: false,
+            });
+        }
+        Ok((Value::Int, i))
+    }
+
+    fn hex4(&self, i: usize) -> Option<u32> {
+        let mut v = 0;
+        for k in 0..4 {
+            let c = char::from_u32(self.at(i + k)?)?;
+            v = v * 16 + c.to_digit(16)?;
+        }
+        Some(v)
+    }
+
+    /// Scan a string whose opening quote is at `start - 1`.
+    fn string(&self, start: usize) -> Result<(Text, usize), Error> {
+        let begin = start - 1;
+        let mut out = Vec::new();
+        let mut i = start;
+        loop {
+            let Some(c) = self.at(i) else {
+                return Err(self.err("Unterminated string starting at", begin));
+            };
+            match c {
+                0x22 => return Ok((out, i + 1)),
+                0x5C => {
+                    let Some(e) = self.at(i + 1) else {
+                        return Err(self.err("Unterminated string starting at", begin));
+                    };
+                    if e != 'u' as u32 {
+                        let m = match char::from_u32(e) {
+                            Some('"') => 0x22,
+                            Some('\\') => 0x5C,
+                            Some('/') => 0x2F,
+                            Some('b') => 0x08,
+                            Some('f') => 0x0C,
+                            Some('n') => 0x0A,
+                            Some('r') => 0x0D,
+                            Some('t') => 0x09,
+                            _ => return Err(self.err("Invalid \\escape", i)),
+                        };
+                        out.push(m);
+                        i += 2;
+                        continue;
+                    }
+                    let Some(mut cp) = self.hex4(i + 2) else {
+                        return Err(self.err("Invalid \\uXXXX escape", i + 1));
+                    };
+                    i += 6;
+                    if (0xD800..=0xDBFF).contains(&cp)
+                        && self.at(i) == Some(0x5C)
+                        && self.at(i + 1) == Some('u' as u32)
+                        && i + 6 < self.s.len() + 1
+                    {
+                        match self.hex4(i + 2) {
+                            Some(lo) if (0xDC00..=0xDFFF).contains(&lo) => {
+                                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                                i += 6;
+                            }
+                            Some(_) => {}
+                            None => return Err(self.err("Invalid \\uXXXX escape", i + 1)),
+                        }
+                    }
+                    out.push(cp);
+                }
+                0x00..=0x1F => return Err(self.err("Invalid control character at", i)),
+                _ => {
+                    out.push(c);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    fn object(&mut self, start: usize) -> Result<(Value, usize), Error> {
+        let mut pairs: Vec<(Text, Value)> = Vec::new();
+        let mut i = self.ws(start);
+        if self.at(i) == Some(0x7D) {
+            return Ok((Value::Dict(pairs), i + 1));
+        }
+        loop {
+            if self.at(i) != Some(0x22) {
+                return Err(self.err("Expecting property name enclosed in double quotes", i));
+            }
+            let (key, end) = self.string(i + 1)?;
+            i = self.ws(end);
+            if self.at(i) != Some(0x3A) {
+                return Err(self.err("Expecting ':' delimiter", i));
+            }
+            i = self.ws(i + 1);
+            let (v, end) = self.value(i)?;
+            match pairs.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = v,
+                None => pairs.push((key, v)),
+            }
+            i = self.ws(end);
+            match self.at(i) {
+                Some(0x7D) => return Ok((Value::Dict(pairs), i + 1)),
+                Some(0x2C) => i = self.ws(i + 1),
+                _ => return Err(self.err("Expecting ',' delimiter", i)),
+            }
+        }
+    }
+
+    fn array(&mut self, start: usize) -> Result<(Value, usize), Error> {
+        let mut i = self.ws(start);
+        if self.at(i) == Some(0x5D) {
+            return Ok((Value::List, i + 1));
+        }
+        loop {
+            let (_, end) = self.value(i)?;
+            i = self.ws(end);
+            match self.at(i) {
+                Some(0x5D) => return Ok((Value::List, i + 1)),
+                Some(0x2C) => i = self.ws(i + 1),
+                _ => return Err(self.err("Expecting ',' delimiter", i)),
+            }
+        }
+    }
+}
+
+/// The reference's `_parse_env_json`: one object, or one object per
+/// non-blank line merged in order. Returns the merged pairs.
+pub fn parse_env_output(stdout: &[u8]) -> Result<Vec<(Text, Value)>, String> {
+    let all = decode(stdout);
+    let text = strip(&all);
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    match loads(text) {
+        Ok(Value::Dict(pairs)) => return Ok(pairs),
+        Ok(Value::Null) => {}
+        Ok(_) => return Err("env.py must output a JSON object".into()),
+        Err(e) if !e.decode => return Err(e.message),
+        Err(_) => {}
+    }
+    let mut merged: Vec<(Text, Value)> = Vec::new();
+    for line in splitlines(text) {
+        let line = strip(line);
+        if line.is_empty() {
+            continue;
+        }
+        match loads(line).map_err(|e| e.message)? {
+            Value::Dict(pairs) => {
+                for (k, v) in pairs {
+                    match merged.iter_mut().find(|(mk, _)| *mk == k) {
+                        Some(slot) => slot.1 = v,
+                        None => merged.push((k, v)),
+                    }
+                }
+            }
+            _ => return Err("env.py must output a JSON object per line".into()),
+        }
+    }
+    Ok(merged)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Text {
+        s.chars().map(|c| c as u32).collect()
+    }
+
+    fn keys(r: &[(Text, Value)]) -> Vec<String> {
+        r.iter()
+            .map(|(k, _)| String::from_utf8(encode(k)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn python_extensions_parse() {
+        for s in [
+            "NaN",
+            "-Infinity",
+            "Infinity",
+            "1e5",
+            "-0.5",
+            "[1, {\"a\": []}]",
+        ] {
+            assert!(loads(&t(s)).is_ok(), "{s}");
+        }
+        assert_eq!(loads(&t("1.5")).unwrap(), Value::Float);
+        assert_eq!(loads(&t("15")).unwrap(), Value::Int);
+        assert_eq!(
+            loads(&t("1E")).unwrap_err().message,
+            "Extra data: line 1 column 2 (char 1)"
+        );
+    }
+
+    #[test]
+    fn errors_like_python() {
+        let m = |s: &str| loads(&t(s)).unwrap_err().message;
+        assert_eq!(m(""), "Expecting value: line 1 column 1 (char 0)");
+        assert_eq!(
+            m("{\"A\": \"1\"} trailing"),
+            "Extra data: line 1 column 12 (char 11)"
+        );
+        assert_eq!(
+            m("{\"a\" 1}"),
+            "Expecting ':' delimiter: line 1 column 6 (char 5)"
+        );
+        assert_eq!(
+            m("{'a': 1}"),
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+        );
+        assert_eq!(
+            m("\"ab"),
+            "Unterminated string starting at: line 1 column 1 (char 0)"
+        );
+        assert_eq!(
+            m("\"a\nb\""),
+            "Invalid control character at: line 1 column 3 (char 2)"
+        );
+        assert_eq!(m("[1,]"), "Expecting value: line 1 column 4 (char 3)");
+        assert_eq!(m("\"\\x\""), "Invalid \\escape: line 1 column 2 (char 1)");
+    }
+
+    #[test]
+    fn strings_and_surrogates() {
+        let Value::Str(s) = loads(&t("\"\\ud83d\\ude00\\ud800x\\u00e9\"")).unwrap() else {
+            panic!()
+        };
+        assert_eq!(s, vec![0x1F600, 0xD800, 'x' as u32, 0xE9]);
+        assert!(!is_utf8(&s));
+        assert_eq!(decode(b"a\xffb"), vec![0x61, 0xDCFF, 0x62]);
+    }
+
+    #[test]
+    fn env_output_protocol() {
+        let r = parse_env_output(b"  {\"A\": \"1\", \"B\": 2, \"A\": \"3\"}\n").unwrap();
+        assert_eq!(keys(&r), vec!["A", "B"]);
+        assert_eq!(r[0].1, Value::Str(t("3")));
+        let r = parse_env_output(b"{\"K\": null}\n\n{\"K\": \"v\", \"L\": \"x\"}\r\n").unwrap();
+        assert_eq!(keys(&r), vec!["K", "L"]);
+        assert_eq!(r[0].1, Value::Str(t("v")));
+        assert!(parse_env_output(b"[1]")
+            .unwrap_err()
+            .contains("must output a JSON object"));
+        assert!(parse_env_output(b"null").unwrap_err().contains("per line"));
+        assert!(parse_env_output(b"{\"a\":\"1\"}\n[2]")
+            .unwrap_err()
+            .contains("per line"));
+        assert!(parse_env_output(b"").unwrap().is_empty());
+        assert!(parse_env_output(b"{\n \"A\": \"1\"\n}").is_ok());
+    }
+}

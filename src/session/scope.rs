@@ -1,0 +1,504 @@
+//! Contract A: which stores a session walks, their overlays, and the
+//! precedence walk with name specs (reference §2).
+//!
+//! Not for: evaluating anything found by the walk (see `assemble`).
+
+use super::paths::{self, abspath, expanduser, same_path};
+use crate::core::Env;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The walk's level names; overlays may not use them.
+pub const LEVEL_NAMES: &[&str] = &[
+    "default",
+    "overlay",
+    "system",
+    "user",
+    "project",
+    "project-root",
+];
+
+const DEVICE_NAMES: &[&str] = &[
+    "con", "prn", "aux", "nul", "com1", "com2", "com3", "com4", "com5", "com6", "com7", "com8",
+    "com9", "lpt1", "lpt2", "lpt3", "lpt4", "lpt5", "lpt6", "lpt7", "lpt8", "lpt9",
+];
+
+/// Whether a directory name under `overlays/` is an overlay name.
+pub fn is_valid_overlay_name(name: &[u8]) -> bool {
+    let Ok(name) = std::str::from_utf8(name) else {
+        return false;
+    };
+    let b = name.as_bytes();
+    let shape = !b.is_empty()
+        && b[0].is_ascii_alphabetic()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'));
+    let lower = name.to_ascii_lowercase();
+    let stem = lower.split('.').next().unwrap_or("");
+    shape && !LEVEL_NAMES.contains(&lower.as_str()) && !DEVICE_NAMES.contains(&stem)
+}
+
+/// Lower-case, `_` and `.` → `-`.
+pub fn normalize_overlay_name(name: &str) -> String {
+    name.to_ascii_lowercase().replace(['_', '.'], "-")
+}
+
+/// `<NAME>_OVERLAY_ROOT`.
+pub fn overlay_root_var(name: &str) -> String {
+    let up: String = normalize_overlay_name(name)
+        .to_ascii_uppercase()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_uppercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{up}_OVERLAY_ROOT")
+}
+
+/// One overlay in play.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlay {
+    /// Its directory name (its level label in the walk).
+    pub name: String,
+    /// `<store>/overlays/<name>` (a symlink is not resolved).
+    pub path: PathBuf,
+    /// The store it was found in.
+    pub store: PathBuf,
+}
+
+impl Overlay {
+    pub fn normalized(&self) -> String {
+        normalize_overlay_name(&self.name)
+    }
+    pub fn root_var(&self) -> String {
+        overlay_root_var(&self.name)
+    }
+}
+
+/// A store in the walk and its level name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Store {
+    pub path: PathBuf,
+    pub level: &'static str,
+}
+
+/// A name spec: a plain relative path, or a per-level mapping.
+#[derive(Debug, Clone, Copy)]
+pub enum NameSpec<'a> {
+    Plain(&'a str),
+    Map(&'a [(&'a str, &'a str)]),
+}
+
+impl NameSpec<'_> {
+    /// The template for a location with level `level`.
+    fn template(&self, level: &str, is_overlay: bool) -> Option<String> {
+        match self {
+            NameSpec::Plain(s) => Some((*s).to_string()),
+            NameSpec::Map(m) => {
+                let get = |k: &str| m.iter().find(|(mk, _)| *mk == k).map(|(_, v)| *v);
+                let mut default = get("default");
+                if is_overlay {
+                    if let Some(o) = get("overlay") {
+                        default = Some(o);
+                    }
+                }
+                let t = get(level).or(default)?;
+                (!t.is_empty()).then(|| t.to_string())
+            }
+        }
+    }
+}
+
+/// Which kind of location a walk entry is at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocationKind {
+    Overlay,
+    Store,
+    ProjectRoot,
+}
+
+/// One entry of the walk: `(level, path, overlay root)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WalkEntry {
+    pub level: String,
+    pub path: PathBuf,
+    pub overlay_root: Option<PathBuf>,
+    pub kind: LocationKind,
+}
+
+/// The scope `env` walks, with every root absolute (reference §2.3, §3.1).
+#[derive(Debug, Clone)]
+pub struct Scope {
+    /// `"user"` or `"project"` (after the collapse rule).
+    pub level: &'static str,
+    /// The scope's own store.
+    pub agents_root: PathBuf,
+    pub user_root: PathBuf,
+    pub project_root: Option<PathBuf>,
+    pub system_root: Option<PathBuf>,
+    /// The cwd every relative path was resolved against.
+    pub cwd: PathBuf,
+    /// Deduplicated, in precedence order.
+    pub stores: Vec<Store>,
+    /// After shadowing, walk order.
+    pub overlays: Vec<Overlay>,
+}
+
+/// What the scope resolution needs.
+#[derive(Debug, Clone, Default)]
+pub struct ScopeInput {
+    pub global: bool,
+    pub agents_dir: Option<PathBuf>,
+}
+
+fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
+    crate::core::get(env, k).filter(|v| !v.is_empty())
+}
+
+/// The system store by the trust rule (reference §2.2); warnings logged.
+pub fn system_root(env: &Env) -> Option<PathBuf> {
+    let home = crate::core::get(env, "HOME");
+    let cand = match env_nonempty(env, "AGENTS_SYSTEM_ROOT") {
+        Some(v) => match expanduser(v, home) {
+            Ok(p) if p.is_absolute() => p,
+            _ => {
+                // The reference repeats the value here; we name the variable only.
+                crate::warn!("ignoring $AGENTS_SYSTEM_ROOT: not an absolute path");
+                return None;
+            }
+        },
+        None => PathBuf::from("/etc/agents"),
+    };
+    if !cand.is_dir() {
+        return None;
+    }
+    match std::fs::metadata(&cand) {
+        Err(e) => {
+            crate::warn!(
+                "ignoring the system store {}: cannot stat it ({})",
+                cand.display(),
+                crate::process::io_kind(&e)
+            );
+            None
+        }
+        Ok(m) if m.uid() != 0 => {
+            crate::warn!(
+                "ignoring the system store {}: it is not owned by root",
+                cand.display()
+            );
+            None
+        }
+        Ok(m) if m.mode() & 0o022 != 0 => {
+            crate::warn!(
+                "ignoring the system store {}: it is group- or world-writable",
+                cand.display()
+            );
+            None
+        }
+        Ok(_) => Some(cand),
+    }
+}
+
+/// The user store: `--agents-dir` → `$AGENTS_HOME` → `~/.agents`.
+pub fn user_store(agents_dir: Option<&Path>, env: &Env) -> Result<PathBuf, String> {
+    let home = crate::core::get(env, "HOME");
+    if let Some(d) = agents_dir {
+        return expanduser(d.as_os_str(), home);
+    }
+    if let Some(v) = env_nonempty(env, "AGENTS_HOME") {
+        return expanduser(v, home);
+    }
+    let h = expanduser(OsStr::new("~"), home)?;
+    Ok(h.join(".agents"))
+}
+
+/// The project root: `$AGENTS_PROJECT_ROOT` → `$CLAUDE_PROJECT_DIR` → cwd.
+pub fn project_root_default(env: &Env, cwd: &Path) -> Result<PathBuf, String> {
+    let home = crate::core::get(env, "HOME");
+    for k in ["AGENTS_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
+        if let Some(v) = env_nonempty(env, k) {
+            return expanduser(v, home);
+        }
+    }
+    Ok(cwd.to_path_buf())
+}
+
+/// Discover one store's overlays, sorted by name; warn about same-store
+/// duplicates of one normalised name.
+fn discover(store: &Path, warned: &mut Vec<String>) -> Vec<Overlay> {
+    let root = store.join("overlays");
+    let Ok(rd) = std::fs::read_dir(&root) else {
+        return Vec::new();
+    };
+    let mut names: Vec<OsString> = rd.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
+    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    let mut found = Vec::new();
+    for n in names {
+        if !is_valid_overlay_name(n.as_bytes()) {
+            continue;
+        }
+        let path = root.join(&n);
+        if !path.is_dir() {
+            continue;
+        }
+        found.push(Overlay {
+            name: n.to_string_lossy().into_owned(),
+            path,
+            store: store.to_path_buf(),
+        });
+    }
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for o in &found {
+        let norm = o.normalized();
+        match seen.iter().find(|(n, _)| *n == norm) {
+            Some((_, first)) if *first != o.name => {
+                let msg = format!(
+                    "overlays {} and {} in {} are one overlay ({}) and share {}; remove one",
+                    first,
+                    o.name,
+                    root.display(),
+                    norm,
+                    o.root_var()
+                );
+                if !warned.contains(&msg) {
+                    crate::warn!("{msg}");
+                    warned.push(msg);
+                }
+            }
+            Some(_) => {}
+            None => seen.push((norm, o.name.clone())),
+        }
+    }
+    found
+}
+
+impl Scope {
+    /// Resolve the scope from the flags, the base env and the cwd.
+    pub fn resolve(input: &ScopeInput, env: &Env, cwd: &Path) -> Result<Scope, String> {
+        let user = user_store(input.agents_dir.as_deref(), env)?;
+        let project_root = project_root_default(env, cwd)?;
+        let system = system_root(env);
+        let (mut level, mut agents_root, mut proj) = if input.global {
+            ("user", user.clone(), None)
+        } else {
+            ("project", project_root.join(".agents"), Some(project_root))
+        };
+        if level == "project" && same_path(&agents_root, &user, cwd) {
+            level = "user";
+            agents_root = user.clone();
+        }
+        let mut user_root = user;
+        let mut system_root = system;
+        // §3.1: if any root is relative, every root goes through abspath.
+        let any_rel = !agents_root.is_absolute()
+            || !user_root.is_absolute()
+            || proj.as_ref().is_some_and(|p| !p.is_absolute())
+            || system_root.as_ref().is_some_and(|p| !p.is_absolute());
+        if any_rel {
+            agents_root = abspath(&agents_root, cwd);
+            user_root = abspath(&user_root, cwd);
+            proj = proj.map(|p| abspath(&p, cwd));
+            system_root = system_root.map(|p| abspath(&p, cwd));
+        }
+        let mut cands: Vec<PathBuf> = system_root.iter().cloned().collect();
+        cands.push(user_root.clone());
+        if level == "project" {
+            cands.push(agents_root.clone());
+        }
+        let mut stores: Vec<Store> = Vec::new();
+        for c in cands {
+            if stores.iter().any(|s| same_path(&s.path, &c, cwd)) {
+                continue;
+            }
+            let lvl = if system_root.as_deref() == Some(c.as_path()) {
+                "system"
+            } else if c == user_root {
+                "user"
+            } else {
+                "project"
+            };
+            stores.push(Store {
+                path: c,
+                level: lvl,
+            });
+        }
+        let mut warned = Vec::new();
+        let per_store: Vec<Vec<Overlay>> = stores
+            .iter()
+            .map(|s| discover(&s.path, &mut warned))
+            .collect();
+        let mut overlays = Vec::new();
+        for (i, found) in per_store.iter().enumerate() {
+            let later: Vec<String> = per_store[i + 1..]
+                .iter()
+                .flatten()
+                .map(|o| o.normalized())
+                .collect();
+            overlays.extend(
+                found
+                    .iter()
+                    .filter(|o| !later.contains(&o.normalized()))
+                    .cloned(),
+            );
+        }
+        Ok(Scope {
+            level,
+            agents_root,
+            user_root,
+            project_root: proj,
+            system_root,
+            cwd: cwd.to_path_buf(),
+            stores,
+            overlays,
+        })
+    }
+
+    /// A user scope (`-g`, or the collapse case): env.py gets `--global`.
+    pub fn global_scope(&self) -> bool {
+        self.level == "user"
+    }
+
+    /// The precedence walk (reference §2.5).
+    pub fn walk(&self, specs: &[NameSpec<'_>], include_missing: bool) -> Vec<WalkEntry> {
+        let mut out = Vec::new();
+        let mut add = |loc: &Path, level: &str, kind: LocationKind| {
+            for spec in specs {
+                let Some(t) = spec.template(level, kind == LocationKind::Overlay) else {
+                    continue;
+                };
+                out.push(WalkEntry {
+                    level: level.to_string(),
+                    path: loc.join(t),
+                    overlay_root: (kind == LocationKind::Overlay).then(|| loc.to_path_buf()),
+                    kind: kind.clone(),
+                });
+            }
+        };
+        for store in &self.stores {
+            for o in self.overlays.iter().filter(|o| o.store == store.path) {
+                add(&o.path, &o.name, LocationKind::Overlay);
+            }
+            add(&store.path, store.level, LocationKind::Store);
+        }
+        if let Some(p) = &self.project_root {
+            add(p, "project-root", LocationKind::ProjectRoot);
+        }
+        if include_missing {
+            return out;
+        }
+        out.into_iter()
+            .filter(|e| paths::at(&e.path, &self.cwd).exists())
+            .collect()
+    }
+}
+
+/// `{"default": "bin", "project-root": ""}`.
+pub const BIN: &[NameSpec<'static>] = &[NameSpec::Map(&[("default", "bin"), ("project-root", "")])];
+/// `{"default": "lib", "project-root": ""}`.
+pub const LIB: &[NameSpec<'static>] = &[NameSpec::Map(&[("default", "lib"), ("project-root", "")])];
+/// The pre tier.
+pub const PRE_TIER: &[NameSpec<'static>] = &[
+    NameSpec::Map(&[("default", "pre.env.py"), ("project-root", "")]),
+    NameSpec::Map(&[("default", "pre.env"), ("project-root", "")]),
+    NameSpec::Map(&[("project", "pre.local.env")]),
+];
+/// The main tier.
+pub const MAIN_TIER: &[NameSpec<'static>] = &[
+    NameSpec::Map(&[("default", "env.py"), ("project-root", "")]),
+    NameSpec::Map(&[("default", "env"), ("project-root", "")]),
+    NameSpec::Map(&[("project", "local.env")]),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_names() {
+        for ok in ["a.b-c_d", "Z9", "v1.2", "My_Tool", "x"] {
+            assert!(is_valid_overlay_name(ok.as_bytes()), "{ok}");
+        }
+        for bad in [
+            ".git",
+            "__pycache__",
+            "2fast",
+            "trail-",
+            "user",
+            "Project-Root",
+            "con",
+            "nul.txt",
+            "",
+            "a b",
+            "DEFAULT",
+            "COM1.x",
+            "é",
+        ] {
+            assert!(!is_valid_overlay_name(bad.as_bytes()), "{bad}");
+        }
+        assert_eq!(overlay_root_var("my-overlay"), "MY_OVERLAY_OVERLAY_ROOT");
+        assert_eq!(overlay_root_var("v1.2"), "V1_2_OVERLAY_ROOT");
+        assert_eq!(overlay_root_var("Py_Lib"), "PY_LIB_OVERLAY_ROOT");
+        assert_eq!(overlay_root_var("a.b-c_d"), "A_B_C_D_OVERLAY_ROOT");
+        assert_eq!(normalize_overlay_name("My_Tool"), "my-tool");
+    }
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn walk_order_and_shadowing() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        for p in [
+            "home/.agents/overlays/bb",
+            "home/.agents/overlays/aa",
+            "home/.agents/overlays/pp",
+            "home/.agents/overlays/.git",
+            "proj/.agents/overlays/PP",
+        ] {
+            std::fs::create_dir_all(w.join(p)).unwrap();
+        }
+        let e = env(&[
+            ("HOME", w.join("home").to_str().unwrap()),
+            ("AGENTS_SYSTEM_ROOT", w.join("no-system").to_str().unwrap()),
+        ]);
+        let s = Scope::resolve(&ScopeInput::default(), &e, &w.join("proj")).unwrap();
+        let names: Vec<_> = s.overlays.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, vec!["aa", "bb", "PP"]);
+        let levels: Vec<_> = s.walk(BIN, true).into_iter().map(|e| e.level).collect();
+        assert_eq!(levels, vec!["aa", "bb", "user", "PP", "project"]);
+        let main: Vec<_> = s
+            .walk(MAIN_TIER, true)
+            .into_iter()
+            .map(|e| e.path)
+            .collect();
+        assert_eq!(main.len(), 11);
+        assert_eq!(main[10], w.join("proj/.agents/local.env"));
+    }
+
+    #[test]
+    fn collapse_when_project_store_is_user_store() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        std::fs::create_dir_all(w.join("home/.agents")).unwrap();
+        let e = env(&[
+            ("HOME", w.join("home").to_str().unwrap()),
+            ("AGENTS_SYSTEM_ROOT", "/nonexistent-x"),
+        ]);
+        let s = Scope::resolve(&ScopeInput::default(), &e, &w.join("home")).unwrap();
+        assert_eq!(s.level, "user");
+        assert_eq!(s.project_root.as_deref(), Some(w.join("home").as_path()));
+        assert_eq!(s.stores.len(), 1);
+    }
+}

@@ -1,0 +1,186 @@
+//! `*.py` env files: run under the interpreter, read back JSON (reference
+//! §3.8.1). The child's stdout is parsed, its stderr discarded; warnings
+//! name the file and variable names, never values.
+
+use super::pyjson::{self, Value};
+use crate::core::{ChangeSet, Env};
+use crate::process::{self, RunError};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// A key the file gave but that was not applied, and why (no value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skip {
+    pub key: OsString,
+    pub reason: String,
+}
+
+/// What running one env.py gave.
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum ScriptResult {
+    Changes(ChangeSet, Vec<Skip>),
+    /// Contributes nothing; the reason was already logged.
+    Failed(String),
+}
+
+/// The Python exception name the reference would report for a spawn error.
+pub fn exception_name(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "FileNotFoundError",
+        std::io::ErrorKind::PermissionDenied => "PermissionError",
+        _ => "OSError",
+    }
+}
+
+/// Apply the per-key rules to the merged JSON pairs.
+pub fn interpret(path: &Path, pairs: Vec<(pyjson::Text, Value)>) -> (ChangeSet, Vec<Skip>) {
+    let mut out = ChangeSet::new();
+    let mut skips = Vec::new();
+    let p = path.display();
+    for (key, value) in pairs {
+        if key.is_empty()
+            || key.contains(&('=' as u32))
+            || key.contains(&0)
+            || !pyjson::is_utf8(&key)
+        {
+            crate::warn!("env.py {p}: skipped a key that is not a valid variable name");
+            continue;
+        }
+        let k = OsString::from_vec(pyjson::encode(&key));
+        let name = k.to_string_lossy().into_owned();
+        let mut skip = |reason: String| {
+            crate::warn!("env.py {p}: skipped {name} ({reason})");
+            skips.push(Skip {
+                key: k.clone(),
+                reason,
+            });
+        };
+        match value {
+            Value::Null => out.remove(k.clone()),
+            Value::Str(s) => {
+                if s.contains(&0) {
+                    skip("value contains NUL".into());
+                } else if !pyjson::is_utf8(&s) {
+                    skip("value is not UTF-8".into());
+                } else {
+                    out.set(k.clone(), OsString::from_vec(pyjson::encode(&s)));
+                }
+            }
+            other => skip(format!(
+                "value is a JSON {}, not a string",
+                other.type_name()
+            )),
+        }
+    }
+    (out, skips)
+}
+
+/// Run `file` as `<python> <file> --level L --agent L [--global]` in `env`.
+pub fn run(
+    interpreter: Option<&Path>,
+    file: &Path,
+    level: &str,
+    global: bool,
+    env: &Env,
+    timeout: Duration,
+) -> ScriptResult {
+    let p = file.display();
+    let Some(py) = interpreter else {
+        crate::warn!("env.py could not run: {p} (FileNotFoundError)");
+        return ScriptResult::Failed("no interpreter".into());
+    };
+    let mut cmd = Command::new(py);
+    cmd.arg(file)
+        .args(["--level", level, "--agent", level])
+        .env_clear()
+        .envs(env);
+    if global {
+        cmd.arg("--global");
+    }
+    match process::run_captured(cmd, timeout, process::OUTPUT_LIMIT) {
+        Err(RunError::Spawn(e)) => {
+            let n = exception_name(&e);
+            crate::warn!("env.py could not run: {p} ({n})");
+            ScriptResult::Failed(format!("could not run ({n})"))
+        }
+        Err(RunError::Timeout) => {
+            crate::warn!("env.py timed out after {} s: {p}", fmt_secs(timeout));
+            ScriptResult::Failed("timed out".into())
+        }
+        Err(RunError::TooLarge) => {
+            crate::warn!("env.py output over 16 MiB: {p}");
+            ScriptResult::Failed("output over 16 MiB".into())
+        }
+        Err(RunError::Io(e)) => {
+            crate::warn!("env.py could not run: {p} ({})", exception_name(&e));
+            ScriptResult::Failed("i/o error".into())
+        }
+        Ok(c) => {
+            let code = exit_code(&c.status);
+            if code != 0 {
+                crate::warn!("env.py failed (exit {code}): {p}");
+                return ScriptResult::Failed(format!("exit {code}"));
+            }
+            match pyjson::parse_env_output(&c.stdout) {
+                Err(msg) => {
+                    crate::warn!("env.py output not JSON: {p} ({msg})");
+                    ScriptResult::Failed(format!("output not JSON ({msg})"))
+                }
+                Ok(pairs) => {
+                    let (cs, skips) = interpret(file, pairs);
+                    ScriptResult::Changes(cs, skips)
+                }
+            }
+        }
+    }
+}
+
+/// Python's `returncode`: the exit status, or minus the signal number.
+pub fn exit_code(s: &std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code().or_else(|| s.signal().map(|n| -n)).unwrap_or(1)
+}
+
+/// Seconds for a message: `30`, `0.5`.
+pub fn fmt_secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", s as u64)
+    } else {
+        format!("{s}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_key_rules() {
+        let pairs = pyjson::parse_env_output(
+            br#"{"A": "1", "": "x", "B=C": "x", "N": null, "I": 3, "F": 1.5, "L": [], "D": {}, "T": true, "Z": "a\u0000b", "S": "\udc80", "A-B": "ok"}"#,
+        )
+        .unwrap();
+        let (cs, skips) = interpret(Path::new("/x/env.py"), pairs);
+        assert_eq!(cs.get("A").unwrap(), "1");
+        assert_eq!(cs.get("A-B").unwrap(), "ok");
+        assert!(cs.removed.contains(&OsString::from("N")));
+        let reasons: Vec<_> = skips.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            vec![
+                "value is a JSON int, not a string",
+                "value is a JSON float, not a string",
+                "value is a JSON list, not a string",
+                "value is a JSON dict, not a string",
+                "value is a JSON bool, not a string",
+                "value contains NUL",
+                "value is not UTF-8",
+            ]
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! Plain env files sourced by bash (reference §3.8.2): one bash process,
+//! `env -0` snapshots before and after `source`, the change set is their
+//! difference. The script is the reference's, byte for byte; the file's path
+//! is `$1`, never spliced into the script.
+
+use crate::core::{ChangeSet, Env};
+use crate::process::{self, RunError};
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// The reference's `_SOURCE_SCRIPT`.
+pub const SOURCE_SCRIPT: &str = r#"
+__da_env=env
+__da_msys=
+case "$OSTYPE" in msys*|cygwin*) __da_msys=1; __da_env=/usr/bin/env ;; esac
+if [ -n "$__da_msys" ]; then
+  for __da_n in $(compgen -e); do
+    case "$__da_n" in *PATH) printf -v "__da_b_$__da_n" '%s' "${!__da_n}" ;; esac
+  done
+fi
+"$__da_env" -0 || exit 1
+set -a
+source "$1" >/dev/null 2>&1 || exit 1
+set +a +e +u
+printf '%s\0' '@@dotagents:after@@'
+"$__da_env" -0 || exit 1
+IFS=$' \t\n'
+if [ -n "$__da_msys" ]; then
+  printf '%s\0' '@@dotagents:native@@'
+  for __da_n in $(compgen -e); do
+    case "$__da_n" in *PATH) ;; *) continue ;; esac
+    __da_b=__da_b_$__da_n
+    if [ -n "${!__da_b+x}" ] && [ "${!__da_b}" = "${!__da_n}" ]; then continue; fi
+    case "${!__da_n}" in *\;*|*\\*|[A-Za-z]:*) continue ;; esac
+    printf 'A:%s=%s\0' "$__da_n" "$(/usr/bin/cygpath -w -p -- "${!__da_n}")"
+    if [ -n "${!__da_b+x}" ]; then
+      case "${!__da_b}" in
+        *\;*|*\\*|[A-Za-z]:*) ;;
+        *) printf 'B:%s=%s\0' "$__da_n" "$(/usr/bin/cygpath -w -p -- "${!__da_b}")" ;;
+      esac
+    fi
+  done
+fi
+exit 0
+"#;
+
+const AFTER: &[u8] = b"@@dotagents:after@@";
+const NATIVE: &[u8] = b"@@dotagents:native@@";
+
+/// Bash's own variables, never reported as the file's.
+pub fn is_bash_own(key: &[u8]) -> bool {
+    matches!(key, b"_" | b"PWD" | b"OLDPWD" | b"SHLVL")
+        || key.starts_with(b"MSYSTEM")
+        || key.starts_with(b"MINGW_")
+        || key.starts_with(b"MSYS2_")
+}
+
+fn parse_entries(records: &[&[u8]]) -> indexmap::IndexMap<Vec<u8>, Vec<u8>> {
+    let mut out = indexmap::IndexMap::new();
+    for r in records {
+        let Some(eq) = r.iter().position(|c| *c == b'=') else {
+            continue;
+        };
+        let (k, v) = (&r[..eq], &r[eq + 1..]);
+        if is_bash_own(k) {
+            continue;
+        }
+        out.insert(k.to_vec(), v.to_vec());
+    }
+    out
+}
+
+/// The change set from the script's stdout, or `None` when the marker is
+/// missing.
+pub fn changes_from_output(stdout: &[u8]) -> Option<ChangeSet> {
+    let records: Vec<&[u8]> = stdout.split(|c| *c == 0).collect();
+    let cut = records.iter().position(|r| *r == AFTER)?;
+    let tail = &records[cut + 1..];
+    let native_at = tail.iter().position(|r| *r == NATIVE).unwrap_or(tail.len());
+    let before = parse_entries(&records[..cut]);
+    let after = parse_entries(&tail[..native_at]);
+    let mut cs = ChangeSet::new();
+    for k in before.keys() {
+        if !after.contains_key(k) {
+            cs.remove(OsString::from_vec(k.clone()));
+        }
+    }
+    for (k, v) in &after {
+        if before.get(k) == Some(v) {
+            continue;
+        }
+        cs.set(OsString::from_vec(k.clone()), OsString::from_vec(v.clone()));
+    }
+    Some(cs)
+}
+
+/// Why sourcing failed (already logged).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceError {
+    Failed,
+    CannotRun,
+    Timeout,
+    TooLarge,
+}
+
+/// Source `file` with `bash` in `env`.
+pub fn source(
+    bash: &Path,
+    file: &Path,
+    env: &Env,
+    timeout: Duration,
+) -> Result<ChangeSet, SourceError> {
+    let p = file.display();
+    let mut cmd = Command::new(bash);
+    cmd.arg("-c")
+        .arg(SOURCE_SCRIPT)
+        .arg("bash")
+        .arg(file)
+        .env_clear()
+        .envs(env);
+    match process::run_captured(cmd, timeout, process::OUTPUT_LIMIT) {
+        Err(RunError::Spawn(e)) | Err(RunError::Io(e)) => {
+            crate::warn!(
+                "cannot source env file (no bash?): {p} ({})",
+                crate::process::io_kind(&e)
+            );
+            Err(SourceError::CannotRun)
+        }
+        Err(RunError::Timeout) => {
+            crate::warn!(
+                "env file timed out after {} s: {p}",
+                super::script::fmt_secs(timeout)
+            );
+            Err(SourceError::Timeout)
+        }
+        Err(RunError::TooLarge) => {
+            crate::warn!("env file output over 16 MiB: {p}");
+            Err(SourceError::TooLarge)
+        }
+        Ok(c) => {
+            let parsed = if c.status.success() {
+                changes_from_output(&c.stdout)
+            } else {
+                None
+            };
+            match parsed {
+                Some(cs) => Ok(cs),
+                None => {
+                    crate::warn!("env file source failed: {p}");
+                    Err(SourceError::Failed)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshot_difference() {
+        let out = b"A=1\0B=2\0_=x\0C=3\0@@dotagents:after@@\0A=1\0B=9\0D=4\0SHLVL=2\0";
+        let cs = changes_from_output(out).unwrap();
+        assert_eq!(cs.get("B").unwrap(), "9");
+        assert_eq!(cs.get("D").unwrap(), "4");
+        assert!(cs.get("A").is_none());
+        assert!(cs.removed.contains(&OsString::from("C")));
+        assert!(changes_from_output(b"A=1\0").is_none());
+    }
+
+    #[test]
+    fn real_bash_round_trip() {
+        let Some(bash) =
+            super::super::paths::which("bash", std::env::var_os("PATH").as_deref(), Path::new("/"))
+        else {
+            return;
+        };
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("env");
+        std::fs::write(&f, "X=1\nexport Y='a b'\nunset GONE\nf() { :; }\n").unwrap();
+        let mut env = Env::new();
+        env.insert("PATH".into(), "/usr/bin:/bin".into());
+        env.insert("GONE".into(), "g".into());
+        let cs = source(&bash, &f, &env, Duration::from_secs(10)).unwrap();
+        assert_eq!(cs.get("X").unwrap(), "1");
+        assert_eq!(cs.get("Y").unwrap(), "a b");
+        assert!(cs.get("BASH_FUNC_f%%").is_some());
+        assert!(cs.removed.contains(&OsString::from("GONE")));
+        std::fs::write(&f, "X=1\nexit 0\n").unwrap();
+        assert_eq!(
+            source(&bash, &f, &env, Duration::from_secs(10)),
+            Err(SourceError::Failed)
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! `agentenv explain`.
+
+mod support;
+
+use serde_json::Value;
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+struct Tree {
+    _dir: tempfile::TempDir,
+    w: PathBuf,
+}
+
+const SECRET: &str = "s3cr3t-explain-canary";
+
+impl Tree {
+    fn new() -> Tree {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(w.join("home/.agents/overlays/tools")).unwrap();
+        fs::create_dir_all(w.join("proj/.agents")).unwrap();
+        fs::write(
+            w.join("home/.agents/env"),
+            format!("# user\nTOKEN={SECRET}\nSHARED=user\n"),
+        )
+        .unwrap();
+        fs::write(w.join("home/.agents/overlays/tools/env"), "TOOL=1\n").unwrap();
+        fs::write(w.join("proj/.agents/pre.env"), "\n\nSHARED=pre\n").unwrap();
+        // Through bash (an expansion): no line numbers.
+        fs::write(
+            w.join("proj/.agents/env"),
+            "SHARED=\"proj-$TOOL\"\nunset GONE\n",
+        )
+        .unwrap();
+        Tree { _dir: dir, w }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", self.w.join("home"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "C.UTF-8")
+            .env("AGENTS_PYTHON", "/usr/bin/python3")
+            .env("AGENTS_SYSTEM_ROOT", self.w.join("no-system"))
+            .env("GONE", "base-value")
+            .current_dir(self.w.join("proj"))
+            .arg("explain")
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn text(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+/// The block of `name` in text output.
+fn block<'a>(text: &'a str, name: &str) -> &'a str {
+    let start = text
+        .find(&format!("{name}  "))
+        .unwrap_or_else(|| panic!("no block for {name} in:\n{text}"));
+    let rest = &text[start..];
+    match rest.find("\n\n") {
+        Some(e) => &rest[..e + 1],
+        None => rest,
+    }
+}
+
+#[test]
+fn text_shows_every_layer_in_order_with_lines() {
+    let t = Tree::new();
+    let text = t.text(&[]);
+    let w = t.w.display().to_string();
+    let shared = block(&text, "SHARED");
+    let lines: Vec<&str> = shared.lines().collect();
+    assert_eq!(lines[0], "SHARED  set");
+    // Pre tier first (project pre.env), then the main tier: user env, then
+    // the project env (through bash: no line).
+    assert!(lines[1].contains("plain file") && lines[1].contains("project"));
+    assert!(
+        lines[1].contains(&format!("{w}/proj/.agents/pre.env:3")),
+        "{shared}"
+    );
+    assert!(lines[1].trim_end().ends_with("set"));
+    assert!(lines[2].contains(&format!("{w}/home/.agents/env:3")) && lines[2].contains("user"));
+    assert!(lines[2].trim_end().ends_with("override"));
+    assert!(
+        lines[3].contains(&format!("{w}/proj/.agents/env ")),
+        "{shared}"
+    );
+    assert_eq!(lines.len(), 4);
+    // Aligned: the file column starts at the same offset on every row.
+    let col = |l: &str| l.find(&w).unwrap();
+    assert_eq!(col(lines[1]), col(lines[2]));
+    assert_eq!(col(lines[2]), col(lines[3]));
+
+    let gone = block(&text, "GONE");
+    assert!(gone.starts_with("GONE  removed\n"));
+    assert!(gone.contains("unset"));
+    let tool = block(&text, "TOOL");
+    assert!(tool.contains("tools") && tool.contains("overlays/tools/env:1"));
+    // Computed layers are there too.
+    assert!(block(&text, "PATH").contains("bin paths"));
+    assert!(block(&text, "AGENTS_HOME").contains("roots"));
+    // No value anywhere.
+    assert!(!text.contains(SECRET) && !text.contains("base-value") && !text.contains("proj-1"));
+}
+
+#[test]
+fn show_values_and_named_vars() {
+    let t = Tree::new();
+    let text = t.text(&["--show-values", "TOKEN", "SHARED", "NOT_THERE"]);
+    assert!(
+        text.starts_with(&format!("TOKEN  set = '{SECRET}'\n")),
+        "{text}"
+    );
+    assert!(text.contains("SHARED  set = 'proj-1'\n"));
+    assert!(text.contains("NOT_THERE  absent\n  (no layer touched it)\n"));
+    assert_eq!(text.matches("\n\n").count(), 2);
+}
+
+#[test]
+fn json_has_the_same_content() {
+    let t = Tree::new();
+    let j: Value = serde_json::from_str(&t.text(&["--format", "json"])).unwrap();
+    let o = j.as_object().unwrap();
+    let keys: Vec<&String> = o.keys().collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    let s = &j["SHARED"];
+    assert_eq!(s["state"], "set");
+    assert!(s.get("value").is_none());
+    let touches = s["touches"].as_array().unwrap();
+    assert_eq!(touches.len(), 3);
+    assert_eq!(touches[0]["kind"], "plain file");
+    assert_eq!(touches[0]["level"], "project");
+    assert_eq!(touches[0]["line"], 3);
+    assert_eq!(touches[0]["action"], "set");
+    assert_eq!(touches[1]["action"], "override");
+    assert_eq!(touches[2]["line"], Value::Null);
+    assert_eq!(j["GONE"]["state"], "removed");
+    assert!(!j.to_string().contains(SECRET));
+    let j: Value =
+        serde_json::from_str(&t.text(&["--format", "json", "--show-values", "TOKEN"])).unwrap();
+    assert_eq!(j["TOKEN"]["value"], SECRET);
+}
+
+#[test]
+fn skipped_values_say_why() {
+    let t = Tree::new();
+    fs::write(
+        t.w.join("proj/.agents/env.py"),
+        "import json\nprint(json.dumps({\"NUM\": 3, \"OK\": \"v\"}))\n",
+    )
+    .unwrap();
+    let text = t.text(&["NUM", "OK"]);
+    let num = block(&text, "NUM");
+    assert!(num.starts_with("NUM  absent\n"), "{text}");
+    assert!(num.contains("env.py") && num.contains("skipped ("), "{num}");
+    assert!(block(&text, "OK").contains("env.py"));
+}
+
+#[test]
+fn bad_format_is_an_error() {
+    let t = Tree::new();
+    let out = t.run(&["--format", "yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,839 @@
+//! `agentenv harness resolve | lint | run | sandbox-env` through the binary.
+
+mod support;
+
+use serde_json::Value;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A fullsend dir with `harness/` inside; the default FULLSEND_DIR of a
+/// harness file in `harness/` is the fullsend dir.
+struct Fs {
+    dir: tempfile::TempDir,
+}
+
+impl Fs {
+    fn new() -> Fs {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir(dir.path().join("harness")).unwrap();
+        Fs { dir }
+    }
+    fn root(&self) -> PathBuf {
+        fs::canonicalize(self.dir.path()).unwrap()
+    }
+    fn write(&self, rel: &str, body: &str) -> PathBuf {
+        let p = self.root().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, body).unwrap();
+        p
+    }
+}
+
+const HEAD: &str = "agent: agents/t.md\nrole: test\n";
+
+fn cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(support::agentenv_bin());
+    c.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .args(args);
+    c
+}
+
+fn run(c: &mut Command) -> Output {
+    c.output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn resolve_ok(c: &mut Command) -> Value {
+    let o = run(c);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Runs and expects exit 1 with `phrase` on stderr; returns stderr.
+fn fails(c: &mut Command, phrase: &str) -> String {
+    let o = run(c);
+    let e = stderr(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "stderr: {e}\nstdout: {}",
+        stdout(&o)
+    );
+    assert!(e.contains(phrase), "expected {phrase:?} in stderr: {e}");
+    e
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn resolve_prints_the_documented_json() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/review.yaml",
+        &format!(
+            "{HEAD}runner_env:\n  OLD: old\n  K: from-runner-env\nenv:\n  runner:\n    FULLSEND_OUTPUT_SCHEMA: \"${{FULLSEND_DIR}}/schemas/r.json\"\n    K: from-env-runner\n  sandbox:\n    GH_TOKEN: \"${{GH_TOKEN}}\"\n    QUOTE: \"it's\"\n    PATH: /evil\n    N: 5\nhost_files:\n  - src: env/gh.env\n    dest: /sandbox/workspace/.env.d/gh.env\n    expand: true\n"
+        ),
+    );
+    fs.write("env/gh.env", "export X=1\n");
+    let j = resolve_ok(cmd(&["harness", "resolve", p(&h)]).env("GH_TOKEN", "tok"));
+    let root = fs.root();
+    let r = root.to_str().unwrap();
+    let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        [
+            "platform",
+            "runner_env",
+            "env",
+            "effective_runner_env",
+            "sandbox_lines",
+            "host_files",
+            "diagnostics",
+            "warnings"
+        ]
+    );
+    assert_eq!(j["platform"], "");
+    assert_eq!(j["runner_env"]["K"], "from-runner-env");
+    assert_eq!(
+        j["env"]["runner"]["FULLSEND_OUTPUT_SCHEMA"],
+        format!("{r}/schemas/r.json")
+    );
+    assert_eq!(j["effective_runner_env"]["K"], "from-env-runner");
+    assert_eq!(j["effective_runner_env"]["OLD"], "old");
+    assert_eq!(j["env"]["sandbox"]["N"], "5");
+    assert_eq!(
+        j["sandbox_lines"],
+        serde_json::json!([
+            "export GH_TOKEN='tok'",
+            "export N='5'",
+            "export QUOTE='it'\\''s'"
+        ])
+    );
+    assert_eq!(
+        j["host_files"],
+        serde_json::json!([{"src": "env/gh.env", "dest": "/sandbox/workspace/.env.d/gh.env", "expand": true, "optional": false}])
+    );
+    assert_eq!(
+        j["diagnostics"],
+        serde_json::json!([
+            "warning: runner_env: runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)",
+            format!("warning: env.sandbox: env.sandbox coexists with host_files entry {r}/env/gh.env (dest: /sandbox/workspace/.env.d/gh.env); env.sandbox values take precedence on key collision")
+        ])
+    );
+    assert_eq!(
+        j["warnings"],
+        serde_json::json!([
+            "env.sandbox key \"PATH\" is reserved for runner infrastructure; skipping"
+        ])
+    );
+}
+
+#[test]
+fn fullsend_dir_flag_and_host_override() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/a.yaml",
+        &format!("{HEAD}env:\n  runner:\n    D: \"${{FULLSEND_DIR}}\"\n    U: \"$UNSET_X/y\"\n"),
+    );
+    let j = resolve_ok(
+        cmd(&["harness", "resolve", p(&h), "--fullsend-dir", "/opt/fs"])
+            .env("FULLSEND_DIR", "/host"),
+    );
+    assert_eq!(j["env"]["runner"]["D"], "/opt/fs");
+    assert_eq!(j["env"]["runner"]["U"], "/y");
+}
+
+#[test]
+fn unset_braced_variable_is_an_error() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/a.yaml",
+        &format!("{HEAD}env:\n  sandbox:\n    A: \"${{NOPE_VAR}}\"\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "validating env: env.sandbox[A]: host variable NOPE_VAR is not set",
+    );
+    // set-but-empty passes; OIDC keys never count as set
+    resolve_ok(cmd(&["harness", "resolve", p(&h)]).env("NOPE_VAR", ""));
+    let h2 = fs.write(
+        "harness/b.yaml",
+        &format!("{HEAD}env:\n  runner:\n    T: \"${{ACTIONS_ID_TOKEN_REQUEST_TOKEN}}\"\n"),
+    );
+    fails(
+        cmd(&["harness", "resolve", p(&h2)]).env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x"),
+        "host variable ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set",
+    );
+}
+
+#[test]
+fn required_fields() {
+    let fs = Fs::new();
+    let h = fs.write("harness/a.yaml", "");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        &format!("{}: invalid harness: agent field is required", p(&h)),
+    );
+    let h = fs.write("harness/b.yaml", "agent: a\n");
+    fails(
+        &mut cmd(&["harness", "lint", p(&h)]),
+        "role field is required",
+    );
+    let h = fs.write(
+        "harness/c.yaml",
+        &format!("{HEAD}host_files:\n  - dest: /x\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "host_files[0]: src is required",
+    );
+}
+
+#[test]
+fn yaml_errors_name_file_line_and_field() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/a.yaml",
+        &format!("{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"),
+    );
+    let e = fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "already defined at line 5",
+    );
+    assert!(e.contains(&format!("{}:6:", p(&h))), "{e}");
+    let h = fs.write(
+        "harness/b.yaml",
+        &format!("{HEAD}env:\n  runner: [hunter2-type]\n"),
+    );
+    let e = fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "parsing harness YAML: yaml: unmarshal errors: env.runner: expected a mapping",
+    );
+    assert!(e.contains(&format!("{}:4:11", p(&h))), "{e}");
+    let h = fs.write("harness/c.yaml", &format!("{HEAD}host_files: {{}}\n"));
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "host_files: expected a sequence",
+    );
+    let missing = fs.root().join("harness/none.yaml");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&missing)]),
+        "reading harness file",
+    );
+}
+
+#[test]
+fn lenient_yaml_literal_scalars() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/a.yaml",
+        &format!("{HEAD}unknown_top: [1, 2]\nenv:\n  runer: {{X: y}}\n  sandbox:\n    B: yes\n    F: 1.50\n    H: 0x1F\n    NUL: ~\n    E:\n---\nagent: other\n"),
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(j["env"]["runner"], serde_json::json!({}));
+    let s = &j["env"]["sandbox"];
+    assert_eq!(
+        (s["B"].as_str(), s["F"].as_str(), s["H"].as_str()),
+        (Some("yes"), Some("1.50"), Some("0x1F"))
+    );
+    assert_eq!((s["NUL"].as_str(), s["E"].as_str()), (Some(""), Some("")));
+}
+
+#[test]
+fn base_chain_merges_relative_to_declaring_file() {
+    let fs = Fs::new();
+    fs.write(
+        "harness/common/root.yaml",
+        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /d1, optional: true}}\n  - {{src: b, dest: /d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
+    );
+    fs.write(
+        "harness/common/mid.yaml",
+        "base: root.yaml\nenv:\n  runner: {K: mid}\n",
+    );
+    let h = fs.write(
+        "harness/child.yaml",
+        "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(
+        j["env"]["runner"],
+        serde_json::json!({"K": "mid", "O": "base-overlay", "R": "root"})
+    );
+    assert_eq!(
+        j["env"]["sandbox"],
+        serde_json::json!({"C": "child", "S": "root"})
+    );
+    let srcs: Vec<&str> = j["host_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["src"].as_str().unwrap())
+        .collect();
+    assert_eq!(srcs, ["a", "c"]);
+    assert_eq!(j["host_files"][1]["expand"], true);
+}
+
+#[test]
+fn base_chain_limits() {
+    let fs = Fs::new();
+    // child + 5 ancestors is fine, a 6th fails
+    for i in 1..=5 {
+        let next = if i < 5 {
+            format!("base: b{}.yaml\n", i + 1)
+        } else {
+            HEAD.to_string()
+        };
+        fs.write(&format!("harness/b{i}.yaml"), &next);
+    }
+    let h = fs.write("harness/c.yaml", "base: b1.yaml\n");
+    resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    fs.write("harness/b5.yaml", &format!("{HEAD}base: b6.yaml\n"));
+    fs.write("harness/b6.yaml", HEAD);
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "loading base chain: exceeded maximum base depth of 5",
+    );
+    // cycles
+    fs.write("harness/x.yaml", "base: y.yaml\n");
+    let y = fs.write("harness/y.yaml", "base: ../harness/x.yaml\n");
+    let e = fails(
+        &mut cmd(&["harness", "resolve", p(&y)]),
+        "circular base reference: ",
+    );
+    assert!(
+        e.contains(&format!("{}/harness/y.yaml", fs.root().display())),
+        "{e}"
+    );
+    let s = fs.write("harness/self.yaml", "base: self.yaml\n");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&s)]),
+        "circular base reference",
+    );
+    // missing, escaping, http
+    let m = fs.write("harness/m.yaml", "base: nope.yaml\n");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&m)]),
+        "loading base chain: loading base harness ",
+    );
+    let esc = fs.write("harness/esc.yaml", "base: ../../outside.yaml\n");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&esc)]),
+        "base path \"../../outside.yaml\" escapes workspace root",
+    );
+    let http = fs.write("harness/http.yaml", "base: http://example.com/b.yaml\n");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&http)]),
+        "base URL scheme must be https, got http://",
+    );
+}
+
+#[test]
+fn url_bases_come_only_from_the_cache() {
+    let fs = Fs::new();
+    let body = format!("{HEAD}env:\n  runner: {{FROM: url}}\n");
+    let digest = {
+        // sha256 via python for an independent check of our digest
+        let o = Command::new("python3")
+            .args([
+                "-c",
+                "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(body.as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let cache = fs.root().join("cache");
+    fs::create_dir(&cache).unwrap();
+    fs::write(cache.join(&digest), &body).unwrap();
+    let h = fs.write(
+        "harness/u.yaml",
+        &format!(
+            "base: https://example.com/h.yaml#sha256={}\n",
+            digest.to_uppercase()
+        ),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "URL base requires org-level allowed_remote_resources",
+    );
+    fails(&mut cmd(&["harness", "resolve", p(&h)]), "--base-cache");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--base-cache",
+        p(&cache),
+    ]));
+    assert_eq!(j["env"]["runner"]["FROM"], "url");
+    // tampered cache file
+    fs::write(cache.join(&digest), format!("{body}# x\n")).unwrap();
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h), "--base-cache", p(&cache)]),
+        "integrity check failed",
+    );
+    let nofrag = fs.write("harness/n.yaml", "base: https://example.com/h.yaml\n");
+    fails(&mut cmd(&["harness", "resolve", p(&nofrag)]), "#sha256=");
+}
+
+#[test]
+fn forge_selection_and_validation() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/f.yaml",
+        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n    host_files: [{{dest: /x}}]\n"),
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(
+        (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
+        (Some(""), Some("top"))
+    );
+    let j = resolve_ok(
+        cmd(&["harness", "resolve", p(&h)])
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITLAB_CI", "true"),
+    );
+    assert_eq!(
+        (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
+        (Some("github"), Some("gh"))
+    );
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--forge",
+        "github",
+    ]));
+    assert_eq!(j["env"]["runner"]["K"], "gh");
+    fails(
+        cmd(&["harness", "resolve", p(&h)]).env("GITLAB_CI", "true"),
+        "invalid harness: forge.gitlab.host_files[0]: src is required",
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h), "--forge", "bitbucket"]),
+        "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h), "--forge", "jira"]),
+        "resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)",
+    );
+    let bad = fs.write(
+        "harness/bad.yaml",
+        &format!("{HEAD}forge:\n  gihtub: {{}}\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&bad)]),
+        "forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)",
+    );
+}
+
+#[test]
+fn overlays_with_event_and_config() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/o.yaml",
+        &format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"),
+    );
+    let ev = fs.write("pr.json", "{\"kind\": \"pull_request\"}");
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h), "--event", p(&ev)]));
+    assert_eq!(j["env"]["runner"]["K"], "pr");
+    // no event: event.kind is an error → non-match with a warning naming the index
+    let cfg = fs.write("c.yaml", "forge: gitlab\n");
+    let o = run(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--config",
+        p(&cfg),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["platform"], "gitlab");
+    assert_eq!(j["env"]["runner"]["K"], "gl");
+    assert!(
+        stderr(&o).contains("overlay[0].when eval failed"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(j["warnings"], serde_json::json!([]));
+    let ev2 = fs.write("n.json", "{\"kind\": \"push\", \"number\": 4}");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--event-file",
+        p(&ev2),
+    ]));
+    assert_eq!(j["env"]["runner"]["K"], "big");
+    // compile errors and non-bool types are load errors
+    let bad = fs.write(
+        "harness/b.yaml",
+        &format!("{HEAD}overlays:\n  - when: \"event.flag\"\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&bad)]),
+        "overlays[0].when must evaluate to bool, got dyn",
+    );
+    let bad = fs.write(
+        "harness/c.yaml",
+        &format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&bad)]),
+        "overlays[0].when: ",
+    );
+    let both = fs.write(
+        "harness/d.yaml",
+        &format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&both)]),
+        "forge and overlays cannot coexist in the same harness",
+    );
+}
+
+#[test]
+fn env_files_load_first_and_strictly() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/e.yaml",
+        &format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"),
+    );
+    let e1 = fs.write("one.env", "FROM_FILE=first\nGITHUB_ACTIONS=true\n");
+    let e2 = fs.write("two.env", "export FROM_FILE='second'\n");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&e1),
+        "--env-file",
+        p(&e2),
+    ]));
+    assert_eq!(j["env"]["sandbox"]["T"], "second");
+    assert_eq!(j["platform"], "github");
+    assert_eq!(j["env"]["runner"]["G"], "yes");
+    let bad = fs.write("bad.env", "A=1\nthis line is ignored hunter2-envline\n");
+    let e = fails(
+        &mut cmd(&["harness", "resolve", p(&h), "--env-file", p(&bad)]),
+        &format!("{}:2:", p(&bad)),
+    );
+    assert!(!e.contains("hunter2"), "{e}");
+    fails(
+        &mut cmd(&[
+            "harness",
+            "resolve",
+            p(&h),
+            "--env-file",
+            "/nonexistent/x.env",
+        ]),
+        "loading env file /nonexistent/x.env",
+    );
+}
+
+#[test]
+fn missing_host_file_is_a_stderr_warning() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/m.yaml",
+        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /d}}\n  - {{src: env/opt.env, dest: /e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /f}}\n"),
+    );
+    let o = run(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "host_files[0].src: stat {}/env/none.env: no such file or directory",
+            fs.root().display()
+        )),
+        "{e}"
+    );
+    assert!(
+        !e.contains("host_files[1]") && !e.contains("host_files[2]"),
+        "{e}"
+    );
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["warnings"], serde_json::json!([]));
+}
+
+#[test]
+fn lint_prints_diagnostics_and_exits_zero() {
+    let fs = Fs::new();
+    let h = fs.write("harness/l.yaml", &format!("{HEAD}runner_env: {{A: b}}\n"));
+    let o = run(&mut cmd(&["harness", "lint", p(&h)]));
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(
+        stdout(&o),
+        "warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)\n"
+    );
+    let clean = fs.write("harness/c.yaml", HEAD);
+    let o = run(&mut cmd(&["harness", "lint", p(&clean)]));
+    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), ""));
+}
+
+#[test]
+fn run_uses_host_env_plus_effective_runner_env() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/r.yaml",
+        &format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"),
+    );
+    let ef = fs.write("run.env", "FROM_ENV_FILE=ef\nB=from-file\n");
+    let o = run(cmd(&[
+        "harness",
+        "run",
+        p(&h),
+        "--env-file",
+        p(&ef),
+        "--",
+        "sh",
+        "-c",
+        "env",
+    ])
+    .env("HOST_V", "hv")
+    .env("TRACEPARENT", "host-tp")
+    .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
+    .env("B", "host"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    for want in [
+        "A=re",
+        "B=er",
+        "FROM_HOST=hv",
+        "HOST_V=hv",
+        "TRACEPARENT=host-tp",
+        "FROM_ENV_FILE=ef",
+    ] {
+        assert!(lines.contains(&want), "missing {want} in {out}");
+    }
+    assert!(!out.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{out}");
+    assert!(!out.contains("FULLSEND_GCP_OIDC_URL"), "{out}");
+    // exit status and not-found
+    let o = run(cmd(&["harness", "run", p(&h), "--", "sh", "-c", "exit 7"]).env("HOST_V", ""));
+    assert_eq!(o.status.code(), Some(7));
+    let o = run(cmd(&["harness", "run", p(&h), "--", "no-such-cmd-xyz"]).env("HOST_V", ""));
+    assert_eq!(o.status.code(), Some(127));
+    // a load error exits 1 without running
+    let bad = fs.write("harness/bad.yaml", "agent: a\n");
+    let o = run(&mut cmd(&[
+        "harness",
+        "run",
+        p(&bad),
+        "--",
+        "sh",
+        "-c",
+        "echo ran",
+    ]));
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stdout(&o), "");
+}
+
+#[test]
+fn sandbox_env_export_and_dotenv() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/s.yaml",
+        &format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"),
+    );
+    let o = run(&mut cmd(&["harness", "sandbox-env", p(&h)]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "export A='$. `y`'\nexport Z='it'\\''s'\n");
+    let e = stderr(&o);
+    assert!(
+        e.contains("env.sandbox key \"HOME\" is reserved for runner infrastructure; skipping"),
+        "{e}"
+    );
+    assert!(
+        e.contains("env.sandbox key \"bad-key\" is not a valid POSIX identifier; skipping"),
+        "{e}"
+    );
+    // the export lines, sourced by sh, give back the values
+    if let Some(sh) = support::which("dash").or_else(|| support::tool("sh")) {
+        let out = fs.root().join("out.env");
+        let o = run(&mut cmd(&["harness", "sandbox-env", p(&h), "-o", p(&out)]));
+        assert_eq!(o.status.code(), Some(0));
+        assert_eq!(
+            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let o = Command::new(sh)
+            .args([
+                "-c",
+                ". \"$1\"; printf '%s|%s' \"$A\" \"$Z\"",
+                "sh",
+                p(&out),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "$. `y`|it's");
+    }
+    // dotenv format reads back with the project's grammar
+    let out = fs.root().join("out2.env");
+    let o = run(&mut cmd(&[
+        "harness",
+        "sandbox-env",
+        p(&h),
+        "--format",
+        "dotenv",
+        "-o",
+        p(&out),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let parsed = agentenv::dotenv::parse_bytes(&fs::read(&out).unwrap());
+    let got: Vec<(String, String)> = parsed
+        .entries
+        .into_iter()
+        .map(|e| (e.key, e.value))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("A".to_string(), "$. `y`".to_string()),
+            ("Z".to_string(), "it's".to_string())
+        ]
+    );
+    fails(
+        &mut cmd(&["harness", "sandbox-env", p(&h), "--format", "yaml"]),
+        "accepted: export, dotenv",
+    );
+}
+
+#[test]
+fn sandbox_env_dotenv_refuses_unrepresentable_values() {
+    let fs = Fs::new();
+    // Find a value the grammar cannot carry (the writer decides).
+    let candidates = ["'\"`\\n\r", "a'b\"c`d\r\n\\n", "\r'\"`\\"];
+    let Some(v) = candidates
+        .iter()
+        .find(|v| agentenv::dotenv::write_value("K", v).is_none())
+    else {
+        panic!("no unrepresentable candidate");
+    };
+    let yaml_v = serde_json::to_string(v).unwrap(); // JSON string is a YAML double-quoted scalar
+    let h = fs.write(
+        "harness/s.yaml",
+        &format!("{HEAD}env:\n  sandbox:\n    OK: fine\n    WEIRD: {yaml_v}\n"),
+    );
+    let out = fs.root().join("o.env");
+    let e = fails(
+        &mut cmd(&[
+            "harness",
+            "sandbox-env",
+            p(&h),
+            "--format",
+            "dotenv",
+            "-o",
+            p(&out),
+        ]),
+        "env.sandbox[WEIRD]",
+    );
+    assert!(!out.exists());
+    assert!(!e.contains("fine"));
+}
+
+#[test]
+fn canary_secrets_never_reach_stderr() {
+    const C: &str = "canary-XYZ-7731";
+    let fs = Fs::new();
+    type Case<'a> = (Vec<String>, Vec<(&'a str, &'a str)>);
+    let mut cases: Vec<Case> = Vec::new();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    // YAML: duplicate key, type mismatch, bad bool, syntax error, unset var
+    let files = [
+        format!("{HEAD}env:\n  runner:\n    K: {C}\n    K: {C}\n"),
+        format!("{HEAD}env: \"{C}\"\n"),
+        format!("{HEAD}host_files:\n  - {{src: a, dest: b, expand: {C}}}\n"),
+        format!("{HEAD}env: {{runner: [{C}\n"),
+        format!("{HEAD}env:\n  sandbox:\n    A: \"{C} ${{UNSET_CANARY}}\"\n"),
+        format!("{HEAD}k: @{C}\n"),
+        format!(
+            "{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n    env: {{runner: {{A: {C}}}}}\n"
+        ),
+        format!("{HEAD}overlays:\n  - when: \"event.tok == '{C}\"\n"),
+        format!("{HEAD}base: \"https://u:{C}@example.com/x.yaml?sig={C}#sha256=00\"\n"),
+        format!("{HEAD}env:\n  sandbox:\n    OK: \"{C}\"\n"),
+    ];
+    for (i, body) in files.iter().enumerate() {
+        let h = fs.write(&format!("harness/c{i}.yaml"), body);
+        cases.push((s(&["harness", "resolve", p(&h)]), vec![]));
+    }
+    let h = fs.write(
+        "harness/ok.yaml",
+        &format!("{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n"),
+    );
+    let ev = fs.write("ev.json", &format!("{{\"tok\": \"{C}\"}}"));
+    cases.push((s(&["harness", "resolve", p(&h), "--event", p(&ev)]), vec![]));
+    let bad_ev = fs.write("bad.json", &format!("{{\"tok\": \"{C}\" x"));
+    cases.push((
+        s(&["harness", "resolve", p(&h), "--event", p(&bad_ev)]),
+        vec![],
+    ));
+    let bad_cfg = fs.write("bad.yaml", &format!("forge: [{C}\n"));
+    cases.push((
+        s(&["harness", "resolve", p(&h), "--config", p(&bad_cfg)]),
+        vec![],
+    ));
+    let bad_cfg_json = fs.write("badc.json", &format!("{{\"forge\": {C}}}"));
+    cases.push((
+        s(&["harness", "resolve", p(&h), "--config", p(&bad_cfg_json)]),
+        vec![],
+    ));
+    let bad_env = fs.write(
+        "bad.env",
+        &format!("SECRET={C}\n{C} not an assignment\nX=\"{C}\n"),
+    );
+    cases.push((
+        s(&["harness", "resolve", p(&h), "--env-file", p(&bad_env)]),
+        vec![],
+    ));
+    let runh = fs.write(
+        "harness/run.yaml",
+        &format!("{HEAD}env:\n  runner:\n    S: \"{C}\"\n"),
+    );
+    cases.push((
+        s(&["harness", "run", p(&runh), "--", "no-such-cmd-canary"]),
+        vec![("SECRET", C)],
+    ));
+    cases.push((
+        s(&[
+            "harness",
+            "sandbox-env",
+            p(&runh),
+            "-o",
+            "/nonexistent/dir/x",
+        ]),
+        vec![("SECRET", C)],
+    ));
+    cases.push((
+        s(&["-vv", "harness", "lint", p(&runh)]),
+        vec![("SECRET", C)],
+    ));
+    for (args, env) in cases {
+        let mut c = cmd(&args.iter().map(|x| x.as_str()).collect::<Vec<_>>());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let o = run(&mut c);
+        let e = stderr(&o);
+        assert!(!e.contains(C), "canary leaked for {args:?}: {e}");
+        assert!(!e.contains("XYZ-7731"), "canary leaked for {args:?}: {e}");
+    }
+}

@@ -1,0 +1,790 @@
+//! Hostile inputs, through the binary: every case must end within a bound,
+//! with a clear outcome (exit code + a message naming the file or the
+//! variable, never a value), in bounded memory, and must never destroy a
+//! file. See docs/harden.md for the limits these tests pin.
+
+mod support;
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A value planted in hostile files; it must never reach stderr.
+const CANARY: &str = "hostileCANARY93";
+
+/// A scratch tree: `home/` (user store `home/.agents`), `proj/` (the cwd,
+/// project store `proj/.agents`), no system store.
+struct W {
+    _t: tempfile::TempDir,
+    root: PathBuf,
+}
+
+struct Out {
+    code: Option<i32>,
+    stdout: Vec<u8>,
+    stderr: String,
+    elapsed: Duration,
+    /// Peak resident set (KiB) of the agentenv process, from /proc VmHWM.
+    hwm_kib: u64,
+}
+
+impl Out {
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.stdout)
+            )
+        })
+    }
+    fn no_canary(&self) -> &Self {
+        assert!(
+            !self.stderr.contains(CANARY),
+            "stderr leaks: {}",
+            self.stderr
+        );
+        self
+    }
+}
+
+fn python() -> PathBuf {
+    let sys = PathBuf::from("/usr/bin/python3");
+    if sys.is_file() {
+        sys
+    } else {
+        support::venv().join("bin/python3")
+    }
+}
+
+impl W {
+    fn new() -> W {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("home/.agents")).unwrap();
+        std::fs::create_dir_all(root.join("proj")).unwrap();
+        W { _t: t, root }
+    }
+    fn p(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+    fn write(&self, rel: &str, body: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, body).unwrap();
+        p
+    }
+    fn fifo(&self, rel: &str) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        assert!(Command::new("mkfifo").arg(&p).status().unwrap().success());
+        p
+    }
+    fn socket(&self, rel: &str) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        // The listener is dropped, the socket file stays.
+        std::os::unix::net::UnixListener::bind(&p).unwrap();
+        p
+    }
+    fn link(&self, target: impl AsRef<Path>, rel: &str) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, &p).unwrap();
+        p
+    }
+    /// A sparse file of `len` NUL bytes.
+    fn sparse(&self, rel: &str, len: u64) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::File::create(&p).unwrap().set_len(len).unwrap();
+        p
+    }
+    fn base_env(&self) -> Vec<(String, String)> {
+        let r = self.root.to_str().unwrap();
+        vec![
+            ("HOME".into(), format!("{r}/home")),
+            ("PATH".into(), "/usr/bin:/bin".into()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("AGENTS_PYTHON".into(), python().to_str().unwrap().into()),
+            ("AGENTS_SYSTEM_ROOT".into(), format!("{r}/no-system")),
+        ]
+    }
+    fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(support::agentenv_bin());
+        c.args(args)
+            .current_dir(self.p("proj"))
+            .env_clear()
+            .envs(self.base_env())
+            .stdin(Stdio::null());
+        c
+    }
+    fn env(&self, extra: &[&str]) -> Out {
+        let mut a = vec!["env", "--format", "json", "--diff"];
+        a.extend_from_slice(extra);
+        run(self.cmd(&a), 60)
+    }
+}
+
+/// Run with a hard wall-clock bound (a hang fails the test instead of
+/// hanging it), sampling the child's VmHWM.
+fn run(mut c: Command, limit_secs: u64) -> Out {
+    let start = Instant::now();
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t1 = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut so, &mut b).ok();
+        b
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut se, &mut b).ok();
+        b
+    });
+    let status_path = format!("/proc/{}/status", child.id());
+    let mut hwm = 0u64;
+    let status = loop {
+        if let Ok(s) = std::fs::read_to_string(&status_path) {
+            if let Some(l) = s.lines().find(|l| l.starts_with("VmHWM:")) {
+                let kib: u64 = l
+                    .split_whitespace()
+                    .nth(1)
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                hwm = hwm.max(kib);
+            }
+        }
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > Duration::from_secs(limit_secs) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "agentenv {:?} did not finish within {limit_secs} s",
+                c.get_args().collect::<Vec<_>>()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let elapsed = start.elapsed();
+    Out {
+        code: status.code(),
+        stdout: t1.join().unwrap(),
+        stderr: String::from_utf8_lossy(&t2.join().unwrap()).into_owned(),
+        elapsed,
+        hwm_kib: hwm,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// FIFO, socket, device where an env file is expected
+
+#[test]
+fn session_store_files_that_are_fifos_sockets_or_devices_are_skipped() {
+    let w = W::new();
+    w.fifo("home/.agents/env");
+    w.fifo("home/.agents/env.py");
+    w.socket("home/.agents/pre.env");
+    w.link("/dev/zero", "home/.agents/local.env");
+    w.link("/dev/zero", "proj/.agents/env.py");
+    w.fifo("proj/.agents/env");
+    w.write("proj/.agents/pre.local.env", format!("OK=1\nS={CANARY}\n"));
+    let o = w.env(&["--timeout", "5"]);
+    o.no_canary();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let j = o.json();
+    assert_eq!(j["OK"], "1", "the regular file still applies");
+    assert!(o.elapsed < Duration::from_secs(20));
+}
+
+#[test]
+fn operator_env_files_that_are_fifos_sockets_or_devices_are_unreadable() {
+    let w = W::new();
+    let fifo = w.fifo("plug/fifo.env");
+    let sock = w.socket("plug/sock.env");
+    w.write("plug/ok.env", format!("OK=1\nS={CANARY}\n"));
+    let list = format!(
+        "{}:{}:/dev/zero:/dev/null:{}",
+        fifo.display(),
+        sock.display(),
+        w.p("plug/ok.env").display()
+    );
+    let report = w.p("report.json");
+    let mut c = w.cmd(&[
+        "launch",
+        "--report",
+        report.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo \"$OK\"",
+    ]);
+    c.env("AGENT_BUNDLE_ENV_FILE", &list);
+    let o = run(c, 60);
+    o.no_canary();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, b"1\n");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let states: Vec<&str> = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["state"].as_str().unwrap())
+        .collect();
+    // A FIFO nobody writes waits at most the pipe timeout; /dev/null is a
+    // device too.
+    assert_eq!(
+        states,
+        [
+            "unreadable",
+            "unreadable",
+            "unreadable",
+            "unreadable",
+            "loaded"
+        ]
+    );
+    assert!(o.stderr.contains("fifo.env"), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(20));
+}
+
+#[test]
+fn harness_env_file_fifo_socket_device_are_clear_errors() {
+    let w = W::new();
+    let h = w.write(
+        "fs/harness/h.yaml",
+        "agent: a\nrole: r\nenv:\n  runner:\n    A: '1'\n",
+    );
+    let fifo = w.fifo("in.fifo");
+    let sock = w.socket("in.sock");
+    for f in [fifo.as_path(), sock.as_path(), Path::new("/dev/zero")] {
+        let o = run(
+            w.cmd(&[
+                "harness",
+                "resolve",
+                h.to_str().unwrap(),
+                "--env-file",
+                f.to_str().unwrap(),
+            ]),
+            30,
+        );
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        assert!(o.stderr.contains(f.to_str().unwrap()), "{}", o.stderr);
+        assert!(o.stdout.is_empty());
+    }
+    // The harness file itself as a FIFO.
+    let hf = w.fifo("fs/harness/f.yaml");
+    let o = run(w.cmd(&["harness", "resolve", hf.to_str().unwrap()]), 30);
+    assert_eq!(o.code, Some(1));
+    assert!(o.stderr.contains("f.yaml"), "{}", o.stderr);
+}
+
+#[test]
+fn dotenv_cli_on_fifo_socket_device() {
+    let w = W::new();
+    let fifo = w.fifo("a.fifo");
+    let sock = w.socket("a.sock");
+    for f in [fifo.as_path(), sock.as_path(), Path::new("/dev/zero")] {
+        for sub in ["parse", "check"] {
+            let o = run(w.cmd(&["dotenv", sub, f.to_str().unwrap()]), 30);
+            assert_eq!(o.code, Some(1), "{sub} {f:?}: {}", o.stderr);
+            assert!(
+                o.stderr
+                    .starts_with(&format!("agentenv: error: cannot read {}: ", f.display())),
+                "{}",
+                o.stderr
+            );
+        }
+    }
+    // A pipe with a writer is read like a file (`<(cmd)`).
+    let o = run(
+        {
+            let mut c = Command::new("bash");
+            c.arg("-c")
+                .arg(format!(
+                    "{} dotenv parse <(printf 'P=1\\n')",
+                    support::agentenv_bin().display()
+                ))
+                .env_clear()
+                .env("PATH", "/usr/bin:/bin");
+            c
+        },
+        30,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.json()["P"], "1");
+}
+
+// ---------------------------------------------------------------------------
+// Symlink loops, files where directories are expected
+
+#[test]
+fn overlay_symlink_loops_are_survived() {
+    let w = W::new();
+    w.link("loop", "home/.agents/overlays/loop");
+    w.link("b", "home/.agents/overlays/a");
+    w.link("a", "home/.agents/overlays/b");
+    w.link("../overlays", "home/.agents/overlays/up");
+    w.link("env", "home/.agents/overlays/ok/env");
+    w.write("home/.agents/overlays/real/env", "REAL=1\n");
+    w.link("../../.agents", "proj/.agents");
+    let o = w.env(&[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.json()["REAL"], "1");
+}
+
+#[test]
+fn files_where_store_and_overlay_directories_are_expected() {
+    // Tests run as root, so "unreadable" is made with ENOTDIR.
+    for (file, also) in [
+        ("home/.agents", None),
+        ("home/.agents/overlays", Some("home/.agents/env")),
+        ("proj/.agents", Some("home/.agents/env")),
+        ("home/.agents/overlays/x", Some("home/.agents/env")),
+        ("home/.agents/bin", Some("home/.agents/env")),
+    ] {
+        let w = W::new();
+        if let Some(also) = also {
+            w.write(also, "STILL=1\n");
+        }
+        let p = w.p(file);
+        if p.is_dir() {
+            std::fs::remove_dir(&p).unwrap();
+        }
+        w.write(file, format!("X={CANARY}\n"));
+        let o = w.env(&[]);
+        o.no_canary();
+        assert_eq!(o.code, Some(0), "{file}: {}", o.stderr);
+        if also.is_some() {
+            assert_eq!(o.json()["STILL"], "1", "{file}");
+        }
+    }
+    // --agents-dir naming a file, and a path through a file.
+    let w = W::new();
+    let f = w.write("afile", "x");
+    for d in [f.clone(), f.join("sub")] {
+        let o = w.env(&["--agents-dir", d.to_str().unwrap()]);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// A 1 GiB env file: bounded memory, clear outcome
+
+const GIB: u64 = 1 << 30;
+/// Peak RSS allowed for a run that is handed a 1 GiB file.
+const MAX_HWM_KIB: u64 = 200 * 1024;
+
+#[test]
+fn one_gib_operator_env_file_is_refused_in_bounded_memory() {
+    let w = W::new();
+    w.sparse("plug/.env", GIB);
+    let report = w.p("r.json");
+    let o = run(
+        w.cmd(&[
+            "launch",
+            "--plugin-root",
+            w.p("plug").to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "--",
+            "true",
+        ]),
+        60,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.hwm_kib < MAX_HWM_KIB, "peak RSS {} KiB", o.hwm_kib);
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["files"][0]["state"], "unreadable");
+    assert!(o.stderr.contains("larger than 64 MiB"), "{}", o.stderr);
+}
+
+#[test]
+fn one_gib_session_plain_file_is_skipped_in_bounded_memory() {
+    let w = W::new();
+    w.sparse("home/.agents/env", GIB);
+    w.write("proj/.agents/local.env", "AFTER=1\n");
+    let o = w.env(&[]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.hwm_kib < MAX_HWM_KIB, "peak RSS {} KiB", o.hwm_kib);
+    assert_eq!(o.json()["AFTER"], "1");
+    assert!(
+        o.stderr.contains("env file skipped") && o.stderr.contains("larger than 16 MiB"),
+        "{}",
+        o.stderr
+    );
+    // A real (non-sparse) 17 MiB file of repeated assignments: same outcome.
+    let w = W::new();
+    let line = format!("K={CANARY}\n");
+    w.write("home/.agents/env", line.repeat((17 << 20) / line.len() + 1));
+    let o = w.env(&[]);
+    o.no_canary();
+    assert_eq!(o.code, Some(0));
+    assert!(o.stderr.contains("larger than 16 MiB"), "{}", o.stderr);
+}
+
+#[test]
+fn one_gib_harness_and_dotenv_inputs_are_refused_in_bounded_memory() {
+    let w = W::new();
+    let big = w.sparse("big.env", GIB);
+    let h = w.write(
+        "fs/harness/h.yaml",
+        "agent: a\nrole: r\nenv:\n  runner:\n    A: '1'\n",
+    );
+    let o = run(
+        w.cmd(&[
+            "harness",
+            "resolve",
+            h.to_str().unwrap(),
+            "--env-file",
+            big.to_str().unwrap(),
+        ]),
+        60,
+    );
+    assert_eq!(o.code, Some(1));
+    assert!(o.stderr.contains("exceeds maximum size"), "{}", o.stderr);
+    assert!(o.hwm_kib < MAX_HWM_KIB);
+    let hy = w.sparse("fs/harness/big.yaml", GIB);
+    let o = run(w.cmd(&["harness", "resolve", hy.to_str().unwrap()]), 60);
+    assert_eq!(o.code, Some(1));
+    assert!(o.stderr.contains("larger than 16 MiB"), "{}", o.stderr);
+    assert!(o.hwm_kib < MAX_HWM_KIB);
+    for sub in ["parse", "check"] {
+        let o = run(w.cmd(&["dotenv", sub, big.to_str().unwrap()]), 60);
+        assert_eq!(o.code, Some(1));
+        assert!(o.stderr.contains("larger than 64 MiB"), "{}", o.stderr);
+        assert!(o.hwm_kib < MAX_HWM_KIB);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Non-UTF-8 names and values
+
+#[test]
+fn non_utf8_file_names_and_values() {
+    let w = W::new();
+    // A store under a non-UTF-8 HOME, with a non-UTF-8 value.
+    let home = w.root.join(OsStr::from_bytes(b"h\xffome"));
+    std::fs::create_dir_all(home.join(".agents")).unwrap();
+    std::fs::write(home.join(".agents/env"), b"V=a\xffb\nW=ok\n").unwrap();
+    let mut c = w.cmd(&["env", "--format", "json", "--diff"]);
+    c.env("HOME", &home);
+    let o = run(c, 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // Undecodable bytes print as lone surrogates (`\udcff`), as the
+    // reference's JSON does; serde_json refuses those, so check the text.
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(text.contains("\"W\": \"ok\""), "{text}");
+    assert!(text.contains("\"V\": \"a\\udcffb\""), "{text}");
+    // exec hands the raw bytes to the child.
+    let mut c = w.cmd(&["exec", "--", "sh", "-c", "printf %s \"$V\""]);
+    c.env("HOME", &home);
+    let o = run(c, 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, b"a\xffb");
+    // dotenv parse on a non-UTF-8 file name.
+    let f = w.root.join(OsStr::from_bytes(b"n\xfe.env"));
+    std::fs::write(&f, b"A=\xfe\n").unwrap();
+    let mut c = w.cmd(&["dotenv", "parse"]);
+    c.arg(&f);
+    let o = run(c, 30);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // The operator layer: raw bytes reach the child.
+    std::fs::create_dir_all(w.p("plug")).unwrap();
+    std::fs::write(w.p("plug/.env"), b"OPV=x\xfey\n").unwrap();
+    let o = run(
+        w.cmd(&[
+            "launch",
+            "--plugin-root",
+            w.p("plug").to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "printf %s \"$OPV\"",
+        ]),
+        30,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // The reference (Node) decodes .env files as UTF-8 with replacement.
+    assert_eq!(o.stdout, "x\u{fffd}y".as_bytes());
+    // Harness YAML that is not UTF-8: an error naming the file.
+    let h = w.write(
+        "fs/harness/bad.yaml",
+        b"agent: a\nrole: r\nenv:\n  runner:\n    A: \"\xff\"\n",
+    );
+    let o = run(w.cmd(&["harness", "resolve", h.to_str().unwrap()]), 30);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr.contains("bad.yaml") && o.stderr.contains("UTF-8"),
+        "{}",
+        o.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------
+// env.py and plain files that misbehave
+
+fn py_case(body: &str, timeout: &str) -> (W, Out) {
+    let w = W::new();
+    w.write("home/.agents/env.py", body);
+    w.write("proj/.agents/local.env", "AFTER=1\n");
+    let o = w.env(&["--timeout", timeout]);
+    (w, o)
+}
+
+#[test]
+fn env_py_that_never_exits_is_killed_at_the_timeout() {
+    let (_w, o) = py_case("import time\ntime.sleep(1000)\n", "1");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(15), "{:?}", o.elapsed);
+    assert!(o.stderr.contains("timed out after 1 s"), "{}", o.stderr);
+    assert_eq!(o.json()["AFTER"], "1");
+}
+
+#[test]
+fn env_py_whose_grandchild_holds_stdout_open() {
+    // Same process group: killed with it at the timeout.
+    let (_w, o) = py_case(
+        "import os, time, json\nif os.fork() == 0:\n    time.sleep(1000)\nprint(json.dumps({'G': '1'}))\n",
+        "1",
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(15), "{:?}", o.elapsed);
+    assert!(o.stderr.contains("timed out"), "{}", o.stderr);
+    assert_eq!(o.json()["AFTER"], "1");
+    // A grandchild that escapes the group (setsid) still cannot hold
+    // agentenv: the timeout returns without waiting for the pipe.
+    let (_w, o) = py_case(
+        "import os, time, json\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(30)\n    os._exit(0)\nprint(json.dumps({'G': '1'}))\n",
+        "1",
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(15), "{:?}", o.elapsed);
+    assert!(o.stderr.contains("timed out"), "{}", o.stderr);
+}
+
+#[test]
+fn env_py_that_prints_100_mib_fails_in_bounded_memory() {
+    let (_w, o) = py_case(
+        "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(100):\n    sys.stdout.write(chunk)\n",
+        "30",
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.stderr.contains("output over 16 MiB"), "{}", o.stderr);
+    assert!(o.hwm_kib < MAX_HWM_KIB, "peak RSS {} KiB", o.hwm_kib);
+    assert_eq!(o.json()["AFTER"], "1");
+}
+
+#[test]
+fn env_py_that_dies_by_a_signal() {
+    let (_w, o) = py_case(
+        &format!("import os, signal\nprint('{{\"S\": \"{CANARY}\"')\nos.kill(os.getpid(), signal.SIGKILL)\n"),
+        "10",
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    // The reference reports a signal death as Python does: `exit -9`.
+    assert!(o.stderr.contains("env.py failed (exit -9)"), "{}", o.stderr);
+    let j = o.json();
+    assert_eq!(j["AFTER"], "1");
+    assert!(j.get("S").is_none());
+}
+
+#[test]
+fn plain_file_that_execs_sleep_is_killed_at_the_timeout() {
+    let w = W::new();
+    w.write("home/.agents/env", "exec sleep 1000\n");
+    w.write("proj/.agents/local.env", "AFTER=1\n");
+    let o = w.env(&["--timeout", "1"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(15), "{:?}", o.elapsed);
+    assert_eq!(o.json()["AFTER"], "1");
+}
+
+// ---------------------------------------------------------------------------
+// exec limits: one string over 128 KiB, a total over ARG_MAX
+
+fn big_value(n: usize) -> String {
+    let mut s = CANARY.repeat(n / CANARY.len() + 1);
+    s.truncate(n);
+    s
+}
+
+fn assert_exec_refused(o: &Out, var: &str) {
+    o.no_canary();
+    assert_eq!(o.code, Some(126), "{}", o.stderr);
+    assert!(o.stderr.contains(var), "names {var}: {}", o.stderr);
+    assert!(!o.stderr.contains("Argument list too long"), "{}", o.stderr);
+}
+
+#[test]
+fn a_variable_over_128_kib_is_refused_before_exec() {
+    let w = W::new();
+    w.write(
+        "home/.agents/env",
+        format!("HUGE_VAR={}\n", big_value(200 << 10)),
+    );
+    let o = run(w.cmd(&["exec", "--", "true"]), 60);
+    assert_exec_refused(&o, "HUGE_VAR");
+    assert!(o.stderr.contains("128 KiB"), "{}", o.stderr);
+
+    w.write("plug/.env", format!("HUGE_OP={}\n", big_value(200 << 10)));
+    let o = run(
+        w.cmd(&[
+            "launch",
+            "--plugin-root",
+            w.p("plug").to_str().unwrap(),
+            "--",
+            "true",
+        ]),
+        60,
+    );
+    assert_exec_refused(&o, "HUGE_OP");
+
+    let h = w.write(
+        "fs/harness/h.yaml",
+        format!(
+            "agent: a\nrole: r\nenv:\n  runner:\n    HUGE_RUN: '{}'\n",
+            big_value(200 << 10)
+        ),
+    );
+    let o = run(
+        w.cmd(&["harness", "run", h.to_str().unwrap(), "--", "true"]),
+        60,
+    );
+    assert_exec_refused(&o, "HUGE_RUN");
+}
+
+#[test]
+fn a_total_environment_over_arg_max_is_refused_before_exec() {
+    // 8 MiB stack → 2 MiB limit; 40 × 100 KiB = 4 MB is over any default.
+    let w = W::new();
+    let mut body = String::new();
+    for i in 0..40 {
+        body.push_str(&format!("MANY_{i:02}={}\n", big_value(100 << 10)));
+    }
+    body.push_str(&format!("MANY_XL={}\n", big_value(110 << 10)));
+    w.write("home/.agents/env", &body);
+    let o = run(w.cmd(&["exec", "--", "true"]), 60);
+    assert_exec_refused(&o, "MANY_XL");
+    assert!(o.stderr.contains("limit of execve"), "{}", o.stderr);
+
+    w.write("plug/.env", &body);
+    let o = run(
+        w.cmd(&[
+            "launch",
+            "--plugin-root",
+            w.p("plug").to_str().unwrap(),
+            "--",
+            "true",
+        ]),
+        60,
+    );
+    assert_exec_refused(&o, "MANY_XL");
+
+    let mut y = String::from("agent: a\nrole: r\nenv:\n  runner:\n");
+    for i in 0..40 {
+        y.push_str(&format!("    MANY_{i:02}: '{}'\n", big_value(100 << 10)));
+    }
+    let h = w.write("fs/harness/h.yaml", y);
+    let o = run(
+        w.cmd(&["harness", "run", h.to_str().unwrap(), "--", "true"]),
+        60,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(126), "{}", o.stderr);
+    assert!(o.stderr.contains("limit of execve"), "{}", o.stderr);
+}
+
+// ---------------------------------------------------------------------------
+// A read-only HOME, a full disk
+
+#[test]
+fn home_that_is_a_file() {
+    let w = W::new();
+    let f = w.write("homefile", "x");
+    let mut c = w.cmd(&["env", "--format", "json", "--diff"]);
+    c.env("HOME", &f);
+    let o = run(c, 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    o.json();
+    let mut c = w.cmd(&["exec", "--", "true"]);
+    c.env("HOME", &f);
+    assert_eq!(run(c, 60).code, Some(0));
+}
+
+/// A 64 KiB tmpfs, when this machine lets us mount one (root in CI).
+struct TinyFs(PathBuf);
+
+impl TinyFs {
+    fn mount(at: PathBuf) -> Option<TinyFs> {
+        std::fs::create_dir_all(&at).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(&at)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(TinyFs(at))
+    }
+}
+
+impl Drop for TinyFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn full_disk_during_sandbox_env_write_keeps_the_old_file() {
+    let w = W::new();
+    let Some(fs) = TinyFs::mount(w.p("tiny")) else {
+        support::skip("tmpfs", "mount -t tmpfs is not permitted here");
+        return;
+    };
+    let out = fs.0.join("sandbox.env");
+    std::fs::write(&out, "export OLD='1'\n").unwrap();
+    // Fill the rest of the filesystem.
+    let _ = std::fs::write(fs.0.join("filler"), vec![b'x'; 64 << 10]);
+    let h = w.write(
+        "fs/harness/h.yaml",
+        format!(
+            "agent: a\nrole: r\nenv:\n  sandbox:\n    BIG: '{}'\n",
+            big_value(32 << 10)
+        ),
+    );
+    let o = run(
+        w.cmd(&[
+            "harness",
+            "sandbox-env",
+            h.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]),
+        30,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "export OLD='1'\n");
+    // No temp file left behind.
+    let left: Vec<_> = std::fs::read_dir(&fs.0)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with(".agentenv-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // /dev/full as a launch report target: the launch still runs.
+    let o = run(
+        w.cmd(&["launch", "--report", "/dev/full", "--", "true"]),
+        30,
+    );
+    assert!(o.code.is_some());
+}
