@@ -393,6 +393,52 @@ fn later_wins_first_occurrence_order() {
     assert!(d[0].message.contains("line 1"), "{}", d[0].message);
 }
 
+/// Large inputs take the radix-sort path for duplicates: compare with a
+/// naive model (first-occurrence order, last value and line win, one
+/// warning per repeat naming the previous line).
+#[test]
+fn many_duplicates_match_naive_model() {
+    for (lines, pool) in [(3000u64, 700u64), (40, 7), (5000, 5000)] {
+        let mut text = String::new();
+        let mut model: indexmap::IndexMap<String, (String, u32)> = indexmap::IndexMap::new();
+        let mut dups = Vec::new();
+        let mut seed = 12345u64;
+        for n in 1..=lines {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let k = format!("K{}", (seed >> 33) % pool);
+            let v = format!("v{n}");
+            text.push_str(&format!("{k}={v}\n"));
+            if let Some((_, prev)) = model.get(&k) {
+                dups.push((n as u32, *prev));
+            }
+            match model.get_mut(&k) {
+                Some(e) => *e = (v, n as u32),
+                None => {
+                    model.insert(k, (v, n as u32));
+                }
+            }
+        }
+        let p = parse(&text);
+        let want: Vec<Entry> = model
+            .into_iter()
+            .map(|(key, (value, line))| Entry { key, value, line })
+            .collect();
+        assert_eq!(p.entries, want);
+        let got: Vec<(u32, String)> = p
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.message.clone()))
+            .collect();
+        assert_eq!(got.len(), dups.len());
+        for ((line, msg), (want_line, prev)) in got.iter().zip(&dups) {
+            assert_eq!(line, want_line);
+            assert!(msg.contains(&format!("earlier on line {prev})")), "{msg}");
+        }
+    }
+}
+
 #[test]
 fn proto_is_an_ordinary_key() {
     assert_eq!(
