@@ -477,6 +477,18 @@ fn renderers_match_the_reference_byte_for_byte() {
         "\u{1b}[0m",
         "--diff",
         "auto,json",
+        "\u{378}",
+        "\u{e0080}",
+        "\u{10ffff}",
+        "\u{ffff}",
+        "\u{2060}",
+        "\u{3000}x",
+        "ſ",
+        "\u{f8ff}",
+        "\u{1f8ff}",
+        "\u{30000}",
+        "\u{323af}",
+        "\u{1680}",
     ];
     let spec = serde_json::json!({
         "formats": formats.iter().map(|f| f.name()).collect::<Vec<_>>(),
