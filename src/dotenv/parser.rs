@@ -448,11 +448,18 @@ pub(super) fn parse(text: &str) -> super::Parsed {
             out.diag(
                 here,
                 true,
-                format!(
-                    "unterminated {} for {key}: no closing quote on its line; \
-                     the text is kept literally",
-                    quote_name(q)
-                ),
+                if q == b'`' {
+                    format!(
+                        "unterminated backtick for {key}: no closing quote on its line; \
+                         the text is kept literally"
+                    )
+                } else {
+                    format!(
+                        "unterminated {} for {key} swallowed 0 lines \
+                         (no closing quote before the end of the file)",
+                        quote_name(q)
+                    )
+                },
             );
             out.put(key, Cow::Borrowed(unquoted(raw)), here);
             pos = next;

@@ -314,6 +314,16 @@ fn unterminated_quote_swallows_rest_of_file() {
     assert_eq!(kv("OPEN=\"abc\n  # c\nB=1"), pairs(&[("OPEN", "\"abc")]));
     // At the end of the file.
     assert_eq!(one("E=\"x\\\""), "\"x\\\"");
+    for text in ["E=\"x", "E=\"x\n", "E='x"] {
+        let p = parse(text);
+        assert_eq!(p.diagnostics.len(), 1, "{text:?}");
+        assert!(p.diagnostics[0].is_error);
+        assert!(
+            p.diagnostics[0].message.contains("swallowed 0 lines"),
+            "{text:?}: {}",
+            p.diagnostics[0].message
+        );
+    }
     assert_eq!(one("E='x"), "'x");
     let p = parse("A=1\nS='a\\' # c\nS3='x'\nT=1\nU=2");
     assert_eq!(
