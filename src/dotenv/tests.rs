@@ -450,6 +450,42 @@ fn many_duplicates_match_naive_model() {
 }
 
 #[test]
+fn diagnostics_are_capped_with_a_count() {
+    let max = parser::MAX_DIAGNOSTICS;
+    // Warnings only beyond the cap: the summary is a warning.
+    let text: String = (0..max + 5).map(|_| "A=1\n").collect();
+    let p = parse(&text);
+    assert_eq!(p.diagnostics.len(), max + 1);
+    let last = p.diagnostics.last().unwrap();
+    assert!(!last.is_error);
+    assert!(
+        last.message
+            .contains("4 more not listed (0 of them errors)"),
+        "{}",
+        last.message
+    );
+    assert_eq!(last.line as usize, max + 2);
+    // Errors beyond the cap keep `check` failing; errors found by the pass
+    // are kept in preference to duplicate warnings.
+    let text: String = ["A=1\n", "A=2\n"]
+        .into_iter()
+        .chain((0..max + 3).map(|_| "bad\n"))
+        .collect();
+    let p = parse(&text);
+    assert_eq!(p.diagnostics.len(), max + 1);
+    assert!(p.diagnostics[..max].iter().all(|d| d.is_error));
+    let last = p.diagnostics.last().unwrap();
+    assert!(last.is_error, "{}", last.message);
+    assert!(
+        last.message
+            .contains("4 more not listed (3 of them errors)"),
+        "{}",
+        last.message
+    );
+    assert_eq!(last.line, 2);
+}
+
+#[test]
 fn proto_is_an_ordinary_key() {
     assert_eq!(
         kv("__proto__=x\nconstructor=y"),
