@@ -190,6 +190,37 @@ fn is_printable(c: char) -> bool {
     !not
 }
 
+/// Copy `s` into `out`, handing each character that may need escaping to
+/// `esc` (which pushes whatever it stands for, possibly the character
+/// itself); runs of other characters are copied at once.
+///
+/// `hint(b)` says whether the byte `b` may start such a character. It must
+/// be either a set of ASCII bytes, or such a set plus every byte ≥ 0x80 (so
+/// that it never fires inside a multi-byte character alone).
+#[inline]
+pub(crate) fn escape_with(
+    out: &mut String,
+    s: &str,
+    hint: impl Fn(u8) -> bool,
+    mut esc: impl FnMut(&mut String, char),
+) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if hint(bytes[i]) {
+            out.push_str(&s[start..i]);
+            let c = s[i..].chars().next().expect("a char starts here");
+            esc(out, c);
+            i += c.len_utf8();
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&s[start..]);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
