@@ -221,14 +221,32 @@ struct Raw<'t> {
     dup: bool,
 }
 
+/// At most this many diagnostics are kept per parse; the rest are counted
+/// in one closing diagnostic. A broken file of any size then costs memory
+/// proportional to its size with a small factor (a diagnostic is ~100
+/// bytes, an ignored line can be 2).
+pub(super) const MAX_DIAGNOSTICS: usize = 10_000;
+
 struct Out<'t> {
     raws: Vec<Raw<'t>>,
     diagnostics: Vec<Diagnostic>,
     has_nul: bool,
+    /// Diagnostics over the limit: how many, how many errors, first line.
+    dropped: usize,
+    dropped_errors: usize,
+    dropped_first: u32,
 }
 
 impl<'t> Out<'t> {
     fn diag(&mut self, line: u32, is_error: bool, message: String) {
+        if self.diagnostics.len() >= MAX_DIAGNOSTICS {
+            if self.dropped == 0 || line < self.dropped_first {
+                self.dropped_first = line;
+            }
+            self.dropped += 1;
+            self.dropped_errors += usize::from(is_error);
+            return;
+        }
         self.diagnostics.push(Diagnostic {
             line,
             message,
@@ -308,6 +326,17 @@ impl<'t> Out<'t> {
         // Duplicate warnings were added last: put everything in line order
         // (stable, so one line's diagnostics keep their order).
         self.diagnostics.sort_by_key(|d| d.line);
+        if self.dropped > 0 {
+            self.diagnostics.push(Diagnostic {
+                line: self.dropped_first,
+                message: format!(
+                    "too many diagnostics: {} more not listed ({} of them errors), \
+                     the first of them on this line",
+                    self.dropped, self.dropped_errors
+                ),
+                is_error: self.dropped_errors > 0,
+            });
+        }
         Parsed {
             entries,
             diagnostics: self.diagnostics,
@@ -391,6 +420,9 @@ pub(super) fn parse(text: &str) -> super::Parsed {
         raws: Vec::with_capacity(est),
         diagnostics: Vec::new(),
         has_nul: find_byte(b, 0).is_some(),
+        dropped: 0,
+        dropped_errors: 0,
+        dropped_first: 0,
     };
     let mut pos = 0usize; // start of the current line
     let mut line = 0usize; // 1-based number of the current line
@@ -448,11 +480,18 @@ pub(super) fn parse(text: &str) -> super::Parsed {
             out.diag(
                 here,
                 true,
-                format!(
-                    "unterminated {} for {key}: no closing quote on its line; \
-                     the text is kept literally",
-                    quote_name(q)
-                ),
+                if q == b'`' {
+                    format!(
+                        "unterminated backtick for {key}: no closing quote on its line; \
+                         the text is kept literally"
+                    )
+                } else {
+                    format!(
+                        "unterminated {} for {key} swallowed 0 lines \
+                         (no closing quote before the end of the file)",
+                        quote_name(q)
+                    )
+                },
             );
             out.put(key, Cow::Borrowed(unquoted(raw)), here);
             pos = next;

@@ -314,6 +314,16 @@ fn unterminated_quote_swallows_rest_of_file() {
     assert_eq!(kv("OPEN=\"abc\n  # c\nB=1"), pairs(&[("OPEN", "\"abc")]));
     // At the end of the file.
     assert_eq!(one("E=\"x\\\""), "\"x\\\"");
+    for text in ["E=\"x", "E=\"x\n", "E='x"] {
+        let p = parse(text);
+        assert_eq!(p.diagnostics.len(), 1, "{text:?}");
+        assert!(p.diagnostics[0].is_error);
+        assert!(
+            p.diagnostics[0].message.contains("swallowed 0 lines"),
+            "{text:?}: {}",
+            p.diagnostics[0].message
+        );
+    }
     assert_eq!(one("E='x"), "'x");
     let p = parse("A=1\nS='a\\' # c\nS3='x'\nT=1\nU=2");
     assert_eq!(
@@ -437,6 +447,42 @@ fn many_duplicates_match_naive_model() {
             assert!(msg.contains(&format!("earlier on line {prev})")), "{msg}");
         }
     }
+}
+
+#[test]
+fn diagnostics_are_capped_with_a_count() {
+    let max = parser::MAX_DIAGNOSTICS;
+    // Warnings only beyond the cap: the summary is a warning.
+    let text: String = (0..max + 5).map(|_| "A=1\n").collect();
+    let p = parse(&text);
+    assert_eq!(p.diagnostics.len(), max + 1);
+    let last = p.diagnostics.last().unwrap();
+    assert!(!last.is_error);
+    assert!(
+        last.message
+            .contains("4 more not listed (0 of them errors)"),
+        "{}",
+        last.message
+    );
+    assert_eq!(last.line as usize, max + 2);
+    // Errors beyond the cap keep `check` failing; errors found by the pass
+    // are kept in preference to duplicate warnings.
+    let text: String = ["A=1\n", "A=2\n"]
+        .into_iter()
+        .chain((0..max + 3).map(|_| "bad\n"))
+        .collect();
+    let p = parse(&text);
+    assert_eq!(p.diagnostics.len(), max + 1);
+    assert!(p.diagnostics[..max].iter().all(|d| d.is_error));
+    let last = p.diagnostics.last().unwrap();
+    assert!(last.is_error, "{}", last.message);
+    assert!(
+        last.message
+            .contains("4 more not listed (3 of them errors)"),
+        "{}",
+        last.message
+    );
+    assert_eq!(last.line, 2);
 }
 
 #[test]
