@@ -46,6 +46,13 @@ fn current_umask() -> u32 {
 /// `create_parents` is set.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool) -> io::Result<()> {
     let target = resolve_target(path);
+    if let Ok(md) = fs::metadata(&target) {
+        use std::os::unix::fs::FileTypeExt;
+        let t = md.file_type();
+        if t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket() {
+            return write_in_place(&target, bytes);
+        }
+    }
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -73,6 +80,22 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool)
         let _ = d.sync_all();
     }
     Ok(())
+}
+
+/// A device, FIFO or socket (`-o /dev/stdout`, `--report /dev/stderr`) is
+/// written in place: renaming a temp file over it would replace the node
+/// itself with a regular file. The open is non-blocking, so a FIFO without
+/// a reader is an error (`ENXIO`), not a hang; the write then blocks as
+/// usual.
+fn write_in_place(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open(target)?;
+    rustix::fs::fcntl_setfl(&f, rustix::fs::OFlags::empty())?;
+    f.write_all(bytes)?;
+    f.flush()
 }
 
 /// Why [`read_input`] refused a file (its message is value-free).
@@ -178,6 +201,52 @@ pub fn input_error(e: &io::Error) -> Option<InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn devices_and_fifos_are_written_in_place_never_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        write_atomic(Path::new("/dev/null"), b"x", Mode::KeepOrUmask, false).unwrap();
+        let e = write_atomic(Path::new("/dev/full"), b"x", Mode::KeepOrUmask, false).unwrap_err();
+        assert_eq!(
+            e.raw_os_error(),
+            Some(rustix::io::Errno::NOSPC.raw_os_error())
+        );
+        for dev in ["/dev/null", "/dev/full"] {
+            assert!(
+                fs::metadata(dev).unwrap().file_type().is_char_device(),
+                "{dev}"
+            );
+        }
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        // No reader: an error at once, and the FIFO is still a FIFO.
+        let e = write_atomic(&fifo, b"x", Mode::KeepOrUmask, false).unwrap_err();
+        assert_eq!(
+            e.raw_os_error(),
+            Some(rustix::io::Errno::NXIO.raw_os_error())
+        );
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        // With a reader: the bytes go through the pipe.
+        let f2 = fifo.clone();
+        let reader = std::thread::spawn(move || fs::read(f2).unwrap());
+        let t = std::time::Instant::now();
+        loop {
+            match write_atomic(&fifo, b"through", Mode::KeepOrUmask, false) {
+                Ok(()) => break,
+                Err(_) if t.elapsed() < std::time::Duration::from_secs(5) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(reader.join().unwrap(), b"through");
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
 
     #[test]
     fn read_input_refuses_devices_dirs_and_big_files_and_bounds_pipes() {

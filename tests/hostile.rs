@@ -787,4 +787,225 @@ fn full_disk_during_sandbox_env_write_keeps_the_old_file() {
         30,
     );
     assert!(o.code.is_some());
+    // Written in place, never replaced by a regular file.
+    assert_still_a_device("/dev/full");
+    let o = run(
+        w.cmd(&[
+            "harness",
+            "sandbox-env",
+            h.to_str().unwrap(),
+            "-o",
+            "/dev/full",
+        ]),
+        30,
+    );
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert_still_a_device("/dev/full");
+}
+
+fn assert_still_a_device(p: &str) {
+    use std::os::unix::fs::FileTypeExt;
+    assert!(
+        std::fs::metadata(p).unwrap().file_type().is_char_device(),
+        "{p} was replaced by a regular file"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// The cache and --into under pressure
+
+fn has_flag(flag: &str) -> bool {
+    Command::new(support::agentenv_bin())
+        .args(["env", "--help"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains(flag))
+        .unwrap_or(false)
+}
+
+#[test]
+fn full_disk_during_into_keeps_the_old_file() {
+    if !has_flag("--into") {
+        support::skip("--into", "not built yet");
+        return;
+    }
+    let w = W::new();
+    let Some(fs) = TinyFs::mount(w.p("tiny")) else {
+        support::skip("tmpfs", "mount -t tmpfs is not permitted here");
+        return;
+    };
+    w.write("home/.agents/env", format!("BIG={}\n", big_value(40 << 10)));
+    let rc = fs.0.join("rc");
+    let old = "# my shell rc\nalias ll='ls -l'\n";
+    std::fs::write(&rc, old).unwrap();
+    let _ = std::fs::write(fs.0.join("filler"), vec![b'x'; 64 << 10]);
+    let o = run(
+        w.cmd(&["env", "--format", "export", "--into", rc.to_str().unwrap()]),
+        60,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("rc"), "names the file: {}", o.stderr);
+    assert_eq!(std::fs::read_to_string(&rc).unwrap(), old);
+    let temps = std::fs::read_dir(&fs.0)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".agentenv-"))
+        .count();
+    assert_eq!(temps, 0);
+    // /dev/full and /dev/zero as the target: a clear error (reading them
+    // never ends), and still devices.
+    for dev in ["/dev/full", "/dev/zero"] {
+        let o = run(w.cmd(&["env", "--format", "export", "--into", dev]), 60);
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        assert!(o.stderr.contains("not a regular file"), "{}", o.stderr);
+        assert!(o.hwm_kib < MAX_HWM_KIB);
+        assert_still_a_device(dev);
+    }
+}
+
+#[test]
+fn full_disk_during_a_cache_write_is_harmless() {
+    if !has_flag("--cache") {
+        support::skip("--cache", "not built yet");
+        return;
+    }
+    let w = W::new();
+    let Some(fs) = TinyFs::mount(w.p("tinystore")) else {
+        support::skip("tmpfs", "mount -t tmpfs is not permitted here");
+        return;
+    };
+    let store = fs.0.join(".agents");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::write(
+        store.join("env"),
+        format!("BIG={}\nSMALL=1\n", big_value(40 << 10)),
+    )
+    .unwrap();
+    let _ = std::fs::write(fs.0.join("filler"), vec![b'x'; 64 << 10]);
+    let args = [
+        "env",
+        "--format",
+        "json",
+        "--diff",
+        "--agents-dir",
+        store.to_str().unwrap(),
+    ];
+    let plain = run(w.cmd(&args), 60);
+    let mut cached_args = args.to_vec();
+    cached_args.push("--cache");
+    let o = run(w.cmd(&cached_args), 60);
+    o.no_canary();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, plain.stdout, "the rendering is still right");
+    // No torn entry: whatever is in the cache dir is a complete rendering.
+    let dir = store.join(".cache/env");
+    for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with(".agentenv-"), "temp file left: {name}");
+        assert_eq!(
+            std::fs::read(e.path()).unwrap(),
+            plain.stdout,
+            "torn entry {name}"
+        );
+    }
+    // Space again: the next run writes the entry and replays it after.
+    std::fs::remove_file(fs.0.join("filler")).unwrap();
+    let o = run(w.cmd(&cached_args), 60);
+    assert_eq!(o.stdout, plain.stdout);
+    let o = run(w.cmd(&cached_args), 60);
+    assert_eq!(o.stdout, plain.stdout);
+}
+
+#[test]
+fn cache_with_a_home_that_is_a_file() {
+    if !has_flag("--cache") {
+        support::skip("--cache", "not built yet");
+        return;
+    }
+    let w = W::new();
+    let f = w.write("homefile", "x");
+    let mut c = w.cmd(&["env", "--format", "json", "--diff", "--cache"]);
+    c.env("HOME", &f);
+    let o = run(c, 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    o.json();
+    // A cache dir that is a file: used uncached, output unchanged.
+    let w = W::new();
+    w.write("home/.agents/env", "A=1\n");
+    w.write("home/.agents/.cache", "not a dir");
+    let plain = w.env(&[]);
+    let o = w.env(&["--cache"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, plain.stdout);
+}
+
+#[test]
+fn thirty_two_concurrent_cache_runs() {
+    if !has_flag("--cache") {
+        support::skip("--cache", "not built yet");
+        return;
+    }
+    let w = W::new();
+    w.write(
+        "home/.agents/env",
+        format!("A=1\nBIG={}\n", big_value(64 << 10)),
+    );
+    w.write(
+        "home/.agents/env.py",
+        "import json, time\ntime.sleep(0.2)\nprint(json.dumps({'PY': 'x' * 5000}))\n",
+    );
+    let expected = w.env(&[]);
+    assert_eq!(expected.code, Some(0));
+    let mut children = Vec::new();
+    for _ in 0..32 {
+        let mut c = w.cmd(&["env", "--format", "json", "--diff", "--cache"]);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        children.push(c.spawn().unwrap());
+    }
+    for ch in children {
+        let out = ch.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, expected.stdout, "every output is correct");
+    }
+    let dir = w.p("home/.agents/.cache/env");
+    let mut entries = 0;
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(!name.starts_with(".agentenv-"), "temp file left: {name}");
+        assert_eq!(
+            std::fs::read(e.path()).unwrap(),
+            expected.stdout,
+            "torn entry"
+        );
+        entries += 1;
+    }
+    assert_eq!(entries, 1, "one key, one entry");
+    // And the replay is right.
+    assert_eq!(w.env(&["--cache"]).stdout, expected.stdout);
+}
+
+#[test]
+fn nul_values_and_bad_names_are_refused_before_exec_naming_the_variable() {
+    let w = W::new();
+    for (yaml_key, yaml_val, shown) in [
+        ("N", "\"a\\0hostileCANARY93\"", "\"N\""),
+        ("\"A=B\"", "hostileCANARY93", "\"A=B\""),
+    ] {
+        let h = w.write(
+            "fs/harness/h.yaml",
+            format!("agent: a\nrole: r\nenv:\n  runner:\n    {yaml_key}: {yaml_val}\n"),
+        );
+        let o = run(
+            w.cmd(&["harness", "run", h.to_str().unwrap(), "--", "true"]),
+            30,
+        );
+        o.no_canary();
+        assert_eq!(o.code, Some(126), "{}", o.stderr);
+        assert!(o.stderr.contains(shown), "{}", o.stderr);
+    }
 }

@@ -285,6 +285,10 @@ fn source_cmd(shell: &str, exe: &Path, file: &Path) -> Command {
 }
 
 fn check_shell(shell: &str, format: Format) {
+    check_shell_in(shell, format, "C.UTF-8");
+}
+
+fn check_shell_in(shell: &str, format: Format, lang: &str) {
     let Some(exe) = support::tool(shell) else {
         return;
     };
@@ -299,7 +303,7 @@ fn check_shell(shell: &str, format: Format) {
             );
         }
         let file = write_temp(dir.path(), &format!("b{batch}"), &text);
-        let env = dump_env(source_cmd(shell, &exe, &file), &[], shell);
+        let env = dump_env(source_cmd(shell, &exe, &file), &[("LANG", lang)], shell);
         let mut wrong = Vec::new();
         for (i, v) in vals.iter().enumerate() {
             let got = env.get(format!("V{i}").as_bytes());
@@ -312,7 +316,7 @@ fn check_shell(shell: &str, format: Format) {
         }
         assert!(
             wrong.is_empty(),
-            "{shell} read {} of {} values back wrong:\n{}",
+            "{shell} (LANG={lang}) read {} of {} values back wrong:\n{}",
             wrong.len(),
             vals.len(),
             wrong[..wrong.len().min(10)].join("\n")
@@ -338,6 +342,19 @@ fn export_round_trips_through_zsh() {
 #[test]
 fn fish_round_trips_through_fish() {
     check_shell("fish", Format::Fish);
+}
+
+/// The C locale changes nothing: the shells carry the UTF-8 bytes as is.
+#[test]
+fn shells_round_trip_in_the_c_locale_too() {
+    for (shell, format) in [
+        ("bash", Format::Export),
+        ("dash", Format::Export),
+        ("zsh", Format::Export),
+        ("fish", Format::Fish),
+    ] {
+        check_shell_in(shell, format, "C");
+    }
 }
 
 /// Removals: `unset` / `set -e` take an inherited variable away; the
@@ -643,4 +660,81 @@ fn undecodable_bytes_through_the_data_readers() {
     assert_eq!(read["ini"]["B"], Some(b"a?b??c???".to_vec()));
     // A strict JSON parser rejects the lone surrogates.
     assert!(serde_json::from_str::<serde_json::Value>(&render(Format::Json, &view)).is_err());
+}
+
+/// Names a YAML reader would type (`yes`, `Y`, `ON`, `null`, numbers …)
+/// are quoted, so PyYAML returns every name as the same string.
+#[test]
+fn yaml_typed_names_read_back_as_strings() {
+    let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
+        return;
+    };
+    let names = [
+        "yes",
+        "Yes",
+        "YES",
+        "no",
+        "No",
+        "y",
+        "Y",
+        "n",
+        "N",
+        "on",
+        "ON",
+        "off",
+        "Off",
+        "true",
+        "True",
+        "false",
+        "FALSE",
+        "null",
+        "Null",
+        "NULL",
+        "~",
+        "1",
+        "1_000",
+        "0x1F",
+        "0o17",
+        "1.5e3",
+        ".5",
+        ".inf",
+        "-.inf",
+        ".nan",
+        "1:30",
+        "2001-12-14",
+        "A-B",
+        "x(86)",
+        "a b",
+        "#x",
+        "&a",
+        "*a",
+        "!t",
+        "[x]",
+        "{x}",
+        "'q'",
+        "\"q\"",
+        "- x",
+        "? x",
+        "",
+        "é",
+        "yesno",
+        "nulls",
+        "_",
+        "on_off",
+    ];
+    let view = View::of(
+        names
+            .iter()
+            .map(|n| (OsString::from(n), OsString::from(format!("v:{n}")))),
+    );
+    let read = py_read(&py, &view);
+    let y = &read["yaml"];
+    assert_eq!(y.len(), names.len());
+    for n in names {
+        assert_eq!(
+            y.get(n),
+            Some(&Some(format!("v:{n}").into_bytes())),
+            "yaml name {n:?}"
+        );
+    }
 }

@@ -6,11 +6,10 @@
 //! part of a value (or of an ignored line, which may be a bare secret).
 
 use super::scan::{
-    count_lf, find_byte, find_byte2, is_js_ws, trim, trim_end, ws_prefix_len, FastBuild,
+    count_lf, find_byte, find_byte2, hash_key, is_js_ws, trim, trim_end, ws_prefix_len,
 };
 use super::{Diagnostic, Entry, Parsed};
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// CRLF and lone CR become LF (reference §2.1). Borrows when there is no CR.
 pub(super) fn normalise_newlines(text: &str) -> Cow<'_, str> {
@@ -210,15 +209,44 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-struct Out<'a> {
-    entries: Vec<Entry>,
-    index: HashMap<&'a str, usize, FastBuild>,
-    diagnostics: Vec<Diagnostic>,
-    has_nul: bool,
+/// One assignment as the pass sees it. Keys and most values borrow from
+/// the text; owned strings for entries are made once, at the end.
+struct Raw<'t> {
+    key: &'t str,
+    value: Cow<'t, str>,
+    line: u32,
+    /// Index of the next assignment of the same key (`u32::MAX`: none).
+    next: u32,
+    /// An earlier assignment of the same key exists.
+    dup: bool,
 }
 
-impl<'a> Out<'a> {
+/// At most this many diagnostics are kept per parse; the rest are counted
+/// in one closing diagnostic. A broken file of any size then costs memory
+/// proportional to its size with a small factor (a diagnostic is ~100
+/// bytes, an ignored line can be 2).
+pub(super) const MAX_DIAGNOSTICS: usize = 10_000;
+
+struct Out<'t> {
+    raws: Vec<Raw<'t>>,
+    diagnostics: Vec<Diagnostic>,
+    has_nul: bool,
+    /// Diagnostics over the limit: how many, how many errors, first line.
+    dropped: usize,
+    dropped_errors: usize,
+    dropped_first: u32,
+}
+
+impl<'t> Out<'t> {
     fn diag(&mut self, line: u32, is_error: bool, message: String) {
+        if self.diagnostics.len() >= MAX_DIAGNOSTICS {
+            if self.dropped == 0 || line < self.dropped_first {
+                self.dropped_first = line;
+            }
+            self.dropped += 1;
+            self.dropped_errors += usize::from(is_error);
+            return;
+        }
         self.diagnostics.push(Diagnostic {
             line,
             message,
@@ -227,11 +255,16 @@ impl<'a> Out<'a> {
     }
 
     #[inline]
-    fn put(&mut self, key: &'a str, value: Cow<'_, str>, line: u32) {
-        let mut value = value.into_owned();
+    fn put(&mut self, key: &'t str, mut value: Cow<'t, str>, line: u32) {
         if self.has_nul {
             if let Some(p) = find_byte(value.as_bytes(), 0) {
-                value.truncate(p);
+                value = match value {
+                    Cow::Borrowed(s) => Cow::Borrowed(&s[..p]),
+                    Cow::Owned(mut s) => {
+                        s.truncate(p);
+                        Cow::Owned(s)
+                    }
+                };
                 self.diag(
                     line,
                     false,
@@ -239,29 +272,135 @@ impl<'a> Out<'a> {
                 );
             }
         }
-        match self.index.get(key) {
-            Some(&i) => {
-                let earlier = self.entries[i].line;
-                self.diag(
-                    line,
-                    false,
-                    format!(
-                        "duplicate key {key} (earlier on line {earlier}); the later value wins"
-                    ),
-                );
-                let e = &mut self.entries[i];
-                e.value = value;
-                e.line = line;
+        self.raws.push(Raw {
+            key,
+            value,
+            line,
+            next: u32::MAX,
+            dup: false,
+        });
+    }
+
+    /// Resolve duplicates (later value wins, first-occurrence order) and
+    /// report each repeated key. Instead of probing a hash table per line
+    /// (a cache miss each on big files), the (hash, index) pairs are
+    /// radix-sorted once, which groups every key's assignments in order.
+    fn finish(mut self) -> Parsed {
+        let n = self.raws.len();
+        let mut order: Vec<u64> = self
+            .raws
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (u64::from(hash_key(r.key) as u32) << 32) | i as u64)
+            .collect();
+        sort_by_hash(&mut order);
+        let mut g = 0;
+        while g < n {
+            let h = order[g] >> 32;
+            let mut e = g + 1;
+            while e < n && order[e] >> 32 == h {
+                e += 1;
             }
-            None => {
-                self.index.insert(key, self.entries.len());
-                self.entries.push(Entry {
-                    key: key.to_owned(),
-                    value,
-                    line,
-                });
+            if e - g > 1 {
+                self.link_group(&order[g..e]);
+            }
+            g = e;
+        }
+        let mut entries = Vec::with_capacity(n);
+        for i in 0..n {
+            if self.raws[i].dup {
+                continue;
+            }
+            let mut last = i;
+            while self.raws[last].next != u32::MAX {
+                last = self.raws[last].next as usize;
+            }
+            let line = self.raws[last].line;
+            let value = std::mem::take(&mut self.raws[last].value).into_owned();
+            entries.push(Entry {
+                key: self.raws[i].key.to_owned(),
+                value,
+                line,
+            });
+        }
+        // Duplicate warnings were added last: put everything in line order
+        // (stable, so one line's diagnostics keep their order).
+        self.diagnostics.sort_by_key(|d| d.line);
+        if self.dropped > 0 {
+            self.diagnostics.push(Diagnostic {
+                line: self.dropped_first,
+                message: format!(
+                    "too many diagnostics: {} more not listed ({} of them errors), \
+                     the first of them on this line",
+                    self.dropped, self.dropped_errors
+                ),
+                is_error: self.dropped_errors > 0,
+            });
+        }
+        Parsed {
+            entries,
+            diagnostics: self.diagnostics,
+        }
+    }
+
+    /// Assignments whose keys share 32 hash bits, in file order: chain
+    /// equal keys and report each repeat.
+    fn link_group(&mut self, group: &[u64]) {
+        // (first index, last index so far) per distinct key in the group.
+        let mut heads: Vec<(usize, usize)> = Vec::new();
+        for &o in group {
+            let i = (o & 0xffff_ffff) as usize;
+            let key = self.raws[i].key;
+            match heads.iter_mut().find(|(f, _)| self.raws[*f].key == key) {
+                Some((_, prev)) => {
+                    let p = *prev;
+                    *prev = i;
+                    self.raws[p].next = i as u32;
+                    self.raws[i].dup = true;
+                    let earlier = self.raws[p].line;
+                    let line = self.raws[i].line;
+                    self.diag(
+                        line,
+                        false,
+                        format!(
+                            "duplicate key {key} (earlier on line {earlier}); the later value wins"
+                        ),
+                    );
+                }
+                None => heads.push((i, i)),
             }
         }
+    }
+}
+
+/// Sort packed `(hash << 32) | index` values by hash, keeping index order
+/// within a hash (LSD radix sort over the upper 32 bits; small inputs use
+/// the standard sort, which gives the same order since the values are
+/// distinct).
+fn sort_by_hash(v: &mut Vec<u64>) {
+    if v.len() < 1024 {
+        v.sort_unstable();
+        return;
+    }
+    let mut buf = vec![0u64; v.len()];
+    for pass in 0..4 {
+        let shift = 32 + pass * 8;
+        let mut count = [0usize; 256];
+        for &x in v.iter() {
+            count[((x >> shift) & 0xff) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in count.iter_mut() {
+            let t = *c;
+            *c = sum;
+            sum += t;
+        }
+        for &x in v.iter() {
+            let d = ((x >> shift) & 0xff) as usize;
+            buf[count[d]] = x;
+            count[d] += 1;
+        }
+        std::mem::swap(v, &mut buf);
     }
 }
 
@@ -274,11 +413,16 @@ pub(super) fn parse(text: &str) -> super::Parsed {
     let text: &str = &norm;
     let b = text.as_bytes();
     let len = b.len();
+    // Size the tables once: at most one entry per line, and an assignment
+    // line takes at least 3 bytes (`A=` and LF).
+    let est = (count_lf(b) + 1).min(len / 3 + 1);
     let mut out = Out {
-        entries: Vec::new(),
-        index: HashMap::default(),
+        raws: Vec::with_capacity(est),
         diagnostics: Vec::new(),
         has_nul: find_byte(b, 0).is_some(),
+        dropped: 0,
+        dropped_errors: 0,
+        dropped_first: 0,
     };
     let mut pos = 0usize; // start of the current line
     let mut line = 0usize; // 1-based number of the current line
@@ -336,11 +480,18 @@ pub(super) fn parse(text: &str) -> super::Parsed {
             out.diag(
                 here,
                 true,
-                format!(
-                    "unterminated {} for {key}: no closing quote on its line; \
-                     the text is kept literally",
-                    quote_name(q)
-                ),
+                if q == b'`' {
+                    format!(
+                        "unterminated backtick for {key}: no closing quote on its line; \
+                         the text is kept literally"
+                    )
+                } else {
+                    format!(
+                        "unterminated {} for {key} swallowed 0 lines \
+                         (no closing quote before the end of the file)",
+                        quote_name(q)
+                    )
+                },
             );
             out.put(key, Cow::Borrowed(unquoted(raw)), here);
             pos = next;
@@ -379,7 +530,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                     joined.push_str(raw);
                     joined.push('\n');
                     joined.push_str(&text[next..close_end]);
-                    out.put(key, Cow::Borrowed(unquoted(trim(&joined))), here);
+                    out.put(key, Cow::Owned(unquoted(trim(&joined)).to_owned()), here);
                 }
                 line += consumed;
                 pos = close_end + 1;
@@ -408,13 +559,10 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 joined.push_str(raw);
                 joined.push('\n');
                 joined.push_str(tail);
-                out.put(key, Cow::Borrowed(unquoted(trim(&joined))), here);
+                out.put(key, Cow::Owned(unquoted(trim(&joined)).to_owned()), here);
                 pos = len;
             }
         }
     }
-    Parsed {
-        entries: out.entries,
-        diagnostics: out.diagnostics,
-    }
+    out.finish()
 }

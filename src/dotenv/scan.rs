@@ -2,7 +2,7 @@
 //! trimming, word-at-a-time byte search (std only, no `unsafe`) and a small
 //! non-cryptographic hasher for the key index.
 
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 /// ECMAScript `\s`: the set every "trim" and every whitespace test of the
 /// grammar uses. Includes U+FEFF, U+2028 and U+2029; excludes U+0085 (NEL)
@@ -138,14 +138,26 @@ pub fn find_byte2(h: &[u8], a: u8, b: u8) -> Option<usize> {
     h[i..].iter().position(|&c| c == a || c == b).map(|p| p + i)
 }
 
-/// Number of LF bytes in `h`.
+/// Number of LF bytes in `h` (word at a time, exact per byte).
 #[inline]
 pub fn count_lf(h: &[u8]) -> usize {
-    h.iter().filter(|&&b| b == b'\n').count()
+    const SEVEN: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let rep = LO.wrapping_mul(b'\n' as u64);
+    let mut n = 0usize;
+    let mut chunks = h.chunks_exact(8);
+    for c in &mut chunks {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(c);
+        let x = u64::from_le_bytes(a) ^ rep;
+        // High bit set exactly in the bytes of `x` that are zero.
+        let t = !(((x & SEVEN).wrapping_add(SEVEN)) | x | SEVEN);
+        n += t.count_ones() as usize;
+    }
+    n + chunks.remainder().iter().filter(|&&b| b == b'\n').count()
 }
 
-/// FxHash-style hasher: fast on short ASCII keys. Keys come from the user's
-/// own files and the map is never iterated into output.
+/// FxHash-style hasher: fast on short ASCII keys (keys come from the
+/// user's own files; nothing is iterated in hash order into output).
 #[derive(Default, Clone, Copy)]
 pub struct FastHasher(u64);
 
@@ -180,11 +192,22 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn finish(&self) -> u64 {
-        self.0
+        // splitmix64's finaliser: the table indexes by the low bits, which
+        // the multiply alone leaves depending on the low input bytes only.
+        let mut h = self.0;
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
     }
 }
 
-pub type FastBuild = BuildHasherDefault<FastHasher>;
+/// Hash of a key (FxHash-style mixing plus a finaliser).
+#[inline]
+pub fn hash_key(key: &str) -> u64 {
+    let mut h = FastHasher::default();
+    h.write(key.as_bytes());
+    h.finish()
+}
 
 #[cfg(test)]
 mod tests {
@@ -228,6 +251,19 @@ mod tests {
             }
         }
         assert_eq!(find_byte(b"", b'a'), None);
+        let lf: Vec<u8> = (0..300u32)
+            .map(|i| {
+                if i % 7 == 0 || i % 11 == 0 {
+                    b'\n'
+                } else {
+                    (i % 256) as u8
+                }
+            })
+            .collect();
+        for start in 0..20 {
+            let h = &lf[start..];
+            assert_eq!(count_lf(h), h.iter().filter(|&&b| b == b'\n').count());
+        }
         assert_eq!(
             find_byte(b"\x80\x80\x80\x80\x80\x80\x80\x80\x0a", b'\n'),
             Some(8)

@@ -314,6 +314,16 @@ fn unterminated_quote_swallows_rest_of_file() {
     assert_eq!(kv("OPEN=\"abc\n  # c\nB=1"), pairs(&[("OPEN", "\"abc")]));
     // At the end of the file.
     assert_eq!(one("E=\"x\\\""), "\"x\\\"");
+    for text in ["E=\"x", "E=\"x\n", "E='x"] {
+        let p = parse(text);
+        assert_eq!(p.diagnostics.len(), 1, "{text:?}");
+        assert!(p.diagnostics[0].is_error);
+        assert!(
+            p.diagnostics[0].message.contains("swallowed 0 lines"),
+            "{text:?}: {}",
+            p.diagnostics[0].message
+        );
+    }
     assert_eq!(one("E='x"), "'x");
     let p = parse("A=1\nS='a\\' # c\nS3='x'\nT=1\nU=2");
     assert_eq!(
@@ -391,6 +401,88 @@ fn later_wins_first_occurrence_order() {
     assert!(!d[0].is_error);
     assert!(d[0].message.contains("duplicate key B"), "{}", d[0].message);
     assert!(d[0].message.contains("line 1"), "{}", d[0].message);
+}
+
+/// Large inputs take the radix-sort path for duplicates: compare with a
+/// naive model (first-occurrence order, last value and line win, one
+/// warning per repeat naming the previous line).
+#[test]
+fn many_duplicates_match_naive_model() {
+    for (lines, pool) in [(3000u64, 700u64), (40, 7), (5000, 5000)] {
+        let mut text = String::new();
+        let mut model: indexmap::IndexMap<String, (String, u32)> = indexmap::IndexMap::new();
+        let mut dups = Vec::new();
+        let mut seed = 12345u64;
+        for n in 1..=lines {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let k = format!("K{}", (seed >> 33) % pool);
+            let v = format!("v{n}");
+            text.push_str(&format!("{k}={v}\n"));
+            if let Some((_, prev)) = model.get(&k) {
+                dups.push((n as u32, *prev));
+            }
+            match model.get_mut(&k) {
+                Some(e) => *e = (v, n as u32),
+                None => {
+                    model.insert(k, (v, n as u32));
+                }
+            }
+        }
+        let p = parse(&text);
+        let want: Vec<Entry> = model
+            .into_iter()
+            .map(|(key, (value, line))| Entry { key, value, line })
+            .collect();
+        assert_eq!(p.entries, want);
+        let got: Vec<(u32, String)> = p
+            .diagnostics
+            .iter()
+            .map(|d| (d.line, d.message.clone()))
+            .collect();
+        assert_eq!(got.len(), dups.len());
+        for ((line, msg), (want_line, prev)) in got.iter().zip(&dups) {
+            assert_eq!(line, want_line);
+            assert!(msg.contains(&format!("earlier on line {prev})")), "{msg}");
+        }
+    }
+}
+
+#[test]
+fn diagnostics_are_capped_with_a_count() {
+    let max = parser::MAX_DIAGNOSTICS;
+    // Warnings only beyond the cap: the summary is a warning.
+    let text: String = (0..max + 5).map(|_| "A=1\n").collect();
+    let p = parse(&text);
+    assert_eq!(p.diagnostics.len(), max + 1);
+    let last = p.diagnostics.last().unwrap();
+    assert!(!last.is_error);
+    assert!(
+        last.message
+            .contains("4 more not listed (0 of them errors)"),
+        "{}",
+        last.message
+    );
+    assert_eq!(last.line as usize, max + 2);
+    // Errors beyond the cap keep `check` failing; errors found by the pass
+    // are kept in preference to duplicate warnings.
+    let text: String = ["A=1\n", "A=2\n"]
+        .into_iter()
+        .chain((0..max + 3).map(|_| "bad\n"))
+        .collect();
+    let p = parse(&text);
+    assert_eq!(p.diagnostics.len(), max + 1);
+    assert!(p.diagnostics[..max].iter().all(|d| d.is_error));
+    let last = p.diagnostics.last().unwrap();
+    assert!(last.is_error, "{}", last.message);
+    assert!(
+        last.message
+            .contains("4 more not listed (3 of them errors)"),
+        "{}",
+        last.message
+    );
+    assert_eq!(last.line, 2);
 }
 
 #[test]

@@ -1,9 +1,7 @@
 //! The data formats: dotenv (for python-dotenv), json, ini (for
 //! configparser) and yaml.
 
-use super::pystr::{
-    for_each_char, has_surrounding_space, is_posix_name, is_space, strip, text, PyChar,
-};
+use super::pystr::{escape_with, has_surrounding_space, is_posix_name, is_space, strip, text};
 use super::{Lines, Prepared};
 
 /// The reference's `_dotenv_value`: bare unless the value needs quoting.
@@ -15,24 +13,30 @@ pub(crate) fn dotenv_value(out: &mut String, v: &str) {
     let last = v.chars().next_back().unwrap_or(' ');
     if v.contains(['$', '\r']) || matches!(first, '\'' | '"') || matches!(last, '\'' | '"') {
         out.push('\'');
-        for c in v.chars() {
-            match c {
+        escape_with(
+            out,
+            v,
+            |b| b == b'\\' || b == b'\'',
+            |out, c| match c {
                 '\\' => out.push_str("\\\\"),
                 '\'' => out.push_str("\\'"),
                 c => out.push(c),
-            }
-        }
+            },
+        );
         out.push('\'');
     } else if v.contains([' ', '\t', '#', '"', '\n']) || has_surrounding_space(v) {
         out.push('"');
-        for c in v.chars() {
-            match c {
+        escape_with(
+            out,
+            v,
+            |b| matches!(b, b'\\' | b'"' | b'\n'),
+            |out, c| match c {
                 '\\' => out.push_str("\\\\"),
                 '"' => out.push_str("\\\""),
                 '\n' => out.push_str("\\n"),
                 c => out.push(c),
-            }
-        }
+            },
+        );
         out.push('"');
     } else {
         out.push_str(v);
@@ -54,23 +58,31 @@ pub(crate) fn dotenv(p: &Prepared, out: &mut Lines) {
 /// One JSON string as Python's `json.dumps` (ensure_ascii) writes it.
 fn json_string(out: &mut String, s: &[u8]) {
     out.push('"');
-    for_each_char(s, |c| match c {
-        PyChar::C('"') => out.push_str("\\\""),
-        PyChar::C('\\') => out.push_str("\\\\"),
-        PyChar::C('\n') => out.push_str("\\n"),
-        PyChar::C('\r') => out.push_str("\\r"),
-        PyChar::C('\t') => out.push_str("\\t"),
-        PyChar::C('\u{8}') => out.push_str("\\b"),
-        PyChar::C('\u{c}') => out.push_str("\\f"),
-        PyChar::C(c @ ' '..='~') => out.push(c),
-        PyChar::C(c) => {
-            let mut units = [0u16; 2];
-            for u in c.encode_utf16(&mut units) {
-                push_u(out, *u as u32);
-            }
+    for chunk in s.utf8_chunks() {
+        escape_with(
+            out,
+            chunk.valid(),
+            |b| !(b' '..=b'~').contains(&b) || b == b'"' || b == b'\\',
+            |out, c| match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c => {
+                    let mut units = [0u16; 2];
+                    for u in c.encode_utf16(&mut units) {
+                        push_u(out, *u as u32);
+                    }
+                }
+            },
+        );
+        for &b in chunk.invalid() {
+            push_u(out, 0xDC00 + b as u32);
         }
-        PyChar::Byte(b) => push_u(out, 0xDC00 + b as u32),
-    });
+    }
     out.push('"');
 }
 
@@ -126,13 +138,16 @@ fn ini_value(out: &mut String, v: &str) -> bool {
             return false;
         }
     }
-    for c in v.chars() {
-        match c {
+    escape_with(
+        out,
+        v,
+        |b| b == b'%' || b == b'\n',
+        |out, c| match c {
             '%' => out.push_str("%%"),
             '\n' => out.push_str("\n\t"),
             c => out.push(c),
-        }
-    }
+        },
+    );
     true
 }
 
@@ -160,24 +175,33 @@ pub(crate) fn ini(p: &Prepared, out: &mut Lines) {
 fn yaml_string(out: &mut String, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push('"');
-    for_each_char(s, |c| match c {
-        PyChar::C('\\') => out.push_str("\\\\"),
-        PyChar::C('"') => out.push_str("\\\""),
-        PyChar::C('\n') => out.push_str("\\n"),
-        PyChar::C('\r') => out.push_str("\\r"),
-        PyChar::C('\t') => out.push_str("\\t"),
-        PyChar::C(c @ ('\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')) => {
-            let n = c as usize;
-            out.push_str("\\x");
-            out.push(HEX[n >> 4] as char);
-            out.push(HEX[n & 0xf] as char);
+    for chunk in s.utf8_chunks() {
+        escape_with(
+            out,
+            chunk.valid(),
+            |b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\',
+            |out, c| match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => {
+                    let n = c as usize;
+                    out.push_str("\\x");
+                    out.push(HEX[n >> 4] as char);
+                    out.push(HEX[n & 0xf] as char);
+                }
+                '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}' => {
+                    push_u(out, c as u32)
+                }
+                c => out.push(c),
+            },
+        );
+        for &b in chunk.invalid() {
+            push_u(out, 0xDC00 + b as u32);
         }
-        PyChar::C(c @ ('\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{fffe}' | '\u{ffff}')) => {
-            push_u(out, c as u32)
-        }
-        PyChar::C(c) => out.push(c),
-        PyChar::Byte(b) => push_u(out, 0xDC00 + b as u32),
-    });
+    }
     out.push('"');
 }
 
@@ -196,10 +220,25 @@ fn yaml_key(out: &mut String, k: &[u8]) {
     }
 }
 
+/// YAML allows an implicit (`key: value`) key of at most 1024 characters;
+/// a longer one must be written as an explicit `? key` / `: value` pair, or
+/// the document does not parse (PyYAML and serde-saphyr both refuse it). A
+/// deliberate difference from the reference, found by fuzzing.
+const YAML_IMPLICIT_KEY_MAX: usize = 1024;
+
 pub(crate) fn yaml(p: &Prepared, out: &mut Lines) {
+    let mut key = String::new();
     for (k, v) in p.merged() {
+        key.clear();
+        yaml_key(&mut key, k);
         let l = out.line();
-        yaml_key(l, k);
+        if key.chars().count() > YAML_IMPLICIT_KEY_MAX {
+            l.push_str("? ");
+            l.push_str(&key);
+            l.push('\n');
+        } else {
+            l.push_str(&key);
+        }
         l.push_str(": ");
         match v {
             Some(v) => yaml_string(l, v),
@@ -290,6 +329,22 @@ mod tests {
             render(Format::Json, &v),
             "{\n  \"A\": \"1\",\n  \"B\": null,\n  \"C\": \"3\"\n}\n"
         );
+    }
+
+    #[test]
+    fn yaml_writes_a_long_key_explicitly() {
+        let long = "K".repeat(1030);
+        let v = view(&[(long.as_str(), "v"), ("A", "1")], &[]);
+        let y = render(Format::Yaml, &v);
+        assert_eq!(y, format!("A: \"1\"\n? {long}\n: \"v\"\n"));
+        let back: std::collections::BTreeMap<String, String> = serde_saphyr::from_str(&y).unwrap();
+        assert_eq!(back.get(&long).map(String::as_str), Some("v"));
+        // Exactly at the limit: still implicit.
+        let edge = "K".repeat(1024);
+        let y = render(Format::Yaml, &view(&[(edge.as_str(), "v")], &[]));
+        assert_eq!(y, format!("{edge}: \"v\"\n"));
+        let back: std::collections::BTreeMap<String, String> = serde_saphyr::from_str(&y).unwrap();
+        assert_eq!(back.len(), 1);
     }
 
     #[test]

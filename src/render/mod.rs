@@ -10,6 +10,7 @@
 
 mod data;
 mod detect;
+mod printable;
 mod pystr;
 mod shell;
 
@@ -184,21 +185,33 @@ impl View {
         let hidden = |k: &OsString| {
             hide_prefix.is_some_and(|p| k.as_encoded_bytes().starts_with(p.as_bytes()))
         };
-        let mut env: BTreeMap<OsString, OsString> = base
-            .iter()
-            .filter(|(k, _)| !hidden(k) && !changes.removed.contains(*k))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for (k, v) in &changes.set {
-            env.insert(k.clone(), v.clone());
+        // Merge the base (already in byte order) with the set names sorted
+        // the same way; a set name replaces the base entry.
+        let mut set: Vec<(&OsString, &OsString)> = changes.set.iter().collect();
+        set.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut assignments: Vec<(OsString, OsString)> = Vec::with_capacity(base.len() + set.len());
+        let mut next = set.iter().peekable();
+        for (k, v) in base {
+            while let Some((sk, sv)) = next.next_if(|(sk, _)| *sk < k) {
+                assignments.push(((*sk).clone(), (*sv).clone()));
+            }
+            if let Some((sk, sv)) = next.next_if(|(sk, _)| *sk == k) {
+                assignments.push(((*sk).clone(), (*sv).clone()));
+                continue;
+            }
+            if !hidden(k) && !changes.removed.contains(k) {
+                assignments.push((k.clone(), v.clone()));
+            }
+        }
+        for (sk, sv) in next {
+            assignments.push(((*sk).clone(), (*sv).clone()));
         }
         let mut removals: Vec<OsString> = changes
             .removed
             .iter()
-            .filter(|k| !env.contains_key(*k))
+            .filter(|k| !changes.set.contains_key(*k))
             .cloned()
             .collect();
-        let mut assignments: Vec<(OsString, OsString)> = env.into_iter().collect();
         pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
         pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
         View {

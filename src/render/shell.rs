@@ -1,19 +1,22 @@
 //! The four shell formats: export (POSIX sh), powershell, cmd and fish.
 
-use super::pystr::{is_posix_name, text};
+use super::pystr::{escape_with, is_posix_name, text};
 use super::{Lines, Prepared};
 
 /// POSIX single quoting, as the reference's `_sh_quote`: `'` → `'\''`, CR
 /// → `'"$(printf '\r')"'`, everything else literal.
 pub(crate) fn sh_quote(out: &mut String, value: &str) {
     out.push('\'');
-    for c in value.chars() {
-        match c {
+    escape_with(
+        out,
+        value,
+        |b| b == b'\'' || b == b'\r',
+        |out, c| match c {
             '\'' => out.push_str("'\\''"),
             '\r' => out.push_str("'\"$(printf '\\r')\"'"),
             c => out.push(c),
-        }
-    }
+        },
+    );
     out.push('\'');
 }
 
@@ -80,12 +83,17 @@ pub(crate) fn powershell(p: &Prepared, out: &mut Lines) {
         l.push_str("${env:");
         l.push_str(&text(k));
         l.push_str("} = '");
-        for c in text(v).chars() {
-            l.push(c);
-            if is_ps_quote(c) {
-                l.push(c);
-            }
-        }
+        escape_with(
+            l,
+            &text(v),
+            |b| b == b'\'' || b >= 0x80,
+            |out, c| {
+                out.push(c);
+                if is_ps_quote(c) {
+                    out.push(c);
+                }
+            },
+        );
         l.push('\'');
     }
     for k in &p.gone {
@@ -101,21 +109,27 @@ pub(crate) fn powershell(p: &Prepared, out: &mut Lines) {
 /// cmd's `set "K=V"` value: `%` → `%%`, `"` → `""`, then CRLF, LF and CR
 /// each → one space.
 fn cmd_value(out: &mut String, value: &str) {
-    let mut chars = value.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '%' => out.push_str("%%"),
-            '"' => out.push_str("\"\""),
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                out.push(' ');
+    let b = value.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        let rep = match b[i] {
+            b'%' => "%%",
+            b'"' => "\"\"",
+            b'\r' | b'\n' => " ",
+            _ => {
+                i += 1;
+                continue;
             }
-            '\n' => out.push(' '),
-            c => out.push(c),
+        };
+        out.push_str(&value[start..i]);
+        out.push_str(rep);
+        if b[i] == b'\r' && b.get(i + 1) == Some(&b'\n') {
+            i += 1;
         }
+        i += 1;
+        start = i;
     }
+    out.push_str(&value[start..]);
 }
 
 pub(crate) fn cmd(p: &Prepared, out: &mut Lines) {
@@ -144,13 +158,16 @@ pub(crate) fn fish(p: &Prepared, out: &mut Lines) {
         l.push_str("set -gx ");
         l.push_str(&text(k));
         l.push_str(" '");
-        for c in text(v).chars() {
-            match c {
-                '\\' => l.push_str("\\\\"),
-                '\'' => l.push_str("\\'"),
-                c => l.push(c),
-            }
-        }
+        escape_with(
+            l,
+            &text(v),
+            |b| b == b'\\' || b == b'\'',
+            |out, c| match c {
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c => out.push(c),
+            },
+        );
         l.push('\'');
     }
     for k in &p.gone {

@@ -63,13 +63,18 @@ pub fn rewrite(existing: &str, rendered: &str) -> String {
     out
 }
 
+/// Largest existing `--into` file rewritten.
+pub const MAX_INTO_FILE: u64 = 16 << 20;
+
 /// Rewrite `path` with `rendered` as its owned block: atomically, through
 /// symlinks, keeping an existing file's mode (a new file gets the umask
 /// default), creating parent directories. A missing file counts as empty;
 /// an existing file that is not UTF-8 is an `InvalidData` error and is left
 /// untouched.
 pub fn write_into(path: &Path, rendered: &str) -> io::Result<()> {
-    let existing = match std::fs::read(path) {
+    // A device is refused (reading /dev/full or /dev/zero never ends), a
+    // pipe is bounded by its timeout, a huge file by the size limit.
+    let existing = match crate::fsutil::read_input(path, MAX_INTO_FILE) {
         Ok(b) => String::from_utf8(b)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
@@ -87,6 +92,17 @@ pub fn write_into(path: &Path, rendered: &str) -> io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_device_target_is_refused_not_read_forever() {
+        for dev in ["/dev/zero", "/dev/full"] {
+            let e = write_into(Path::new(dev), "export A='1'\n").unwrap_err();
+            assert_eq!(
+                crate::fsutil::input_error(&e),
+                Some(crate::fsutil::InputError::NotRegular)
+            );
+        }
+    }
 
     #[test]
     fn new_file_gets_one_block() {
