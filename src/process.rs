@@ -79,6 +79,16 @@ pub fn io_kind(e: &io::Error) -> String {
     }
 }
 
+static SPAWNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many children [`run_captured`] has started in this process. Code
+/// that memoises file-system lookups (the native plain-file evaluator's
+/// search for `env` on PATH) treats a change as "a child may have changed
+/// the file system".
+pub fn spawn_generation() -> u64 {
+    SPAWNS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
 /// stdin inherited, in its own process group, for at most `timeout`.
 pub fn run_captured(
@@ -89,6 +99,7 @@ pub fn run_captured(
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
+    SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let mut out = child.stdout.take().expect("stdout is piped");
     let (tx, rx) = mpsc::channel();
