@@ -79,6 +79,16 @@ pub fn io_kind(e: &io::Error) -> String {
     }
 }
 
+static SPAWNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many children [`run_captured`] has started in this process. Code
+/// that memoises file-system lookups (the native plain-file evaluator's
+/// search for `env` on PATH) treats a change as "a child may have changed
+/// the file system".
+pub fn spawn_generation() -> u64 {
+    SPAWNS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
 /// stdin inherited, in its own process group, for at most `timeout`.
 pub fn run_captured(
@@ -89,6 +99,7 @@ pub fn run_captured(
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
+    SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let mut out = child.stdout.take().expect("stdout is piped");
     let (tx, rx) = mpsc::channel();
@@ -155,6 +166,20 @@ pub const MAX_ARG_STRLEN: usize = 32 * 4096;
 /// fails with the variable's name (never its value).
 pub fn check_exec_env(env: &Env) -> Result<(), String> {
     for (k, v) in env {
+        // `execve` takes `NAME=value\0` strings: a NUL would cut the
+        // string, an `=` in the name would move the split (`A=B` + `x`
+        // would reach the child as `A` = `B=x`), an empty name is no name.
+        let name = k.to_string_lossy();
+        if k.is_empty() || k.as_encoded_bytes().contains(&b'=') {
+            return Err(format!(
+                "variable name {name:?} cannot be passed in an environment (empty or containing '=')"
+            ));
+        }
+        if k.as_encoded_bytes().contains(&0) || v.as_encoded_bytes().contains(&0) {
+            return Err(format!(
+                "variable {name:?} contains a NUL byte, which an environment cannot carry"
+            ));
+        }
         if k.len() + v.len() + 2 > MAX_ARG_STRLEN {
             return Err(format!(
                 "variable {} is {} bytes, over the {} KiB limit for one environment string",
@@ -244,6 +269,24 @@ pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exec_env_refuses_nul_and_bad_names_naming_the_variable() {
+        let one = |k: &str, v: &str| {
+            let mut e = Env::new();
+            e.insert(k.into(), v.into());
+            check_exec_env(&e)
+        };
+        assert!(one("OK", "fine").is_ok());
+        let m = one("N", "se\0cret").unwrap_err();
+        assert!(
+            m.contains("\"N\"") && m.contains("NUL") && !m.contains("se"),
+            "{m}"
+        );
+        let m = one("A=B", "x").unwrap_err();
+        assert!(m.contains("\"A=B\"") && m.contains("'='"), "{m}");
+        assert!(one("", "x").is_err());
+    }
 
     #[test]
     fn exec_total_names_the_largest_variable_not_its_value() {

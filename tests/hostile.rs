@@ -988,3 +988,64 @@ fn thirty_two_concurrent_cache_runs() {
     // And the replay is right.
     assert_eq!(w.env(&["--cache"]).stdout, expected.stdout);
 }
+
+#[test]
+fn nul_values_and_bad_names_are_refused_before_exec_naming_the_variable() {
+    let w = W::new();
+    for (yaml_key, yaml_val, shown) in [
+        ("N", "\"a\\0hostileCANARY93\"", "\"N\""),
+        ("\"A=B\"", "hostileCANARY93", "\"A=B\""),
+    ] {
+        let h = w.write(
+            "fs/harness/h.yaml",
+            format!("agent: a\nrole: r\nenv:\n  runner:\n    {yaml_key}: {yaml_val}\n"),
+        );
+        let o = run(
+            w.cmd(&["harness", "run", h.to_str().unwrap(), "--", "true"]),
+            30,
+        );
+        o.no_canary();
+        assert_eq!(o.code, Some(126), "{}", o.stderr);
+        assert!(o.stderr.contains(shown), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn deeply_nested_or_huge_cel_guards_are_errors_not_stack_overflows() {
+    // A few hundred `(` used to overflow the parser's stack (SIGABRT).
+    let w = W::new();
+    for (when, msg) in [
+        (
+            format!("{}true{}", "(".repeat(400), ")".repeat(400)),
+            "nested deeper than 32 levels",
+        ),
+        (
+            format!("{} == []", "[".repeat(300) + &"]".repeat(300)),
+            "nested deeper than 32 levels",
+        ),
+        (
+            format!("event{} == 1", ".a".repeat(20000)),
+            "longer than 4096 bytes",
+        ),
+    ] {
+        let h = w.write(
+            "fs/harness/h.yaml",
+            format!("agent: a\nrole: r\noverlays:\n  - when: \"{when}\"\n"),
+        );
+        let o = run(w.cmd(&["harness", "resolve", h.to_str().unwrap()]), 60);
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        assert!(o.stderr.contains(msg), "{}", o.stderr);
+    }
+    // The deepest allowed guard still works.
+    let h = w.write(
+        "fs/harness/h.yaml",
+        format!(
+            "agent: a\nrole: r\noverlays:\n  - when: \"{}true{}\"\n    env:\n      runner:\n        X: 'y'\n",
+            "(".repeat(32),
+            ")".repeat(32)
+        ),
+    );
+    let o = run(w.cmd(&["harness", "resolve", h.to_str().unwrap()]), 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.json()["env"]["runner"]["X"], "y");
+}

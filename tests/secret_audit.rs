@@ -461,6 +461,23 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         .map(|o| String::from_utf8_lossy(&o.stdout).contains("--cache"))
         .unwrap_or(false);
     if has_cache {
+        let rc = a.write("rc", "# rc\n");
+        let rc = rc.to_str().unwrap().to_string();
+        a.run(
+            &["env", "--format", "export", "--into", &rc],
+            &caller_env,
+            false,
+        );
+        a.run(
+            &["env", "--format", "json", "--into", &rc],
+            &caller_env,
+            false,
+        );
+        a.run(
+            &["env", "--format", "export", "--into", "/dev/zero"],
+            &caller_env,
+            false,
+        );
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
         let mut files = 0;

@@ -1,7 +1,10 @@
 //! Rendering then reading back gives the same values: JSON through
 //! serde_json, YAML through serde-saphyr, export through a decoder of the
-//! POSIX single-quote forms the renderer emits. (The real shells and Python
-//! readers are exercised by tests/roundtrip.rs.)
+//! POSIX single-quote forms the renderer emits, fish through a decoder of
+//! its `\\`/`\'` quoting, INI through a decoder of configparser's line
+//! rules (every line is a section, a comment, `K=V` or a tab continuation;
+//! `%%` → `%`). (The real shells and Python readers are exercised by
+//! tests/roundtrip.rs.)
 #![no_main]
 use agentenv::render::{render, Format, View};
 use libfuzzer_sys::fuzz_target;
@@ -49,6 +52,68 @@ fn decode_export(text: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// Decode `set -gx K '…'` lines (`\\` → `\`, `\'` → `'`).
+fn decode_fish(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        if rest == "\n" {
+            break;
+        }
+        let line = rest.strip_prefix("set -gx ").expect("set -gx prefix");
+        let sp = line.find(" '").expect("space quote");
+        let key = &line[..sp];
+        let mut chars = line[sp + 2..].char_indices();
+        let mut val = String::new();
+        let end = loop {
+            match chars.next().expect("closing quote") {
+                (_, '\\') => match chars.next().expect("escaped char") {
+                    (_, c @ ('\\' | '\'')) => val.push(c),
+                    (_, c) => panic!("unexpected escape {c:?}"),
+                },
+                (i, '\'') => break i,
+                (_, c) => val.push(c),
+            }
+        };
+        out.insert(key.to_string(), val);
+        rest = line[sp + 2 + end + 1..]
+            .strip_prefix('\n')
+            .expect("line end");
+    }
+    out
+}
+
+/// Decode the INI output as configparser reads it (keys kept as written),
+/// asserting every line has a shape configparser accepts.
+fn decode_ini(text: &str) -> (BTreeMap<String, String>, usize) {
+    let mut lines = text.strip_suffix('\n').expect("final LF").split('\n');
+    assert_eq!(lines.next(), Some("[env]"));
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    let mut comments = 0;
+    let mut last: Option<String> = None;
+    for line in lines {
+        if let Some(cont) = line.strip_prefix('\t') {
+            let k = last.as_ref().expect("continuation after an entry");
+            let v = out.get_mut(k).unwrap();
+            v.push('\n');
+            v.push_str(&cont.replace("%%", "%"));
+        } else if line.starts_with("; ") {
+            comments += 1;
+            last = None;
+        } else {
+            let eq = line
+                .find('=')
+                .expect("every other line is K=V (configparser)");
+            let key = &line[..eq];
+            assert!(!key.contains(':'), "no second delimiter");
+            out.insert(key.to_string(), line[eq + 1..].replace("%%", "%"));
+            last = Some(key.to_string());
+        }
+    }
+    assert!(!text.contains('\r'), "configparser drops CR");
+    (out, comments)
+}
+
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
     let parts: Vec<&str> = s.split('\0').collect();
@@ -85,5 +150,23 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(export, "\n");
     } else {
         assert_eq!(decode_export(&export), expected, "export round trip");
+    }
+
+    let fish = render(Format::Fish, &view);
+    if expected.is_empty() {
+        assert_eq!(fish, "\n");
+    } else {
+        assert_eq!(decode_fish(&fish), expected, "fish round trip");
+    }
+
+    let ini = render(Format::Ini, &view);
+    let (back, comments) = decode_ini(&ini);
+    assert_eq!(
+        back.len() + comments,
+        vars.len(),
+        "each var: an entry or a comment"
+    );
+    for (k, v) in &back {
+        assert_eq!(vars.get(k), Some(v), "ini round trip");
     }
 });

@@ -94,8 +94,30 @@ fn default_fullsend_dir(file: &Path) -> PathBuf {
     dir.parent().unwrap_or(dir).to_path_buf()
 }
 
+/// Stack for a resolution: the CEL parser (an ANTLR grammar) recurses deeply
+/// per nesting level, so it runs on its own thread with room to spare (the
+/// memory is reserved, not committed). Nesting itself is capped in
+/// [`overlays::compile`].
+pub(crate) const RESOLVE_STACK: usize = 256 << 20;
+
 /// Resolve `opts.file` against the host environment `host`.
 pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new()
+            .name("harness-resolve".into())
+            .stack_size(RESOLVE_STACK)
+            .spawn_scoped(s, || resolve_here(opts, host));
+        match worker {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: resolve on this one.
+            Err(_) => resolve_here(opts, host),
+        }
+    })
+}
+
+fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let mut host_env = host.clone();
     for f in &opts.env_files {
         inputs::load_env_file(f, &mut host_env)?;

@@ -236,8 +236,49 @@ pub enum CompileError {
     NotBool(&'static str),
 }
 
+/// Longest `when` / `trigger` expression compiled.
+pub const MAX_EXPR_BYTES: usize = 4096;
+/// Deepest bracket nesting (`(`, `[`, `{`) in an expression. The parser
+/// recurses heavily per level; without a cap a few hundred `(` overflow
+/// the stack and abort the process.
+pub const MAX_EXPR_NESTING: usize = 32;
+
+/// The deepest bracket nesting of `src` outside string literals.
+fn nesting(src: &str) -> usize {
+    let (mut depth, mut max) = (0usize, 0usize);
+    let mut quote: Option<char> = None;
+    let mut chars = src.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(_), '\\') => {
+                chars.next();
+            }
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// Compile `src` with the variables `vars` (all `dyn`).
 pub fn compile(env: &Env, src: &str, vars: &[&str]) -> Result<Guard, CompileError> {
+    if src.len() > MAX_EXPR_BYTES {
+        return Err(CompileError::Invalid(format!(
+            "expression longer than {MAX_EXPR_BYTES} bytes"
+        )));
+    }
+    if nesting(src) > MAX_EXPR_NESTING {
+        return Err(CompileError::Invalid(format!(
+            "expression nested deeper than {MAX_EXPR_NESTING} levels"
+        )));
+    }
     let program = env.compile(src).map_err(|errs| {
         let pos = errs
             .errors
@@ -370,6 +411,48 @@ mod tests {
                 "{s}"
             );
         }
+    }
+
+    #[test]
+    fn deep_nesting_and_long_expressions_are_compile_errors_not_crashes() {
+        // On the stack `resolve` gives the parser (a test thread has 2 MiB).
+        std::thread::Builder::new()
+            .stack_size(super::super::RESOLVE_STACK)
+            .spawn(|| {
+                let env = cel_env();
+                let ok = format!("{}true{}", "(".repeat(32), ")".repeat(32));
+                assert!(compile(&env, &ok, VARS).is_ok());
+                for deep in [
+                    format!("{}true{}", "(".repeat(33), ")".repeat(33)),
+                    format!("{}{} == []", "[".repeat(2000), "]".repeat(2000)),
+                ] {
+                    assert_eq!(
+                        compile(&env, &deep, VARS).err(),
+                        Some(CompileError::Invalid(
+                            "expression nested deeper than 32 levels".into()
+                        ))
+                    );
+                }
+                // Brackets inside string literals do not count.
+                let lit = format!("event.a == '{}'", "(".repeat(100));
+                assert!(compile(&env, &lit, VARS).is_ok());
+                let long = format!("event{} == 1", ".a".repeat(3000));
+                assert!(
+                    matches!(compile(&env, &long, VARS), Err(CompileError::Invalid(m)) if m.contains("4096 bytes"))
+                );
+                // The longest member chain allowed compiles and evaluates.
+                let chain = format!("event{} == 1", ".a".repeat(2040));
+                let g = compile(&env, &chain, VARS).unwrap();
+                let vars = [
+                    ("event", json_to_cel(&serde_json::json!({}))),
+                    ("runtime", json_to_cel(&serde_json::json!({}))),
+                    ("config", json_to_cel(&serde_json::json!({}))),
+                ];
+                let _ = g.eval(&env, &vars);
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     #[test]

@@ -133,8 +133,14 @@ fn ini_value(out: &mut String, v: &str) -> bool {
     if v.contains('\r') || has_surrounding_space(v) {
         return false;
     }
-    for line in v.split('\n').skip(1) {
-        if line.chars().next().is_some_and(is_space) || line.starts_with(['#', ';']) {
+    for (i, line) in v.split('\n').enumerate() {
+        // configparser strips every line of a value at both ends: trailing
+        // whitespace on an inner line would be lost (the reference misses
+        // this; we comment the value out instead of corrupting it).
+        if line.chars().next_back().is_some_and(is_space) {
+            return false;
+        }
+        if i > 0 && (line.chars().next().is_some_and(is_space) || line.starts_with(['#', ';'])) {
             return false;
         }
     }
@@ -220,10 +226,25 @@ fn yaml_key(out: &mut String, k: &[u8]) {
     }
 }
 
+/// YAML allows an implicit (`key: value`) key of at most 1024 characters;
+/// a longer one must be written as an explicit `? key` / `: value` pair, or
+/// the document does not parse (PyYAML and serde-saphyr both refuse it). A
+/// deliberate difference from the reference, found by fuzzing.
+const YAML_IMPLICIT_KEY_MAX: usize = 1024;
+
 pub(crate) fn yaml(p: &Prepared, out: &mut Lines) {
+    let mut key = String::new();
     for (k, v) in p.merged() {
+        key.clear();
+        yaml_key(&mut key, k);
         let l = out.line();
-        yaml_key(l, k);
+        if key.chars().count() > YAML_IMPLICIT_KEY_MAX {
+            l.push_str("? ");
+            l.push_str(&key);
+            l.push('\n');
+        } else {
+            l.push_str(&key);
+        }
         l.push_str(": ");
         match v {
             Some(v) => yaml_string(l, v),
@@ -314,6 +335,31 @@ mod tests {
             render(Format::Json, &v),
             "{\n  \"A\": \"1\",\n  \"B\": null,\n  \"C\": \"3\"\n}\n"
         );
+    }
+
+    #[test]
+    fn ini_omits_values_configparser_would_strip() {
+        let v = view(&[("A", "a  \nb"), ("B", "a\nb"), ("C", "x\u{1f}\ny")], &[]);
+        assert_eq!(
+            render(Format::Ini, &v),
+            "[env]\n; A omitted: not representable in INI\nB=a\n\tb\n; C omitted: not representable in INI\n"
+        );
+    }
+
+    #[test]
+    fn yaml_writes_a_long_key_explicitly() {
+        let long = "K".repeat(1030);
+        let v = view(&[(long.as_str(), "v"), ("A", "1")], &[]);
+        let y = render(Format::Yaml, &v);
+        assert_eq!(y, format!("A: \"1\"\n? {long}\n: \"v\"\n"));
+        let back: std::collections::BTreeMap<String, String> = serde_saphyr::from_str(&y).unwrap();
+        assert_eq!(back.get(&long).map(String::as_str), Some("v"));
+        // Exactly at the limit: still implicit.
+        let edge = "K".repeat(1024);
+        let y = render(Format::Yaml, &view(&[(edge.as_str(), "v")], &[]));
+        assert_eq!(y, format!("{edge}: \"v\"\n"));
+        let back: std::collections::BTreeMap<String, String> = serde_saphyr::from_str(&y).unwrap();
+        assert_eq!(back.len(), 1);
     }
 
     #[test]

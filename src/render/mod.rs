@@ -10,6 +10,7 @@
 
 mod data;
 mod detect;
+mod printable;
 mod pystr;
 mod shell;
 

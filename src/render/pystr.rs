@@ -130,10 +130,8 @@ pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// Python's `repr()` of a `str` (used in the `--format` error, as the
-/// reference prints `%r`). Quote choice and escapes follow CPython; the
-/// printable test is exact for ASCII and Latin-1 and covers the common
-/// non-printable classes beyond (separators, format characters, private
-/// use, surrogates, noncharacters).
+/// reference prints `%r`). Quote choice, escapes and the printable test
+/// follow CPython 3.11.
 pub fn py_repr(s: &str) -> String {
     let quote = if s.contains('\'') && !s.contains('"') {
         '"'
@@ -169,25 +167,16 @@ pub fn py_repr(s: &str) -> String {
     out
 }
 
-/// CPython's `str.isprintable()` for one character (approximate beyond
-/// Latin-1, see [`py_repr`]).
+/// CPython's `str.isprintable()` for one character (the reference
+/// interpreter's Unicode tables, see `printable.rs`).
 fn is_printable(c: char) -> bool {
     let n = c as u32;
-    if n < 0x20 || (0x7f..=0xa0).contains(&n) || n == 0xad {
-        return false;
-    }
     if n < 0x100 {
-        return true;
+        return !(n < 0x20 || (0x7f..=0xa0).contains(&n) || n == 0xad);
     }
-    let not = matches!(n,
-        0x0600..=0x0605 | 0x061c | 0x06dd | 0x070f | 0x0890..=0x0891 | 0x08e2
-        | 0x1680 | 0x180e | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064
-        | 0x2066..=0x206f | 0x3000 | 0xd800..=0xdfff | 0xe000..=0xf8ff | 0xfdd0..=0xfdef
-        | 0xfeff | 0xfff9..=0xfffb | 0x110bd | 0x110cd | 0x13430..=0x1343f
-        | 0x1bca0..=0x1bca3 | 0x1d173..=0x1d17a | 0xe0001 | 0xe0020..=0xe007f
-        | 0xf0000..=0x10ffff)
-        || (n & 0xfffe) == 0xfffe;
-    !not
+    let table = super::printable::NOT_PRINTABLE;
+    let i = table.partition_point(|&(_, hi)| hi < n);
+    !(i < table.len() && table[i].0 <= n)
 }
 
 /// Copy `s` into `out`, handing each character that may need escaping to

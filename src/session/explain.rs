@@ -6,6 +6,46 @@
 //! (set, override, unset, skipped and why) and the source line where known.
 //! Values are shown only when asked for.
 //!
+//! # Library use: assemble, render and explain a session from Rust
+//!
+//! The whole `agentenv env` pipeline is callable without the CLI:
+//! [`crate::session::assemble`] walks the stores and runs every layer,
+//! [`crate::render`] prints the result, and [`report`] explains it.
+//!
+//! ```
+//! use agentenv::core::Env;
+//! use agentenv::render::{render, Format, View};
+//! use agentenv::session::{self, explain, Options};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let w = dir.path();
+//! std::fs::create_dir_all(w.join("home/.agents")).unwrap();
+//! std::fs::create_dir_all(w.join("proj/.agents")).unwrap();
+//! std::fs::write(w.join("home/.agents/env"), "EDITOR=vi\nTOKEN='t0k3n'\n").unwrap();
+//! std::fs::write(w.join("proj/.agents/env"), "export EDITOR='code --wait'\n").unwrap();
+//!
+//! // The base environment is an input like any other (here: a clean one).
+//! let mut base = Env::new();
+//! base.insert("HOME".into(), w.join("home").into());
+//! base.insert("PATH".into(), "/usr/bin:/bin".into());
+//! base.insert("AGENTS_SYSTEM_ROOT".into(), w.join("no-system").into());
+//!
+//! let opts = Options { cwd: Some(w.join("proj")), ..Default::default() };
+//! let s = session::assemble(&opts, base).expect("scope resolves");
+//!
+//! // The change set, as `agentenv env --diff --format export` prints it.
+//! let text = render(Format::Export, &View::diff(s.assembly.base(), s.changes()));
+//! assert!(text.contains("export EDITOR='code --wait'\n"));
+//!
+//! // Where EDITOR came from: the user file's line 1, then the project's.
+//! let r = explain::report(&s.assembly, &["EDITOR".into()]);
+//! let t = &r[0].touches;
+//! assert_eq!((t[0].level.as_deref(), t[0].line), (Some("user"), Some(1)));
+//! assert_eq!((t[1].level.as_deref(), t[1].action), (Some("project"), "override"));
+//! ```
+//!
+//! A hand-built assembly explains the same way:
+//!
 //! ```
 //! use agentenv::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
 //! use agentenv::session::explain;

@@ -230,11 +230,22 @@ pub fn bash_special(name: &[u8]) -> bool {
         || PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lookup {
     Found,
     NotFound,
     Unsure,
 }
+
+/// The last lookup: PATH value, the child-spawn generation it was made in,
+/// its result. Consecutive plain files share one PATH (the bins are
+/// prepended before the first file), so without this every file would
+/// re-stat every bin dir; a child that ran in between (an `env.py`, bash)
+/// might have created an `env` somewhere, so it invalidates the memo; so
+/// does age (a long-lived library user), after one second.
+#[allow(clippy::type_complexity)]
+static LAST_LOOKUP: std::sync::Mutex<Option<(Vec<u8>, u64, std::time::Instant, Lookup)>> =
+    std::sync::Mutex::new(None);
 
 /// Walk `PATH` of `env` for `env` as bash's command search does.
 fn snapshot_env_lookup(env: &Env) -> Lookup {
@@ -242,6 +253,23 @@ fn snapshot_env_lookup(env: &Env) -> Lookup {
         Some(p) => p.as_bytes(),
         None => return Lookup::Unsure,
     };
+    let generation = crate::process::spawn_generation();
+    let mut memo = LAST_LOOKUP.lock().unwrap_or_else(|e| e.into_inner());
+    let now = std::time::Instant::now();
+    if let Some((p, g, t, r)) = memo.as_ref() {
+        if p.as_slice() == path
+            && *g == generation
+            && now.duration_since(*t) < std::time::Duration::from_secs(1)
+        {
+            return *r;
+        }
+    }
+    let r = walk_path(path);
+    *memo = Some((path.to_vec(), generation, now, r));
+    r
+}
+
+fn walk_path(path: &[u8]) -> Lookup {
     for dir in path.split(|&b| b == b':') {
         if dir.first() != Some(&b'/') {
             return Lookup::Unsure;
@@ -566,6 +594,25 @@ mod tests {
         assert_eq!(evaluate(b"A=1\n", &e), Outcome::Bash);
         let mut e = base();
         e.insert("BASH_FUNC_env%%".into(), "() { :; }".into());
+        assert_eq!(evaluate(b"A=1\n", &e), Outcome::Bash);
+    }
+
+    #[test]
+    fn lookup_memo_is_dropped_after_a_child_ran() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let mut e = base();
+        e.insert(
+            "PATH".into(),
+            format!("{}:/usr/bin", d.path().display()).into(),
+        );
+        assert!(matches!(evaluate(b"A=1\n", &e), Outcome::Applied(_)));
+        // A layer (a child process) drops an `env` program into a bin dir.
+        let p = d.path().join("env");
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cmd = std::process::Command::new("/bin/true");
+        let _ = crate::process::run_captured(cmd, std::time::Duration::from_secs(5), 1024);
         assert_eq!(evaluate(b"A=1\n", &e), Outcome::Bash);
     }
 
