@@ -297,3 +297,72 @@ canaryVVV2
         assert!(!s.contains("canary"), "{args:?} leaked on stderr: {s}");
     }
 }
+
+#[test]
+fn parse_verbose_shows_diagnostics_on_stderr_only() {
+    let d = tempfile::tempdir().unwrap();
+    let a = write(d.path(), "a.env", b"A=1\nbad-secret-line\n");
+    let o = agentenv()
+        .args(["-v", "dotenv", "parse"])
+        .arg(&a)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let m = json_of(&o.stdout);
+    assert_eq!(m.len(), 1);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(
+        err,
+        format!(
+            "agentenv: info: {}:2: ignored line: not an assignment (no '=')\n",
+            a.display()
+        )
+    );
+}
+
+#[test]
+fn check_counts_lines_after_crlf_and_cr() {
+    let d = tempfile::tempdir().unwrap();
+    let a = write(
+        d.path(),
+        "a.env",
+        b"A=1\r\nB=2\rbad\r\n\r\nC='open\r\nD=1\r\n",
+    );
+    let s = a.display().to_string();
+    agentenv()
+        .args(["dotenv", "check"])
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stdout(format!(
+            "{s}:3: error: ignored line: not an assignment (no '=')\n\
+             {s}:5: error: unterminated single quote for C swallowed 1 line \
+             (the value runs to the end of the file; 1 assignment on them lost)\n"
+        ));
+}
+
+#[test]
+fn parse_reads_lines_the_same_as_the_library() {
+    let d = tempfile::tempdir().unwrap();
+    let content = "export A=\"x\\ny\"\nB='it\\'s'\nC=`t`#c\nD=a #b\nM=\"l1\nl2\"\n__proto__=p\n";
+    let a = write(d.path(), "a.env", content.as_bytes());
+    let out = agentenv()
+        .args(["dotenv", "parse"])
+        .arg(&a)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let m = json_of(&out);
+    let lib = agentenv::dotenv::parse(content);
+    assert_eq!(m.len(), lib.entries.len());
+    for e in &lib.entries {
+        assert_eq!(m[&e.key], e.value.as_str(), "{}", e.key);
+    }
+    assert_eq!(m["A"], "x\ny");
+    assert_eq!(m["B"], "it\\'s");
+    assert_eq!(m["M"], "l1\nl2");
+    assert_eq!(m["__proto__"], "p");
+}

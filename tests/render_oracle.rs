@@ -537,13 +537,23 @@ fn renderers_match_the_reference_byte_for_byte() {
         .zip(got["renders"].as_array().unwrap())
         .enumerate()
     {
-        // The one deliberate ini difference: a name with a line break is
+        // Deliberate ini differences: a name with a line break is
         // commented out (the reference prints it and breaks the file).
         let broken_ini_name = case
             .base
             .keys()
             .chain(case.changes.set.keys())
-            .any(|k| k.as_bytes().iter().any(|b| *b == b'\n' || *b == b'\r'));
+            .any(|k| k.as_bytes().iter().any(|b| *b == b'\n' || *b == b'\r'))
+            // The second: a value with an inner line ending in whitespace is
+            // commented out (configparser would strip it).
+            || case.changes.set.values().chain(case.base.values()).any(|v| {
+                let v = v.to_string_lossy();
+                let lines: Vec<&str> = v.split('\n').collect();
+                lines.len() > 1
+                    && lines[..lines.len() - 1]
+                        .iter()
+                        .any(|l| l.chars().next_back().is_some_and(py_space))
+            });
         let diff = View::diff(&case.base, &case.changes);
         let full = View::full(&case.base, &case.changes, Some("DOTAGENTS_"));
         for (j, f) in formats.iter().enumerate() {
@@ -668,4 +678,10 @@ fn auto_detection_matches_the_reference() {
             run("\"$PY\" -c 'from dotagents import _env; print(_env.detect_shell_format())'; true");
         assert_eq!(ours, theirs.trim(), "parent named {name:?}");
     }
+}
+
+/// Python's `str.isspace` set (what configparser strips).
+fn py_space(c: char) -> bool {
+    matches!(c, '\u{9}'..='\u{d}' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}'
+        | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
 }

@@ -510,9 +510,11 @@ fn py_read(py: &Path, view: &View) -> BTreeMap<String, Read> {
     res
 }
 
-/// What the reference's INI writer can hold (`_ini_value`), restated from
-/// the documented rule: no CR, no surrounding whitespace, no continuation
-/// line starting with whitespace, `#` or `;`.
+/// What agentenv's INI writer can hold: the reference's rule (no CR, no
+/// surrounding whitespace, no continuation line starting with whitespace,
+/// `#` or `;`) plus one deliberate addition: no line may end in whitespace,
+/// since configparser strips every line (the reference misses this and
+/// prints values that come back changed).
 fn ws(c: char) -> bool {
     matches!(c, '\u{9}'..='\u{d}' | '\u{1c}'..='\u{20}' | '\u{85}' | '\u{a0}' | '\u{1680}'
         | '\u{2000}'..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}')
@@ -522,24 +524,15 @@ fn ini_representable(v: &str) -> bool {
     !v.contains('\r')
         && !v.starts_with(ws)
         && !v.ends_with(ws)
+        && v.split('\n').all(|l| !l.ends_with(ws))
         && v.split('\n')
             .skip(1)
             .all(|l| !l.starts_with(ws) && !l.starts_with(['#', ';']))
 }
 
-/// What configparser returns for a value the writer emitted: it strips
-/// every line, so whitespace at the end of a line *before* an LF is lost.
-/// The reference's writer does not check for that; agentenv mirrors it
-/// byte for byte (documented in docs/render.md).
+/// What configparser returns for a value the writer emitted: exactly it.
 fn ini_expected(v: &str) -> String {
-    let lines: Vec<&str> = v.split('\n').collect();
-    let n = lines.len();
-    lines
-        .iter()
-        .enumerate()
-        .map(|(i, l)| if i + 1 < n { l.trim_end_matches(ws) } else { l })
-        .collect::<Vec<_>>()
-        .join("\n")
+    v.to_string()
 }
 
 #[test]

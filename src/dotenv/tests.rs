@@ -781,3 +781,215 @@ mod writer {
         }
     }
 }
+
+// ---- differential: the optimised parser against a literal model -------------
+
+/// A direct, slow transcription of the reference's pseudocode (§2.9), with
+/// the deliberate differences of SPEC §3, written independently of the
+/// byte-level parser: string splitting, char iteration, and the three
+/// sequential `replace` calls for double quotes.
+mod model {
+    use super::scan::is_js_ws;
+
+    fn js_trim(s: &str) -> &str {
+        s.trim_matches(is_js_ws)
+    }
+
+    fn is_key_start(c: char) -> bool {
+        c.is_ascii_alphabetic() || c == '_'
+    }
+
+    fn is_word(c: char) -> bool {
+        c.is_ascii_alphanumeric() || c == '_'
+    }
+
+    /// `KEY\s*=` at the start of `s`: (key, rest after `=`).
+    fn key_eq(s: &str) -> Option<(&str, &str)> {
+        let mut it = s.char_indices();
+        let (_, c0) = it.next()?;
+        if !is_key_start(c0) {
+            return None;
+        }
+        let key_end = s
+            .char_indices()
+            .find(|&(_, c)| !is_word(c))
+            .map_or(s.len(), |(i, _)| i);
+        let after = s[key_end..].trim_start_matches(is_js_ws);
+        let rest = after.strip_prefix('=')?;
+        Some((&s[..key_end], rest))
+    }
+
+    fn assignment(t: &str) -> Option<(&str, &str)> {
+        if let Some(after) = t.strip_prefix("export") {
+            let trimmed = after.trim_start_matches(is_js_ws);
+            if trimmed.len() < after.len() {
+                if let Some(m) = key_eq(trimmed) {
+                    return Some(m);
+                }
+            }
+        }
+        key_eq(t)
+    }
+
+    fn find_close(raw: &str, q: char) -> Option<usize> {
+        let mut it = raw.char_indices().skip(1);
+        while let Some((i, c)) = it.next() {
+            if c == '\\' {
+                it.next();
+            } else if c == q {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    fn unquoted(raw: &str) -> String {
+        let t = js_trim(raw);
+        let chars: Vec<(usize, char)> = t.char_indices().collect();
+        for w in chars.windows(2) {
+            if is_js_ws(w[0].1) && w[1].1 == '#' {
+                return js_trim(&t[..w[0].0]).to_string();
+            }
+        }
+        t.to_string()
+    }
+
+    pub fn parse(text: &str) -> Vec<(String, String, u32)> {
+        let norm = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines: Vec<&str> = norm.split('\n').collect();
+        let mut out: indexmap::IndexMap<String, (String, u32)> = indexmap::IndexMap::new();
+        let mut i = 0;
+        while i < lines.len() {
+            let line = (i + 1) as u32;
+            let t = js_trim(lines[i]);
+            if t.is_empty() || t.starts_with('#') {
+                i += 1;
+                continue;
+            }
+            let Some((key, rest)) = assignment(t) else {
+                i += 1;
+                continue;
+            };
+            let mut raw = js_trim(rest).to_string();
+            let mut value = None;
+            if let Some(q @ ('"' | '\'' | '`')) = raw.chars().next() {
+                let mut end = find_close(&raw, q);
+                while end.is_none() && q != '`' && i + 1 < lines.len() {
+                    i += 1;
+                    raw.push('\n');
+                    raw.push_str(lines[i]);
+                    end = find_close(&raw, q);
+                }
+                if let Some(e) = end {
+                    let trailer = js_trim(&raw[e + 1..]);
+                    if trailer.is_empty() || trailer.starts_with('#') {
+                        let inner = &raw[1..e];
+                        value = Some(if q == '"' {
+                            inner
+                                .replace("\\n", "\n")
+                                .replace("\\r", "\r")
+                                .replace("\\\"", "\"")
+                        } else {
+                            inner.to_string()
+                        });
+                    }
+                }
+            }
+            let mut value = value.unwrap_or_else(|| unquoted(&raw));
+            if let Some(p) = value.find('\0') {
+                value.truncate(p);
+            }
+            out.insert(key.to_string(), (value, line));
+            i += 1;
+        }
+        out.into_iter().map(|(k, (v, l))| (k, v, l)).collect()
+    }
+}
+
+mod differential {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FRAGMENTS: &[&str] = &[
+        "A",
+        "b_1",
+        "export",
+        "export ",
+        " ",
+        "\t",
+        "=",
+        "A=",
+        "B=",
+        "\"",
+        "'",
+        "`",
+        "\\",
+        "#",
+        " #",
+        "n",
+        "r",
+        "x",
+        "\n",
+        "\n",
+        "\n",
+        "\r",
+        "\r\n",
+        "\u{2028}",
+        "\u{A0}",
+        "\u{85}",
+        "\u{FEFF}",
+        "\0",
+        "é",
+        "__proto__=",
+        "\\\"",
+        "\\n",
+        "\\r",
+        "\\\\",
+        ":",
+        "\nD=\"",
+        "\nS='",
+        "\nT=`",
+        "\"\n",
+        "'\n",
+    ];
+
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(FRAGMENTS), 0..48)
+            .prop_map(|v| v.concat())
+    }
+
+    fn ours(text: &str) -> Vec<(String, String, u32)> {
+        parse(text)
+            .entries
+            .into_iter()
+            .map(|e| (e.key, e.value, e.line))
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn parser_matches_model(t in text()) {
+            prop_assert_eq!(ours(&t), model::parse(&t), "input {:?}", t);
+        }
+
+        #[test]
+        fn parser_matches_model_on_any_string(t in any::<String>()) {
+            prop_assert_eq!(ours(&t), model::parse(&t), "input {:?}", t);
+        }
+    }
+
+    #[test]
+    fn model_agrees_on_the_reference_table() {
+        for t in [
+            "H=abc#def\nD=\"two \\\"q\\\"\"\nS='a\\' # c\nS3='x'\n",
+            "OPEN=\"x\nNEXT=1",
+            "M=\"a   \n   b   \n  c\"",
+            "D=\"a\\\\nb\"\nE=\"x\\\"",
+            "export export=1\nexport =2\nexportX=3",
+        ] {
+            assert_eq!(ours(t), model::parse(t), "{t:?}");
+        }
+    }
+}

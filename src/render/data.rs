@@ -133,8 +133,14 @@ fn ini_value(out: &mut String, v: &str) -> bool {
     if v.contains('\r') || has_surrounding_space(v) {
         return false;
     }
-    for line in v.split('\n').skip(1) {
-        if line.chars().next().is_some_and(is_space) || line.starts_with(['#', ';']) {
+    for (i, line) in v.split('\n').enumerate() {
+        // configparser strips every line of a value at both ends: trailing
+        // whitespace on an inner line would be lost (the reference misses
+        // this; we comment the value out instead of corrupting it).
+        if line.chars().next_back().is_some_and(is_space) {
+            return false;
+        }
+        if i > 0 && (line.chars().next().is_some_and(is_space) || line.starts_with(['#', ';'])) {
             return false;
         }
     }
@@ -328,6 +334,15 @@ mod tests {
         assert_eq!(
             render(Format::Json, &v),
             "{\n  \"A\": \"1\",\n  \"B\": null,\n  \"C\": \"3\"\n}\n"
+        );
+    }
+
+    #[test]
+    fn ini_omits_values_configparser_would_strip() {
+        let v = view(&[("A", "a  \nb"), ("B", "a\nb"), ("C", "x\u{1f}\ny")], &[]);
+        assert_eq!(
+            render(Format::Ini, &v),
+            "[env]\n; A omitted: not representable in INI\nB=a\n\tb\n; C omitted: not representable in INI\n"
         );
     }
 
