@@ -742,17 +742,71 @@ impl Drop for TinyFs {
     }
 }
 
+/// Where writes fail as on a full disk: a filled 64 KiB tmpfs when this
+/// machine lets us mount one (root in CI); otherwise (or with
+/// `AGENTENV_TEST_NO_MOUNT=1`) a plain directory, with agentenv run under
+/// `ulimit -f 32` (16 KiB) and SIGXFSZ ignored, so a larger write fails
+/// with `EFBIG` — the same "the write failed half way" for the tool.
+enum Full {
+    Tmpfs(TinyFs),
+    Fsize(PathBuf),
+}
+
+impl Full {
+    fn new(at: PathBuf) -> Full {
+        let no_mount = std::env::var_os("AGENTENV_TEST_NO_MOUNT").is_some_and(|v| v == "1");
+        match (!no_mount).then(|| TinyFs::mount(at.clone())).flatten() {
+            Some(t) => Full::Tmpfs(t),
+            None => {
+                std::fs::create_dir_all(&at).unwrap();
+                Full::Fsize(at)
+            }
+        }
+    }
+    fn dir(&self) -> &Path {
+        match self {
+            Full::Tmpfs(t) => &t.0,
+            Full::Fsize(p) => p,
+        }
+    }
+    /// Use up the space (tmpfs only: the rlimit needs no filling).
+    fn fill(&self) {
+        if let Full::Tmpfs(t) = self {
+            let _ = std::fs::write(t.0.join("filler"), vec![b'x'; 64 << 10]);
+        }
+    }
+    fn unfill(&self) {
+        if let Full::Tmpfs(t) = self {
+            std::fs::remove_file(t.0.join("filler")).unwrap();
+        }
+    }
+    /// `agentenv args…` as it runs while the disk is full.
+    fn cmd(&self, w: &W, args: &[&str]) -> Command {
+        match self {
+            Full::Tmpfs(_) => w.cmd(args),
+            Full::Fsize(_) => {
+                let mut c = Command::new("sh");
+                c.arg("-c")
+                    .arg("ulimit -f 32 && trap '' XFSZ && exec \"$0\" \"$@\"")
+                    .arg(support::agentenv_bin())
+                    .args(args)
+                    .current_dir(w.p("proj"))
+                    .env_clear()
+                    .envs(w.base_env())
+                    .stdin(Stdio::null());
+                c
+            }
+        }
+    }
+}
+
 #[test]
 fn full_disk_during_sandbox_env_write_keeps_the_old_file() {
     let w = W::new();
-    let Some(fs) = TinyFs::mount(w.p("tiny")) else {
-        support::skip("tmpfs", "mount -t tmpfs is not permitted here");
-        return;
-    };
-    let out = fs.0.join("sandbox.env");
+    let fs = Full::new(w.p("tiny"));
+    let out = fs.dir().join("sandbox.env");
     std::fs::write(&out, "export OLD='1'\n").unwrap();
-    // Fill the rest of the filesystem.
-    let _ = std::fs::write(fs.0.join("filler"), vec![b'x'; 64 << 10]);
+    fs.fill();
     let h = w.write(
         "fs/harness/h.yaml",
         format!(
@@ -761,20 +815,23 @@ fn full_disk_during_sandbox_env_write_keeps_the_old_file() {
         ),
     );
     let o = run(
-        w.cmd(&[
-            "harness",
-            "sandbox-env",
-            h.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-        ]),
+        fs.cmd(
+            &w,
+            &[
+                "harness",
+                "sandbox-env",
+                h.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        ),
         30,
     );
     o.no_canary();
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "export OLD='1'\n");
     // No temp file left behind.
-    let left: Vec<_> = std::fs::read_dir(&fs.0)
+    let left: Vec<_> = std::fs::read_dir(fs.dir())
         .unwrap()
         .flatten()
         .map(|e| e.file_name())
@@ -829,24 +886,24 @@ fn full_disk_during_into_keeps_the_old_file() {
         return;
     }
     let w = W::new();
-    let Some(fs) = TinyFs::mount(w.p("tiny")) else {
-        support::skip("tmpfs", "mount -t tmpfs is not permitted here");
-        return;
-    };
+    let fs = Full::new(w.p("tiny"));
     w.write("home/.agents/env", format!("BIG={}\n", big_value(40 << 10)));
-    let rc = fs.0.join("rc");
+    let rc = fs.dir().join("rc");
     let old = "# my shell rc\nalias ll='ls -l'\n";
     std::fs::write(&rc, old).unwrap();
-    let _ = std::fs::write(fs.0.join("filler"), vec![b'x'; 64 << 10]);
+    fs.fill();
     let o = run(
-        w.cmd(&["env", "--format", "export", "--into", rc.to_str().unwrap()]),
+        fs.cmd(
+            &w,
+            &["env", "--format", "export", "--into", rc.to_str().unwrap()],
+        ),
         60,
     );
     o.no_canary();
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert!(o.stderr.contains("rc"), "names the file: {}", o.stderr);
     assert_eq!(std::fs::read_to_string(&rc).unwrap(), old);
-    let temps = std::fs::read_dir(&fs.0)
+    let temps = std::fs::read_dir(fs.dir())
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with(".agentenv-"))
@@ -870,18 +927,15 @@ fn full_disk_during_a_cache_write_is_harmless() {
         return;
     }
     let w = W::new();
-    let Some(fs) = TinyFs::mount(w.p("tinystore")) else {
-        support::skip("tmpfs", "mount -t tmpfs is not permitted here");
-        return;
-    };
-    let store = fs.0.join(".agents");
+    let fs = Full::new(w.p("tinystore"));
+    let store = fs.dir().join(".agents");
     std::fs::create_dir_all(&store).unwrap();
     std::fs::write(
         store.join("env"),
         format!("BIG={}\nSMALL=1\n", big_value(40 << 10)),
     )
     .unwrap();
-    let _ = std::fs::write(fs.0.join("filler"), vec![b'x'; 64 << 10]);
+    fs.fill();
     let args = [
         "env",
         "--format",
@@ -893,7 +947,7 @@ fn full_disk_during_a_cache_write_is_harmless() {
     let plain = run(w.cmd(&args), 60);
     let mut cached_args = args.to_vec();
     cached_args.push("--cache");
-    let o = run(w.cmd(&cached_args), 60);
+    let o = run(fs.cmd(&w, &cached_args), 60);
     o.no_canary();
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(o.stdout, plain.stdout, "the rendering is still right");
@@ -909,7 +963,7 @@ fn full_disk_during_a_cache_write_is_harmless() {
         );
     }
     // Space again: the next run writes the entry and replays it after.
-    std::fs::remove_file(fs.0.join("filler")).unwrap();
+    fs.unfill();
     let o = run(w.cmd(&cached_args), 60);
     assert_eq!(o.stdout, plain.stdout);
     let o = run(w.cmd(&cached_args), 60);
