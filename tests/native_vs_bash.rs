@@ -161,6 +161,8 @@ const SPECIAL: &[&str] = &[
 const BARE: &[u8] = b"abcXYZ019_./:,+-=@%^#\r";
 const SQ_BODY: &[u8] = b"ab $\"\\`~*?{}[]#;&|()<>!\n\t=:\r";
 const DQ_BODY: &[u8] = b"ab '#;&|()<>!*?[]{}~=:\n\t";
+/// Non-ASCII text inside quotes (accepted natively).
+const WIDE: &[&str] = &["é", "€", "日本", "\u{2028}", "\u{a0}", "😀", "\u{85}"];
 /// Constructs that look close to the subset but are not in it.
 const NEAR: &[&str] = &[
     "$X",
@@ -246,14 +248,22 @@ fn gen_word(r: &mut Rng, out: &mut Vec<u8>, near: bool) {
             2 => {
                 out.push(b'\'');
                 for _ in 0..r.below(8) {
-                    out.push(SQ_BODY[r.below(SQ_BODY.len())]);
+                    if r.chance(10) {
+                        out.extend_from_slice(r.pick(WIDE).as_bytes());
+                    } else {
+                        out.push(SQ_BODY[r.below(SQ_BODY.len())]);
+                    }
                 }
                 out.push(b'\'');
             }
             3 => {
                 out.push(b'"');
                 for _ in 0..r.below(8) {
-                    out.push(DQ_BODY[r.below(DQ_BODY.len())]);
+                    if r.chance(10) {
+                        out.extend_from_slice(r.pick(WIDE).as_bytes());
+                    } else {
+                        out.push(DQ_BODY[r.below(DQ_BODY.len())]);
+                    }
                 }
                 out.push(b'"');
             }
@@ -348,7 +358,18 @@ fn gen_env(r: &mut Rng) -> Env {
     };
     e.insert("PATH".into(), path.into());
     e.insert("HOME".into(), "/tmp/agentenv-home".into());
-    e.insert("LANG".into(), "C.UTF-8".into());
+    match r.below(4) {
+        0 => {}
+        1 => {
+            e.insert("LANG".into(), "C".into());
+        }
+        2 => {
+            e.insert("LC_ALL".into(), "C.UTF-8".into());
+        }
+        _ => {
+            e.insert("LANG".into(), "C.UTF-8".into());
+        }
+    }
     e.insert("KEEP".into(), "same".into());
     if r.chance(50) {
         e.insert("OLD".into(), "old".into());
