@@ -132,7 +132,9 @@ fn show_values_and_named_vars() {
 #[test]
 fn json_has_the_same_content() {
     let t = Tree::new();
-    let j: Value = serde_json::from_str(&t.text(&["--format", "json"])).unwrap();
+    let top: Value = serde_json::from_str(&t.text(&["--format", "json"])).unwrap();
+    assert_eq!(top["failed_layers"], serde_json::json!([]));
+    let j = &top["variables"];
     let o = j.as_object().unwrap();
     let keys: Vec<&String> = o.keys().collect();
     let mut sorted = keys.clone();
@@ -153,7 +155,7 @@ fn json_has_the_same_content() {
     assert!(!j.to_string().contains(SECRET));
     let j: Value =
         serde_json::from_str(&t.text(&["--format", "json", "--show-values", "TOKEN"])).unwrap();
-    assert_eq!(j["TOKEN"]["value"], SECRET);
+    assert_eq!(j["variables"]["TOKEN"]["value"], SECRET);
 }
 
 #[test]
@@ -169,6 +171,39 @@ fn skipped_values_say_why() {
     assert!(num.starts_with("NUM  absent\n"), "{text}");
     assert!(num.contains("env.py") && num.contains("skipped ("), "{num}");
     assert!(block(&text, "OK").contains("env.py"));
+}
+
+#[test]
+fn failed_layers_are_listed_last() {
+    let t = Tree::new();
+    fs::write(
+        t.w.join("proj/.agents/local.env"),
+        format!("X={SECRET}\nexit 0\n"),
+    )
+    .unwrap();
+    fs::write(
+        t.w.join("home/.agents/env.py"),
+        format!("import sys\nprint('{SECRET}')\nsys.exit(3)\n"),
+    )
+    .unwrap();
+    let text = t.text(&[]);
+    let w = t.w.display().to_string();
+    let tail = &text[text
+        .find("failed layers (they changed nothing)\n")
+        .expect(&text)..];
+    let rows: Vec<&str> = tail.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{tail}");
+    assert!(rows[0].contains(&format!("{w}/home/.agents/env.py")) && rows[0].ends_with("exit 3"));
+    assert!(rows[1].contains(&format!("{w}/proj/.agents/local.env")));
+    assert!(rows[1].contains("source failed"));
+    assert!(!text.contains(SECRET));
+    let j: Value = serde_json::from_str(&t.text(&["--format", "json"])).unwrap();
+    let f = j["failed_layers"].as_array().unwrap();
+    assert_eq!(f.len(), 2);
+    assert_eq!(f[0]["kind"], "env.py");
+    assert_eq!(f[0]["level"], "user");
+    assert_eq!(f[0]["reason"], "exit 3");
+    assert!(!j.to_string().contains(SECRET));
 }
 
 #[test]

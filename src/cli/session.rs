@@ -283,10 +283,11 @@ pub fn run_explain(a: ExplainArgs) -> i32 {
     };
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
     let reports = explain::report(&session.assembly, &vars);
+    let failed = explain::failed_layers(&session.assembly);
     let text = if json {
-        explain::render_json(&reports, a.show_values)
+        explain::render_json(&reports, &failed, a.show_values)
     } else {
-        explain::render_text(&reports, a.show_values)
+        explain::render_text_with_failures(&reports, &failed, a.show_values)
     };
     print_out(text.as_bytes())
 }

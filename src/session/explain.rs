@@ -126,6 +126,39 @@ pub struct VarReport {
     pub touches: Vec<TouchReport>,
 }
 
+/// A layer that failed as a whole and contributed nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedLayer {
+    /// 1-based position of the layer in the assembly.
+    pub layer: usize,
+    pub kind: &'static str,
+    pub level: Option<String>,
+    pub file: Option<String>,
+    /// Why (never a value: exit codes, parser positions, timeouts).
+    pub reason: String,
+}
+
+/// Every layer of `a` that failed, in order.
+pub fn failed_layers(a: &Assembly) -> Vec<FailedLayer> {
+    a.layers()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, rec)| {
+            rec.failure.as_ref().map(|why| FailedLayer {
+                layer: i + 1,
+                kind: rec.info.kind.as_str(),
+                level: rec.info.level.clone(),
+                file: rec
+                    .info
+                    .path
+                    .as_ref()
+                    .map(|p| p.to_string_lossy().into_owned()),
+                reason: why.clone(),
+            })
+        })
+        .collect()
+}
+
 /// Reports for `vars`, or, when empty, for every variable that differs
 /// from the base env at the end (new, changed or removed), in byte order.
 pub fn report(a: &Assembly, vars: &[OsString]) -> Vec<VarReport> {
@@ -226,6 +259,53 @@ fn action_text(t: &TouchReport) -> String {
 /// one aligned row per touch: layer number, kind, level, file[:line],
 /// action. Column widths are shared by the whole output.
 pub fn render_text(reports: &[VarReport], show_values: bool) -> String {
+    render_text_with_failures(reports, &[], show_values)
+}
+
+/// [`render_text`], then — when some layer failed — a last block listing
+/// the failed layers (number, kind, level, file, why).
+pub fn render_text_with_failures(
+    reports: &[VarReport],
+    failed: &[FailedLayer],
+    show_values: bool,
+) -> String {
+    let mut out = render_vars(reports, show_values);
+    if !failed.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("failed layers (they changed nothing)\n");
+        let cells: Vec<[String; 4]> = failed
+            .iter()
+            .map(|f| {
+                [
+                    format!("#{}", f.layer),
+                    f.kind.to_string(),
+                    f.level.clone().unwrap_or_else(|| "-".into()),
+                    f.file.clone().unwrap_or_else(|| "-".into()),
+                ]
+            })
+            .collect();
+        let mut w = [0usize; 4];
+        for row in &cells {
+            for (i, c) in row.iter().enumerate() {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        for (row, f) in cells.iter().zip(failed) {
+            out.push_str("  ");
+            for (i, c) in row.iter().enumerate() {
+                out.push_str(c);
+                out.extend(std::iter::repeat_n(' ', w[i] - c.chars().count() + 2));
+            }
+            out.push_str(&f.reason);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn render_vars(reports: &[VarReport], show_values: bool) -> String {
     let rows: Vec<Vec<[String; 5]>> = reports
         .iter()
         .map(|r| {
@@ -282,11 +362,13 @@ pub fn render_text(reports: &[VarReport], show_values: bool) -> String {
     out
 }
 
-/// JSON: an object keyed by variable name (in report order), each with
-/// `state`, `value` (only with `show_values`; `null` when absent) and
-/// `touches` (`layer`, `kind`, `level`, `file`, `line`, `action`, `reason`).
-pub fn render_json(reports: &[VarReport], show_values: bool) -> String {
-    let mut top = Map::new();
+/// JSON: `{"variables": {...}, "failed_layers": [...]}`. `variables` is
+/// keyed by variable name (in report order), each with `state`, `value`
+/// (only with `show_values`; `null` when absent) and `touches` (`layer`,
+/// `kind`, `level`, `file`, `line`, `action`, `reason`); `failed_layers`
+/// lists `layer`, `kind`, `level`, `file`, `reason`.
+pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: bool) -> String {
+    let mut vars = Map::new();
     for r in reports {
         let mut o = Map::new();
         o.insert("state".into(), json!(r.state.as_str()));
@@ -315,9 +397,22 @@ pub fn render_json(reports: &[VarReport], show_values: bool) -> String {
             })
             .collect();
         o.insert("touches".into(), Value::Array(touches));
-        top.insert(r.name.to_string_lossy().into_owned(), Value::Object(o));
+        vars.insert(r.name.to_string_lossy().into_owned(), Value::Object(o));
     }
-    let mut s = serde_json::to_string_pretty(&Value::Object(top)).unwrap_or_else(|_| "{}".into());
+    let failed: Vec<Value> = failed
+        .iter()
+        .map(|f| {
+            json!({
+                "layer": f.layer,
+                "kind": f.kind,
+                "level": f.level,
+                "file": f.file,
+                "reason": f.reason,
+            })
+        })
+        .collect();
+    let top = json!({ "variables": Value::Object(vars), "failed_layers": failed });
+    let mut s = serde_json::to_string_pretty(&top).unwrap_or_else(|_| "{}".into());
     s.push('\n');
     s
 }
@@ -401,16 +496,20 @@ TOKEN  set
         let text = render_text(&r, true);
         assert!(text.contains("TOKEN  set = 's3cr3t'\n"));
         assert!(text.contains("GONE  removed\n"));
-        let j: Value = serde_json::from_str(&render_json(&r, true)).unwrap();
-        assert_eq!(j["TOKEN"]["value"], "s3cr3t");
-        assert_eq!(j["GONE"]["value"], Value::Null);
-        let hidden = render_json(&r, false);
+        let j: Value = serde_json::from_str(&render_json(&r, &[], true)).unwrap();
+        assert_eq!(j["variables"]["TOKEN"]["value"], "s3cr3t");
+        assert_eq!(j["variables"]["GONE"]["value"], Value::Null);
+        let hidden = render_json(&r, &[], false);
         assert!(!hidden.contains("s3cr3t") && !hidden.contains("\"value\""));
     }
 
     #[test]
     fn json_has_the_same_content() {
-        let j: Value = serde_json::from_str(&render_json(&report(&sample(), &[]), false)).unwrap();
+        let a = sample();
+        let j: Value =
+            serde_json::from_str(&render_json(&report(&a, &[]), &failed_layers(&a), false))
+                .unwrap();
+        let j = &j["variables"];
         let keys: Vec<_> = j.as_object().unwrap().keys().cloned().collect();
         assert_eq!(keys, ["GONE", "PATH", "TOKEN"]);
         let t = &j["TOKEN"]["touches"];
@@ -420,6 +519,28 @@ TOKEN  set
         assert_eq!(t[1]["action"], "skipped");
         assert_eq!(t[1]["reason"], "value is a JSON int, not a string");
         assert_eq!(j["PATH"]["touches"][0]["file"], Value::Null);
+    }
+
+    #[test]
+    fn failed_layers_are_listed() {
+        let mut a = sample();
+        let l = a.add_layer(
+            LayerInfo::new(LayerKind::PlainFile)
+                .with_path("/w/.agents/local.env")
+                .with_level("project"),
+        );
+        a.fail(l, "source failed");
+        let f = failed_layers(&a);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].layer, 4);
+        let text = render_text_with_failures(&report(&a, &[]), &f, false);
+        assert!(text.ends_with(
+            "\nfailed layers (they changed nothing)\n  #4  plain file  project  /w/.agents/local.env  source failed\n"
+        ));
+        let j: Value = serde_json::from_str(&render_json(&[], &f, false)).unwrap();
+        assert_eq!(j["failed_layers"][0]["reason"], "source failed");
+        assert_eq!(j["failed_layers"][0]["file"], "/w/.agents/local.env");
+        assert_eq!(j["variables"], serde_json::json!({}));
     }
 
     #[test]
