@@ -353,3 +353,26 @@ fn into_is_ignored_on_a_hit() {
     assert!(hit(&t.run(&["--format", "export", "--into", tgt])));
     assert!(!target.exists());
 }
+
+#[test]
+fn into_with_a_non_export_format_stores_then_fails_then_replays() {
+    let t = Tree::new();
+    let target = t.w.join("hook.sh");
+    fs::write(&target, "keep\n").unwrap();
+    let args = ["--format", "json", "--into", target.to_str().unwrap()];
+    let out = t.cmd(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+    // The miss stored the rendering before the format check, as the
+    // reference does: the next run is a hit and prints it.
+    assert_eq!(t.entries().len(), 1);
+    let out = t.cmd(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("{\n") && text.contains("PROJ_VAR"),
+        "{text}"
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+}
