@@ -1,0 +1,146 @@
+//! The command line as a whole: help, version, completions, verbosity and
+//! usage errors.
+
+mod support;
+
+use std::fs;
+use std::process::{Command, Output};
+
+fn agentenv(args: &[&str]) -> Output {
+    Command::new(support::agentenv_bin())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn help_lists_only_commands_that_run() {
+    let out = agentenv(&["--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8(out.stdout).unwrap();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "env",
+            "exec",
+            "explain",
+            "launch",
+            "harness",
+            "dotenv",
+            "completions"
+        ]
+    );
+    for c in commands {
+        let out = agentenv(&[c, "--help"]);
+        assert!(out.status.success(), "{c} --help");
+        let text = String::from_utf8_lossy(&out.stderr);
+        assert!(!text.contains("not implemented"), "{c}");
+    }
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = agentenv(&["--version"]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("agentenv {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(agentenv(&["no-such-command"]).status.code(), Some(2));
+    assert_eq!(agentenv(&["env", "--no-such-flag"]).status.code(), Some(2));
+    assert_eq!(agentenv(&["env", "--format"]).status.code(), Some(2));
+    assert_eq!(agentenv(&["completions", "tcsh"]).status.code(), Some(2));
+    assert_eq!(agentenv(&[]).status.code(), Some(2));
+}
+
+/// Each completion script is accepted by its shell's parser.
+#[test]
+fn completions_parse_in_their_shells() {
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, check) in [
+        ("bash", vec!["bash", "-n"]),
+        ("zsh", vec!["zsh", "-n"]),
+        ("fish", vec!["fish", "--no-execute"]),
+        ("powershell", vec![]),
+    ] {
+        let out = agentenv(&["completions", shell]);
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        assert!(script.contains("agentenv"), "{shell}");
+        for sub in ["env", "launch", "harness", "sandbox-env"] {
+            assert!(script.contains(sub), "{shell} completes {sub}");
+        }
+        if check.is_empty() {
+            continue;
+        }
+        let Some(bin) = support::tool(check[0]) else {
+            continue;
+        };
+        let file = dir.path().join(format!("completion.{shell}"));
+        fs::write(&file, &script).unwrap();
+        let st = Command::new(bin)
+            .args(&check[1..])
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(st.success(), "{shell} rejects its completion script");
+    }
+}
+
+/// A store whose env.py fails: one warning by default, none with -q or
+/// -qq; `-q` still shows errors, `-qq` shows nothing at all.
+#[test]
+fn verbosity_flags_filter_log_lines() {
+    let w = tempfile::tempdir().unwrap();
+    let home = w.path().join("home");
+    let proj = w.path().join("proj");
+    fs::create_dir_all(home.join(".agents")).unwrap();
+    fs::create_dir_all(&proj).unwrap();
+    fs::write(home.join(".agents/env.py"), "import sys\nsys.exit(3)\n").unwrap();
+    let run = |args: &[&str]| {
+        Command::new(support::agentenv_bin())
+            .args(args)
+            .current_dir(&proj)
+            .env_clear()
+            .env("HOME", &home)
+            .env("PATH", "/usr/bin:/bin")
+            .env("AGENTS_SYSTEM_ROOT", w.path().join("no-system"))
+            .output()
+            .unwrap()
+    };
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+
+    let normal = run(&["env", "--format", "json", "--diff"]);
+    assert!(normal.status.success());
+    assert!(stderr(&normal).contains("agentenv: warning: env.py failed (exit 3)"));
+
+    for q in ["-q", "-qq"] {
+        let quiet = run(&[q, "env", "--format", "json", "--diff"]);
+        assert!(quiet.status.success());
+        assert_eq!(stderr(&quiet), "", "{q}");
+        assert_eq!(quiet.stdout, normal.stdout, "{q} changes only stderr");
+    }
+
+    let err_q = run(&["-q", "env", "--format", "nope"]);
+    assert_eq!(err_q.status.code(), Some(1));
+    assert!(stderr(&err_q).starts_with("agentenv: error: --format must be one of"));
+    let err_qq = run(&["-qq", "env", "--format", "nope"]);
+    assert_eq!(err_qq.status.code(), Some(1));
+    assert_eq!(stderr(&err_qq), "");
+
+    // Flags work after the subcommand too.
+    let after = run(&["env", "--format", "json", "--diff", "-qq"]);
+    assert_eq!(stderr(&after), "");
+}
