@@ -502,7 +502,6 @@ impl Prepared {
     fn run_plain(&self, a: &mut Assembly, l: usize, f: &EnvFile, bash: &Path, base: &Env) {
         let cwd = &self.scope.cwd;
         let full = paths::at(&f.path, cwd);
-        let env = spawn_env(a.current(), base);
         let text = match crate::fsutil::read_input(&full, MAX_PLAIN_FILE) {
             Ok(text) => Some(text),
             Err(e) if crate::fsutil::input_error(&e).is_some() => {
@@ -516,7 +515,10 @@ impl Prepared {
             Err(_) => None,
         };
         if let Some(text) = text {
-            match native::evaluate(&text, &env) {
+            // The accumulated env, not the child's: the back-filled bootstrap
+            // names are ones the evaluator always hands to bash, so the
+            // outcome is the same without copying the environment per file.
+            match native::evaluate(&text, a.current()) {
                 native::Outcome::Applied(cs) => {
                     a.apply(l, &cs);
                     return;
@@ -529,6 +531,7 @@ impl Prepared {
                 native::Outcome::Bash => {}
             }
         }
+        let env = spawn_env(a.current(), base);
         match shell::source(bash, &f.path, &env, self.timeout) {
             Ok(cs) => a.apply(l, &cs),
             Err(e) => a.fail(
