@@ -5,7 +5,7 @@
 //! Two parts: hand-written cases for every subsection of §2–§6 (`cases`),
 //! and generated trees from a seeded xorshift (`generated`; seed from
 //! `AGENTENV_ORACLE_SEED`, count from `AGENTENV_ORACLE_TREES`).
-//! Deliberate differences (docs/session.md) are never generated: the base
+//! Deliberate differences (README, "Deliberate differences from dotagents env 0.8.2") are never generated: the base
 //! env always pins `AGENTS_PYTHON`, no store has a `.pyvenv`, nothing times
 //! out, stderr is not compared.
 
@@ -1293,7 +1293,7 @@ fn generated_trees_match_the_reference() {
 
 /// The harness must see a difference where one exists: with `AGENTS_PYTHON`
 /// unset the reference emits its own interpreter, agentenv its default
-/// (a deliberate difference, docs/session.md).
+/// (a deliberate difference, the README).
 #[test]
 fn harness_detects_a_difference() {
     let Some(oracle) = support::dotagents() else {
