@@ -11,7 +11,6 @@ use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
 /// Default timeout for layer children (seconds).
@@ -90,68 +89,142 @@ pub fn spawn_generation() -> u64 {
 }
 
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
-/// stdin inherited, in its own process group, for at most `timeout`.
-pub fn run_captured(
+/// stdin inherited, in its own process group, for at most `timeout` (which
+/// covers reading stdout to its end, even while a descendant that left the
+/// group holds it open, and the child's exit). On expiry the group is
+/// killed.
+///
+/// One thread does it all: `poll` on the stdout pipe and on a pidfd for
+/// the child's exit (Linux ≥ 5.3). Where `pidfd_open` is refused, the exit
+/// is awaited after stdout closes with a short `try_wait` backoff.
+pub fn run_captured(cmd: Command, timeout: Duration, limit: usize) -> Result<Captured, RunError> {
+    run_captured_with(cmd, timeout, limit, true)
+}
+
+/// [`run_captured`], with `use_pidfd: false` forcing the fallback (tests).
+fn run_captured_with(
     mut cmd: Command,
     timeout: Duration,
     limit: usize,
+    use_pidfd: bool,
 ) -> Result<Captured, RunError> {
+    use rustix::event::{PollFd, PollFlags};
+    use std::time::Instant;
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
     SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let deadline = Instant::now() + timeout;
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
-    let mut out = child.stdout.take().expect("stdout is piped");
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let res = (&mut out)
-            .take(limit as u64 + 1)
-            .read_to_end(&mut buf)
-            .map(|_| buf);
-        // Drop the pipe before reporting so an over-long writer gets EPIPE.
-        drop(out);
-        let _ = tx.send(res);
-    });
     let kill = |child: &mut std::process::Child| {
         let pid = rustix::process::Pid::from_child(child);
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         let _ = child.kill();
         let _ = child.wait();
     };
-    let read = match rx.recv_timeout(timeout) {
-        Ok(r) => r,
-        Err(_) => {
+    let mut out = Some(child.stdout.take().expect("stdout is piped"));
+    // Not yet reaped, so the pid is still this child's.
+    let pidfd = use_pidfd
+        .then(|| {
+            rustix::process::pidfd_open(
+                rustix::process::Pid::from_child(&child),
+                rustix::process::PidfdFlags::empty(),
+            )
+            .ok()
+        })
+        .flatten();
+    let mut exited_seen = false;
+    let mut stdout = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    // Phase 1: read stdout to its end (and notice the exit on the way).
+    while let Some(pipe) = out.as_mut() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            // Dropping the pipe (an escaped descendant may still hold its
+            // other end) and killing the group.
+            drop(out.take());
             kill(&mut child);
-            // Not joined: a descendant that left the group (setsid) may
-            // still hold the pipe; the reader ends when it closes, or with
-            // this process.
-            drop(reader);
             return Err(RunError::Timeout);
         }
-    };
-    let _ = reader.join();
-    let stdout = match read {
-        Ok(b) => b,
-        Err(e) => {
-            kill(&mut child);
-            return Err(RunError::Io(e));
+        let ts = rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
+            tv_sec: i64::MAX / 2,
+            tv_nsec: 0,
+        });
+        let watch_exit = !exited_seen && pidfd.is_some();
+        let mut fds = [
+            PollFd::new(&*pipe, PollFlags::IN),
+            match (&pidfd, watch_exit) {
+                (Some(fd), true) => PollFd::new(fd, PollFlags::IN),
+                _ => PollFd::new(&*pipe, PollFlags::empty()),
+            },
+        ];
+        let n = if watch_exit { 2 } else { 1 };
+        match rustix::event::poll(&mut fds[..n], Some(&ts)) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => {
+                drop(out.take());
+                kill(&mut child);
+                return Err(RunError::Io(e.into()));
+            }
         }
-    };
-    if stdout.len() > limit {
-        kill(&mut child);
-        return Err(RunError::TooLarge);
+        let pipe_ready = !fds[0].revents().is_empty();
+        let exited = watch_exit && !fds[1].revents().is_empty();
+        // Not reaped yet: while it is a zombie its pid cannot be reused, so
+        // killing its group on a later timeout cannot hit another process.
+        exited_seen |= exited;
+        if pipe_ready {
+            let room = (limit + 1 - stdout.len()).min(chunk.len());
+            match pipe.read(&mut chunk[..room]) {
+                Ok(0) => out = None,
+                Ok(k) => {
+                    stdout.extend_from_slice(&chunk[..k]);
+                    if stdout.len() > limit {
+                        // Drop the pipe first so an over-long writer gets EPIPE.
+                        drop(out.take());
+                        kill(&mut child);
+                        return Err(RunError::TooLarge);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    drop(out.take());
+                    kill(&mut child);
+                    return Err(RunError::Io(e));
+                }
+            }
+        }
     }
-    // stdout is closed; the child should be exiting. Still bound the wait.
-    // The exit usually follows within microseconds: poll with a backoff
-    // from 10 µs up to 200 µs rather than always sleeping 200 µs (which
-    // cost every layer about a quarter of a millisecond).
-    let deadline = std::time::Instant::now() + timeout;
+    // Phase 2: stdout is closed; the child should be exiting.
+    if let (Some(fd), false) = (&pidfd, exited_seen) {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                kill(&mut child);
+                return Err(RunError::Timeout);
+            }
+            let ts = rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
+                tv_sec: i64::MAX / 2,
+                tv_nsec: 0,
+            });
+            let mut fds = [PollFd::new(fd, PollFlags::IN)];
+            match rustix::event::poll(&mut fds, Some(&ts)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => break,
+                Err(e) => {
+                    kill(&mut child);
+                    return Err(RunError::Io(e.into()));
+                }
+            }
+        }
+    }
+    // With a pidfd the child has exited (try_wait succeeds at once);
+    // without, poll with a backoff from 10 µs up to 200 µs.
     let mut pause = Duration::from_micros(10);
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok(Captured { status, stdout }),
-            Ok(None) if std::time::Instant::now() < deadline => {
+            Ok(None) if Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_micros(200));
             }
@@ -314,44 +387,97 @@ mod tests {
         c
     }
 
+    /// Both ways of awaiting the exit: pidfd, and the fallback.
+    fn both(f: impl Fn(&dyn Fn(Command, Duration, usize) -> Result<Captured, RunError>)) {
+        f(&|c, t, l| run_captured_with(c, t, l, true));
+        f(&|c, t, l| run_captured_with(c, t, l, false));
+    }
+
     #[test]
     fn captures_stdout_and_status() {
-        let r = run_captured(sh("printf hi; exit 3"), Duration::from_secs(5), 100).unwrap();
-        assert_eq!(r.stdout, b"hi");
-        assert_eq!(r.code(), 3);
+        both(|run| {
+            let r = run(sh("printf hi; exit 3"), Duration::from_secs(5), 100).unwrap();
+            assert_eq!(r.stdout, b"hi");
+            assert_eq!(r.code(), 3);
+        });
+    }
+
+    #[test]
+    fn waits_for_a_descendant_holding_stdout_after_the_child_exits() {
+        both(|run| {
+            let r = run(
+                sh("(sleep 0.2; printf late) & printf early"),
+                Duration::from_secs(10),
+                100,
+            )
+            .unwrap();
+            assert_eq!(r.stdout, b"earlylate");
+            assert_eq!(r.code(), 0);
+        });
+    }
+
+    #[test]
+    fn timeout_covers_a_child_running_on_after_closing_stdout() {
+        both(|run| {
+            let t = std::time::Instant::now();
+            let r = run(
+                sh("exec >&-; printf x >&2; sleep 30"),
+                Duration::from_millis(300),
+                100,
+            );
+            assert!(matches!(r, Err(RunError::Timeout)));
+            assert!(t.elapsed() < Duration::from_secs(10));
+        });
+    }
+
+    #[test]
+    fn large_output_under_the_limit_is_read_whole() {
+        both(|run| {
+            let r = run(sh("yes | head -c 300000"), Duration::from_secs(10), 300000).unwrap();
+            assert_eq!(r.stdout.len(), 300000);
+            assert_eq!(r.code(), 0);
+        });
     }
 
     #[test]
     fn timeout_kills_the_group() {
-        let t = std::time::Instant::now();
-        let r = run_captured(sh("sleep 30 & sleep 30"), Duration::from_millis(300), 100);
-        assert!(matches!(r, Err(RunError::Timeout)));
-        assert!(t.elapsed() < Duration::from_secs(10));
+        both(|run| {
+            let t = std::time::Instant::now();
+            let r = run(sh("sleep 30 & sleep 30"), Duration::from_millis(300), 100);
+            assert!(matches!(r, Err(RunError::Timeout)));
+            assert!(t.elapsed() < Duration::from_secs(10));
+        });
     }
 
     #[test]
     fn timeout_returns_while_an_escaped_descendant_holds_stdout() {
         // setsid leaves the group, so the kill misses it; the pipe stays
         // open for 20 s, yet the call returns at the timeout.
-        let t = std::time::Instant::now();
-        let r = run_captured(
-            sh("setsid sleep 20 & echo x"),
-            Duration::from_millis(300),
-            100,
-        );
-        assert!(matches!(r, Err(RunError::Timeout)));
-        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        both(|run| {
+            let t = std::time::Instant::now();
+            let r = run(
+                sh("setsid sleep 20 & echo x"),
+                Duration::from_millis(300),
+                100,
+            );
+            assert!(matches!(r, Err(RunError::Timeout)));
+            assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        });
     }
 
     #[test]
     fn output_over_the_limit_fails() {
-        let r = run_captured(sh("yes | head -c 5000"), Duration::from_secs(5), 1000);
-        assert!(matches!(r, Err(RunError::TooLarge)));
+        both(|run| {
+            let r = run(sh("yes | head -c 5000"), Duration::from_secs(5), 1000);
+            assert!(matches!(r, Err(RunError::TooLarge)));
+        });
     }
 
     #[test]
     fn signal_death_maps_to_128_plus() {
-        let r = run_captured(sh("kill -9 $$"), Duration::from_secs(5), 100).unwrap();
-        assert_eq!(r.code(), 137);
+        both(|run| {
+            let r = run(sh("kill -9 $$"), Duration::from_secs(5), 100).unwrap();
+            assert_eq!(r.code(), 137);
+        });
     }
 }
