@@ -36,17 +36,8 @@ impl Tree {
     }
 
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(support::agentenv_bin());
-        c.env_clear()
-            .env("HOME", self.w.join("home"))
-            .env("PATH", "/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .env("AGENTS_PYTHON", "/usr/bin/python3")
-            .env("AGENTS_SYSTEM_ROOT", self.w.join("no-system"))
-            .current_dir(self.w.join("proj"))
-            .arg("env")
-            .arg("--cache")
-            .args(args);
+        let mut c = support::session_cmd(&self.w);
+        c.arg("env").arg("--cache").args(args);
         c
     }
 

@@ -109,17 +109,7 @@ fn verbosity_flags_filter_log_lines() {
     fs::create_dir_all(home.join(".agents")).unwrap();
     fs::create_dir_all(&proj).unwrap();
     fs::write(home.join(".agents/env.py"), "import sys\nsys.exit(3)\n").unwrap();
-    let run = |args: &[&str]| {
-        Command::new(support::agentenv_bin())
-            .args(args)
-            .current_dir(&proj)
-            .env_clear()
-            .env("HOME", &home)
-            .env("PATH", "/usr/bin:/bin")
-            .env("AGENTS_SYSTEM_ROOT", w.path().join("no-system"))
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| support::session_cmd(w.path()).args(args).output().unwrap();
     let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
 
     let normal = run(&["env", "--format", "json", "--diff"]);

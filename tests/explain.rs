@@ -5,7 +5,7 @@ mod support;
 use serde_json::Value;
 use std::fs;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 struct Tree {
     _dir: tempfile::TempDir,
@@ -37,15 +37,8 @@ impl Tree {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(support::agentenv_bin())
-            .env_clear()
-            .env("HOME", self.w.join("home"))
-            .env("PATH", "/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .env("AGENTS_PYTHON", "/usr/bin/python3")
-            .env("AGENTS_SYSTEM_ROOT", self.w.join("no-system"))
+        support::session_cmd(&self.w)
             .env("GONE", "base-value")
-            .current_dir(self.w.join("proj"))
             .arg("explain")
             .args(args)
             .output()

@@ -5,7 +5,7 @@ mod support;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 struct Tree {
     _dir: tempfile::TempDir,
@@ -27,14 +27,7 @@ impl Tree {
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(support::agentenv_bin())
-            .env_clear()
-            .env("HOME", self.w.join("home"))
-            .env("PATH", "/usr/bin:/bin")
-            .env("LANG", "C.UTF-8")
-            .env("AGENTS_PYTHON", "/usr/bin/python3")
-            .env("AGENTS_SYSTEM_ROOT", self.w.join("no-system"))
-            .current_dir(self.w.join("proj"))
+        support::session_cmd(&self.w)
             .arg("env")
             .args(args)
             .output()

@@ -12,46 +12,13 @@ mod support;
 
 use agentenv::core::Env;
 use agentenv::session::native::{evaluate, Outcome};
+// The snapshot script agentenv runs; `snapshot_script_is_the_references`
+// checks it against the installed reference.
+use agentenv::session::shell::SOURCE_SCRIPT;
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::process::Command;
-
-/// Verbatim from dotagents 0.8.2 `_env.py`.
-const SOURCE_SCRIPT: &str = r#"
-__da_env=env
-__da_msys=
-case "$OSTYPE" in msys*|cygwin*) __da_msys=1; __da_env=/usr/bin/env ;; esac
-if [ -n "$__da_msys" ]; then
-  for __da_n in $(compgen -e); do
-    case "$__da_n" in *PATH) printf -v "__da_b_$__da_n" '%s' "${!__da_n}" ;; esac
-  done
-fi
-"$__da_env" -0 || exit 1
-set -a
-source "$1" >/dev/null 2>&1 || exit 1
-set +a +e +u
-printf '%s\0' '@@dotagents:after@@'
-"$__da_env" -0 || exit 1
-IFS=$' \t\n'
-if [ -n "$__da_msys" ]; then
-  printf '%s\0' '@@dotagents:native@@'
-  for __da_n in $(compgen -e); do
-    case "$__da_n" in *PATH) ;; *) continue ;; esac
-    __da_b=__da_b_$__da_n
-    if [ -n "${!__da_b+x}" ] && [ "${!__da_b}" = "${!__da_n}" ]; then continue; fi
-    case "${!__da_n}" in *\;*|*\\*|[A-Za-z]:*) continue ;; esac
-    printf 'A:%s=%s\0' "$__da_n" "$(/usr/bin/cygpath -w -p -- "${!__da_n}")"
-    if [ -n "${!__da_b+x}" ]; then
-      case "${!__da_b}" in
-        *\;*|*\\*|[A-Za-z]:*) ;;
-        *) printf 'B:%s=%s\0' "$__da_n" "$(/usr/bin/cygpath -w -p -- "${!__da_b}")" ;;
-      esac
-    fi
-  done
-fi
-exit 0
-"#;
 
 /// What bash reported for one file, as the reference reads it.
 #[derive(Debug, PartialEq, Eq)]
@@ -536,4 +503,22 @@ fn harness_sees_what_bash_does() {
     );
     std::fs::write(&f, "A=1\nexit 0\n").unwrap();
     assert_eq!(run_bash(&bash, &f, &env, dir.path()), BashResult::Failed);
+}
+
+/// The script both sides of this comparison use is byte for byte the one
+/// `dotagents` 0.8.2 runs (read from the installed reference, not a copy).
+#[test]
+fn snapshot_script_is_the_references() {
+    let Some(py) = support::venv_python_with("dotagents._env") else {
+        return;
+    };
+    let out = Command::new(py)
+        .args([
+            "-c",
+            "import sys, dotagents._env as e; sys.stdout.write(e._SOURCE_SCRIPT)",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), SOURCE_SCRIPT);
 }

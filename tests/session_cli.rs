@@ -21,15 +21,8 @@ fn scratch() -> tempfile::TempDir {
 }
 
 fn cmd(w: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(support::agentenv_bin());
-    c.args(args)
-        .current_dir(w.join("proj"))
-        .env_clear()
-        .env("HOME", w.join("home"))
-        .env("PATH", "/usr/bin:/bin")
-        .env("LANG", "C.UTF-8")
-        .env("AGENTS_PYTHON", support::which("python3").expect("python3"))
-        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"));
+    let mut c = support::session_cmd(w);
+    c.args(args);
     c
 }
 

@@ -82,3 +82,30 @@ pub fn dotagents() -> Option<PathBuf> {
 pub fn agentenv_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agentenv"))
 }
+
+/// The interpreter store tests pin `AGENTS_PYTHON` to: `/usr/bin/python3`
+/// (the reference's recipe), else the first `python3` on PATH.
+pub fn pinned_python() -> PathBuf {
+    let sys = PathBuf::from("/usr/bin/python3");
+    if sys.is_file() {
+        sys
+    } else {
+        which("python3").expect("python3 on PATH")
+    }
+}
+
+/// `agentenv` in the reference's deterministic session environment (§1 of
+/// the dotagents reference): a cleared environment with `HOME=<w>/home`,
+/// `PATH=/usr/bin:/bin`, `LANG=C.UTF-8`, a pinned `AGENTS_PYTHON`,
+/// `AGENTS_SYSTEM_ROOT=<w>/no-system`, run in `<w>/proj`.
+pub fn session_cmd(w: &Path) -> Command {
+    let mut c = Command::new(agentenv_bin());
+    c.env_clear()
+        .env("HOME", w.join("home"))
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("AGENTS_PYTHON", pinned_python())
+        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
+        .current_dir(w.join("proj"));
+    c
+}
