@@ -5,24 +5,13 @@
 
 mod support;
 
+use support::Rng;
+
 use agentenv::operator::{compare_names, path_join, path_resolve};
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// Run `script` under node with `input` on stdin; parse its JSON stdout.
 fn node(script: &str, input: &serde_json::Value) -> Option<serde_json::Value> {

@@ -10,6 +10,8 @@
 
 mod support;
 
+use support::Rng;
+
 use agentenv::core::Env;
 use agentenv::session::native::{evaluate, Outcome};
 // The snapshot script agentenv runs; `snapshot_script_is_the_references`
@@ -94,27 +96,6 @@ fn native_as_bash(o: &Outcome) -> Option<BashResult> {
                 .collect(),
             removed: cs.removed.iter().map(|k| k.as_bytes().to_vec()).collect(),
         }),
-    }
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, pct: usize) -> bool {
-        self.below(100) < pct
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
     }
 }
 

@@ -19,6 +19,8 @@
 
 mod support;
 
+use support::Rng;
+
 use agentenv::core::{ChangeSet, Env};
 use agentenv::render::{parse_format, render, Format, View, ACCEPTED};
 use std::ffi::OsString;
@@ -60,28 +62,6 @@ for bad in spec["bad_formats"]:
 out["known"] = list(_env.KNOWN_FORMATS)
 json.dump(out, sys.stdout)
 "#;
-
-/// SplitMix64: a small deterministic generator (seeded per run, printed).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len())].clone()
-    }
-}
 
 /// Value fragments: everything the formats treat specially.
 const FRAGMENTS: &[&[u8]] = &[
@@ -295,7 +275,7 @@ fn gen_value(r: &mut Rng) -> Vec<u8> {
     let n = r.below(7);
     let mut v = Vec::new();
     for _ in 0..n {
-        v.extend_from_slice(r.pick(FRAGMENTS));
+        v.extend_from_slice(r.pick::<&[u8]>(FRAGMENTS));
     }
     v
 }
@@ -305,7 +285,7 @@ fn gen_key(r: &mut Rng) -> Vec<u8> {
         r.pick(KEYS).as_bytes().to_vec()
     } else {
         let mut k = r.pick(KEYS).as_bytes().to_vec();
-        k.extend_from_slice(r.pick(FRAGMENTS));
+        k.extend_from_slice(r.pick::<&[u8]>(FRAGMENTS));
         if r.chance(50) {
             k.extend_from_slice(r.pick(KEYS).as_bytes());
         }
@@ -384,7 +364,7 @@ fn gen_case(r: &mut Rng) -> Case {
     let base_keys: Vec<OsString> = base.keys().cloned().collect();
     for _ in 0..r.below(4) {
         let k = if !base_keys.is_empty() && r.chance(75) {
-            r.pick(&base_keys)
+            r.pick(&base_keys).clone()
         } else {
             os(&gen_key(r))
         };

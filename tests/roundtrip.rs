@@ -19,6 +19,8 @@
 
 mod support;
 
+use support::Rng;
+
 use agentenv::render::{render, Format, View};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -26,22 +28,6 @@ use std::io::Write;
 use std::os::unix::ffi::OsStringExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-/// SplitMix64 (deterministic).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 /// Valid-UTF-8 fragments: every character class the formats treat
 /// specially (no NUL: an environment cannot carry it).
