@@ -498,6 +498,41 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         eprintln!("secret_audit: `env --cache` not available yet, cache modes not checked");
     }
 
+    // The shell hook and the trust gate (issue 12): the integration script,
+    // allow/deny and the gate's messages never hold a value; a load's stdout
+    // is shell code for the user's own shell (values asked for); the trust
+    // records hold paths and digests only.
+    let state = a.p("state");
+    let state_s = state.to_str().unwrap().to_string();
+    let mut trust_env = caller_env.to_vec();
+    trust_env.push(("XDG_STATE_HOME", state_s.as_str()));
+    for sh in ["bash", "zsh", "fish"] {
+        a.run(&["hook", sh], &trust_env, false);
+        a.run(&["hook", sh, "--load", "--pid", "1"], &trust_env, true);
+    }
+    a.run(
+        &["env", "--require-trust", "--format", "json"],
+        &trust_env,
+        true,
+    );
+    a.run(&["allow"], &trust_env, false);
+    a.run(&["hook", "bash", "--load", "--pid", "1"], &trust_env, true);
+    a.run(&["explain", "--require-trust"], &trust_env, false);
+    let changed = a.c("changed");
+    a.write("proj/.agents/pre.env", &format!("CHANGED={changed}\n"));
+    a.run(&["hook", "fish", "--load", "--pid", "1"], &trust_env, true);
+    a.run(&["exec", "--require-trust", "true"], &trust_env, false);
+    for e in std::fs::read_dir(state.join("agentenv/allowed"))
+        .unwrap()
+        .flatten()
+    {
+        a.clean_file(&e.path());
+        let m = e.metadata().unwrap().permissions().mode() & 0o777;
+        assert_eq!(m, 0o600, "{}", e.path().display());
+    }
+    a.run(&["deny"], &trust_env, false);
+    a.run(&["deny"], &trust_env, false);
+
     eprintln!(
         "secret_audit: {} canaries planted, {} runs, {} outputs checked",
         a.planted.len(),

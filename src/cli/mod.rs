@@ -6,6 +6,7 @@ pub mod dotenv;
 pub mod harness;
 pub mod launch;
 pub mod session;
+pub mod trust;
 
 use clap::{ArgAction, Parser, Subcommand};
 
@@ -41,6 +42,12 @@ pub enum Command {
     Dotenv(dotenv::DotenvCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
+    /// Print the shell hook: eval "$(agentenv hook bash)" (zsh alike; fish: agentenv hook fish | source).
+    Hook(trust::HookArgs),
+    /// Let the shell hook (and --require-trust) load a project's .agents as it is now.
+    Allow(trust::TrustArgs),
+    /// Forget an allowed project's .agents.
+    Deny(trust::TrustArgs),
 }
 
 impl Cli {
@@ -61,5 +68,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
         Command::Completions(a) => completions::run(a),
+        Command::Hook(a) => trust::run_hook(a),
+        Command::Allow(a) => trust::run_allow(a),
+        Command::Deny(a) => trust::run_deny(a),
     }
 }

@@ -17,6 +17,10 @@ pub struct ScopeArgs {
     /// Seconds each env.py or plain file may run (default: $AGENTS_ENV_TIMEOUT, else 30).
     #[arg(long = "timeout", value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// Load the project store only if `agentenv allow` recorded it unchanged
+    /// (also: AGENTENV_REQUIRE_TRUST=1); otherwise walk the other stores.
+    #[arg(long = "require-trust")]
+    pub require_trust: bool,
 }
 
 /// As the reference's argparse: a repeated option takes its last value and
@@ -83,13 +87,16 @@ pub fn options(scope: &ScopeArgs) -> Result<crate::session::Options, String> {
         }
         Some(_) => return Err("--timeout must be a positive number of seconds".into()),
     };
-    Ok(crate::session::Options {
+    let mut opts = crate::session::Options {
         global: scope.global,
         agents_dir: scope.agents_dir.clone(),
         timeout,
         agent: None,
         cwd: None,
-    })
+        project_root: None,
+    };
+    super::trust::gate(scope.require_trust, &mut opts, &crate::core::process_env());
+    Ok(opts)
 }
 
 /// Write `text` to stdout; 1 when stdout is closed.

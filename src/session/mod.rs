@@ -45,6 +45,9 @@ pub struct Options {
     pub agent: Option<String>,
     /// The working directory (default: the process's).
     pub cwd: Option<PathBuf>,
+    /// An explicit project root (the shell hook's walk-up rule); wins over
+    /// `$AGENTS_PROJECT_ROOT` and `$CLAUDE_PROJECT_DIR`.
+    pub project_root: Option<PathBuf>,
 }
 
 /// The two tiers of env files.
@@ -145,6 +148,7 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
     let input = ScopeInput {
         global: opts.global,
         agents_dir: opts.agents_dir.clone(),
+        project_root: opts.project_root.clone(),
     };
     let scope = Scope::resolve(&input, base, &cwd)?;
     let mut env_files = Vec::new();

@@ -156,6 +156,8 @@ pub struct Scope {
 pub struct ScopeInput {
     pub global: bool,
     pub agents_dir: Option<PathBuf>,
+    /// An explicit project root (the shell hook's); else the reference's rule.
+    pub project_root: Option<PathBuf>,
 }
 
 fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
@@ -283,7 +285,10 @@ impl Scope {
     /// Resolve the scope from the flags, the base env and the cwd.
     pub fn resolve(input: &ScopeInput, env: &Env, cwd: &Path) -> Result<Scope, String> {
         let user = user_store(input.agents_dir.as_deref(), env)?;
-        let project_root = project_root_default(env, cwd)?;
+        let project_root = match &input.project_root {
+            Some(p) => p.clone(),
+            None => project_root_default(env, cwd)?,
+        };
         let system = system_root(env);
         let (mut level, mut agents_root, mut proj) = if input.global {
             ("user", user.clone(), None)

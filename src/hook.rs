@@ -1,0 +1,659 @@
+//! The shell hook (SPEC §11): `agentenv hook bash|zsh|fish` prints the
+//! integration; at a prompt where the directory or a watched file changed,
+//! the integration undoes the last load and runs `agentenv hook SHELL
+//! --load`, whose output (see [`load`]) it evaluates.
+//!
+//! The fast path (nothing changed) is shell builtins only: `$PWD` against
+//! the directory of the last load, then `[[ f -nt stamp ]]` (fish: the
+//! builtin `test f -nt stamp`) for every watched path against a stamp file
+//! the last load left. Undo is a shell *function* the load defines
+//! (functions are never exported unless the user asks, so no child sees a
+//! previous value): it restores each variable the load set or removed, and
+//! for `*PATH` variables it removes only the entries the load put in front
+//! when the user changed the variable since.
+
+use crate::core::Env;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The shells the hook supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl Shell {
+    pub fn parse(s: &str) -> Option<Shell> {
+        match s {
+            "bash" => Some(Shell::Bash),
+            "zsh" => Some(Shell::Zsh),
+            "fish" => Some(Shell::Fish),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Shell::Bash => "bash",
+            Shell::Zsh => "zsh",
+            Shell::Fish => "fish",
+        }
+    }
+}
+
+/// Quote `v` as one word: bash/zsh single quotes (any bytes), fish single
+/// quotes with `\\` and `\'`, bytes that are not UTF-8 as `\xHH` outside
+/// the quotes.
+pub fn quote(shell: Shell, v: &[u8]) -> String {
+    match shell {
+        Shell::Bash | Shell::Zsh => {
+            // Single quotes carry every byte but NUL (which no env value has);
+            // the bytes are passed through as they are.
+            let mut out = Vec::with_capacity(v.len() + 2);
+            out.push(b'\'');
+            for &c in v {
+                if c == b'\'' {
+                    out.extend_from_slice(b"'\\''");
+                } else {
+                    out.push(c);
+                }
+            }
+            out.push(b'\'');
+            // Non-UTF-8 values: write them with $'\xHH' segments instead.
+            match String::from_utf8(out) {
+                Ok(s) => s,
+                Err(_) => {
+                    let mut s = String::new();
+                    for c in v {
+                        s.push_str(&format!("$'\\x{c:02x}'"));
+                    }
+                    s
+                }
+            }
+        }
+        Shell::Fish => {
+            let mut s = String::new();
+            let mut open = false;
+            for chunk in v.utf8_chunks() {
+                let valid = chunk.valid();
+                if !valid.is_empty() {
+                    if !open {
+                        s.push('\'');
+                        open = true;
+                    }
+                    for ch in valid.chars() {
+                        match ch {
+                            '\\' => s.push_str("\\\\"),
+                            '\'' => s.push_str("\\'"),
+                            c => s.push(c),
+                        }
+                    }
+                }
+                if !chunk.invalid().is_empty() {
+                    if open {
+                        s.push('\'');
+                        open = false;
+                    }
+                    for b in chunk.invalid() {
+                        s.push_str(&format!("\\x{b:02x}"));
+                    }
+                }
+            }
+            if open {
+                s.push('\'');
+            }
+            if s.is_empty() {
+                s.push_str("''");
+            }
+            s
+        }
+    }
+}
+
+fn q(shell: Shell, p: &OsStr) -> String {
+    quote(shell, p.as_bytes())
+}
+
+/// A name the shells can hold as a variable.
+pub fn is_shell_name(k: &[u8]) -> bool {
+    !k.is_empty()
+        && (k[0].is_ascii_alphabetic() || k[0] == b'_')
+        && k.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+/// Variables the hook never sets (the shells own them).
+const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
+
+/// `*PATH` variables are undone entry-wise.
+pub fn is_path_like(k: &[u8]) -> bool {
+    k.ends_with(b"PATH")
+}
+
+/// The integration script for `shell`; `exe` is the agentenv binary the
+/// hook runs (its absolute path, so a project's `bin/` on `PATH` cannot
+/// put another `agentenv` in its place).
+pub fn integration(shell: Shell, exe: &Path) -> String {
+    let bin = q(shell, exe.as_os_str());
+    match shell {
+        Shell::Bash => BASH.replace("@BIN@", &bin),
+        Shell::Zsh => ZSH.replace("@BIN@", &bin),
+        Shell::Fish => FISH.replace("@BIN@", &bin),
+    }
+}
+
+const BASH: &str = r#"# agentenv shell hook (bash): eval "$(agentenv hook bash)" in ~/.bashrc
+_agentenv_bin=@BIN@
+_agentenv_hook() {
+  local _agentenv_rc=$? _agentenv_f
+  if [[ "${_agentenv_pwd-}" == "$PWD" ]]; then
+    for _agentenv_f in "${_agentenv_watch[@]}"; do
+      if [[ "$_agentenv_f" -nt "$_agentenv_stamp" ]]; then
+        _agentenv_reload
+        return $_agentenv_rc
+      fi
+    done
+    return $_agentenv_rc
+  fi
+  _agentenv_reload
+  return $_agentenv_rc
+}
+_agentenv_unprepend() {
+  local _n=$1 _had=$2 _old=$3 _ours=$4 _e _cur
+  shift 4
+  if [[ "${!_n-}" == "$_ours" ]]; then
+    if [[ $_had == 1 ]]; then export "$_n=$_old"; else unset "$_n"; fi
+    return 0
+  fi
+  _cur=":${!_n-}:"
+  for _e in "$@"; do _cur=${_cur/":$_e:"/:}; done
+  _cur=${_cur#:}; _cur=${_cur%:}
+  if [[ -z $_cur && $_had != 1 ]]; then unset "$_n"; else export "$_n=$_cur"; fi
+}
+_agentenv_reload() {
+  local _agentenv_out
+  if declare -F _agentenv_undo >/dev/null; then
+    _agentenv_undo
+    unset -f _agentenv_undo
+  fi
+  _agentenv_pwd=$PWD
+  _agentenv_watch=()
+  if [[ ! -x "$_agentenv_bin" ]]; then
+    if [[ -z "${_agentenv_missing-}" ]]; then
+      printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' "$_agentenv_bin" >&2
+    fi
+    _agentenv_missing=1
+    return 0
+  fi
+  unset _agentenv_missing
+  if _agentenv_out=$("$_agentenv_bin" hook bash --load --pid "$$" --warned "${_agentenv_warned-}"); then
+    eval "$_agentenv_out"
+  else
+    printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2
+  fi
+  return 0
+}
+if [[ ";${PROMPT_COMMAND-};" != *";_agentenv_hook;"* ]]; then
+  PROMPT_COMMAND="_agentenv_hook${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+fi
+"#;
+
+const ZSH: &str = r#"# agentenv shell hook (zsh): eval "$(agentenv hook zsh)" in ~/.zshrc
+typeset -g _agentenv_bin=@BIN@
+typeset -ga _agentenv_watch
+_agentenv_hook() {
+  local _agentenv_rc=$? _agentenv_f
+  if [[ "${_agentenv_pwd-}" == "$PWD" ]]; then
+    for _agentenv_f in "${_agentenv_watch[@]}"; do
+      if [[ "$_agentenv_f" -nt "$_agentenv_stamp" ]]; then
+        _agentenv_reload
+        return $_agentenv_rc
+      fi
+    done
+    return $_agentenv_rc
+  fi
+  _agentenv_reload
+  return $_agentenv_rc
+}
+_agentenv_unprepend() {
+  local _n=$1 _had=$2 _old=$3 _ours=$4 _e _cur
+  shift 4
+  if [[ "${(P)_n-}" == "$_ours" ]]; then
+    if [[ $_had == 1 ]]; then export "$_n=$_old"; else unset "$_n"; fi
+    return 0
+  fi
+  _cur=":${(P)_n-}:"
+  for _e in "$@"; do _cur=${_cur/":$_e:"/:}; done
+  _cur=${_cur#:}; _cur=${_cur%:}
+  if [[ -z $_cur && $_had != 1 ]]; then unset "$_n"; else export "$_n=$_cur"; fi
+}
+_agentenv_reload() {
+  local _agentenv_out
+  if (( $+functions[_agentenv_undo] )); then
+    _agentenv_undo
+    unfunction _agentenv_undo
+  fi
+  typeset -g _agentenv_pwd=$PWD
+  _agentenv_watch=()
+  if [[ ! -x "$_agentenv_bin" ]]; then
+    if [[ -z "${_agentenv_missing-}" ]]; then
+      printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' "$_agentenv_bin" >&2
+    fi
+    typeset -g _agentenv_missing=1
+    return 0
+  fi
+  unset _agentenv_missing
+  if _agentenv_out=$("$_agentenv_bin" hook zsh --load --pid "$$" --warned "${_agentenv_warned-}"); then
+    eval "$_agentenv_out"
+  else
+    printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2
+  fi
+  return 0
+}
+if (( ! ${precmd_functions[(I)_agentenv_hook]} )); then
+  precmd_functions=(_agentenv_hook $precmd_functions)
+fi
+"#;
+
+const FISH: &str = r#"# agentenv shell hook (fish): agentenv hook fish | source   in ~/.config/fish/config.fish
+set -g __agentenv_bin @BIN@
+function __agentenv_hook --on-event fish_prompt
+    if test "$__agentenv_pwd" = "$PWD"; and set -q __agentenv_pwd
+        for f in $__agentenv_watch
+            if test "$f" -nt "$__agentenv_stamp"
+                __agentenv_reload
+                return
+            end
+        end
+        return
+    end
+    __agentenv_reload
+end
+function __agentenv_unprepend
+    set -l n $argv[1]
+    set -l had $argv[2]
+    set -l old $argv[3]
+    set -l ours $argv[4]
+    set -l cur (string join : -- $$n)
+    if test "$cur" = "$ours"
+        if test "$had" = 1
+            set -gx $n $old
+        else
+            set -eg $n
+        end
+        return 0
+    end
+    set -l keep $$n
+    for e in $argv[5..-1]
+        set -l i (contains -i -- $e $keep)
+        and set -e keep[$i]
+    end
+    if test (count $keep) -eq 0; and test "$had" != 1
+        set -eg $n
+    else
+        set -gx $n $keep
+    end
+end
+function __agentenv_reload
+    if functions -q __agentenv_undo
+        __agentenv_undo
+        functions -e __agentenv_undo
+    end
+    set -g __agentenv_pwd $PWD
+    set -g __agentenv_watch
+    if not test -x "$__agentenv_bin"
+        if not set -q __agentenv_missing
+            printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' "$__agentenv_bin" >&2
+        end
+        set -g __agentenv_missing 1
+        return 0
+    end
+    set -e __agentenv_missing
+    set -l warned ''
+    set -q __agentenv_warned; and set warned $__agentenv_warned
+    set -l out ("$__agentenv_bin" hook fish --load --pid $fish_pid --warned "$warned" | string collect)
+    set -l rc $pipestatus[1]
+    if test "$rc" = 0
+        printf '%s\n' $out | source
+    else
+        printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$rc" >&2
+    end
+    return 0
+end
+"#;
+
+/// What a load needs to know.
+#[derive(Debug, Clone)]
+pub struct LoadInput {
+    pub shell: Shell,
+    /// The shell's pid (names its stamp file).
+    pub pid: u32,
+    /// The project root the last warning was printed for ("" for none).
+    pub warned: OsString,
+}
+
+/// The stamp file of shell `pid` under the trust state dir.
+pub fn stamp_path(state: &Path, pid: u32) -> PathBuf {
+    state.join("stamps").join(pid.to_string())
+}
+
+/// Leave a stamp whose mtime is a little before now (file times come from
+/// a coarse clock; an edit right after the load must still count as
+/// newer). Stamps of shells that are gone are removed.
+fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = state.join("stamps");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .ok()?;
+    let path = stamp_path(state, pid);
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .mode(0o600)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .ok()?;
+    let t = std::time::SystemTime::now()
+        .checked_sub(std::time::Duration::from_millis(50))
+        .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
+    f.set_modified(t).ok()?;
+    if let Ok(rd) = std::fs::read_dir(&dir) {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let gone = name
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+                .is_some_and(|p| p != pid && !Path::new("/proc").join(p.to_string()).exists());
+            if gone {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+    Some(path)
+}
+
+/// The directory the shell is in: `$PWD` when it names the cwd (keeps the
+/// user's symlinked spelling), else the real cwd.
+fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
+    let real = std::env::current_dir().map_err(|e| {
+        format!(
+            "cannot read the current directory: {}",
+            crate::process::io_kind(&e)
+        )
+    })?;
+    if let Some(pwd) = crate::core::get(base, "PWD").map(Path::new) {
+        if pwd.is_absolute() {
+            if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pwd), std::fs::canonicalize(&real)) {
+                if a == b {
+                    return Ok(pwd.to_path_buf());
+                }
+            }
+        }
+    }
+    Ok(real)
+}
+
+/// One load: decide the root and its trust, assemble, and return the shell
+/// code to evaluate (set/unset, the undo function, the watch list, the
+/// stamp). Messages go to stderr and never hold a value.
+pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
+    let shell = input.shell;
+    let cwd = shell_cwd(&base)?;
+    let home = crate::core::get(&base, "HOME").map(PathBuf::from);
+    let root = crate::trust::find_project_root(&cwd, home.as_deref());
+    let state = crate::trust::state_dir(&base);
+    let stamp = state.as_ref().ok().and_then(|s| write_stamp(s, input.pid));
+
+    let mut opts = crate::session::Options {
+        cwd: Some(cwd.clone()),
+        ..Default::default()
+    };
+    let mut warned = OsString::new();
+    match &root {
+        Some(r) => {
+            let store = r.join(".agents");
+            let trusted = match &state {
+                Ok(s) => crate::trust::state_in(s, &store),
+                Err(e) => Err(e.clone()),
+            };
+            match trusted {
+                Ok(crate::trust::TrustState::Allowed) => opts.project_root = Some(r.clone()),
+                other => {
+                    let msg = match other {
+                        Ok(crate::trust::TrustState::Changed) => format!(
+                            "agentenv: {} changed since it was allowed; run 'agentenv allow' to load it",
+                            store.display()
+                        ),
+                        Err(e) => format!(
+                            "agentenv: {} is not loaded ({e}); run 'agentenv allow' to load it",
+                            store.display()
+                        ),
+                        _ => format!(
+                            "agentenv: {} is not allowed; run 'agentenv allow' to load it",
+                            store.display()
+                        ),
+                    };
+                    if input.warned.as_os_str() != r.as_os_str() && crate::log::level() > -2 {
+                        eprintln!("{msg}");
+                    }
+                    warned = r.clone().into_os_string();
+                    opts.global = true;
+                }
+            }
+        }
+        None => opts.global = true,
+    }
+
+    let prepared = crate::session::prepare(&opts, &base)?;
+    let watch = watch_list(&prepared, root.as_deref(), &cwd, state.as_ref().ok());
+    let session = prepared.assemble(base.clone());
+    let diff = session.assembly.diff();
+    Ok(emit(shell, &base, &diff, &watch, stamp.as_deref(), &warned))
+}
+
+/// Every path whose change should trigger a reload: each store and its
+/// `overlays/` (a file created or removed there changes the directory's
+/// time), each overlay, every existing env file (an edit), the project root
+/// (or the cwd outside a project: a new `.agents`), the trust records.
+fn watch_list(
+    p: &crate::session::Prepared,
+    root: Option<&Path>,
+    cwd: &Path,
+    state: Option<&PathBuf>,
+) -> Vec<PathBuf> {
+    let mut w: Vec<PathBuf> = Vec::new();
+    let mut add = |x: PathBuf| {
+        if !w.contains(&x) {
+            w.push(x);
+        }
+    };
+    add(root.unwrap_or(cwd).to_path_buf());
+    if let Some(r) = root {
+        // Watched even when not loaded: creating a file there is how a store
+        // changes; allow/deny changes the records dir.
+        add(r.join(".agents"));
+    }
+    for s in &p.scope.stores {
+        if s.path.is_dir() {
+            add(s.path.clone());
+            add(s.path.join("overlays"));
+        } else if let Some(parent) = s.path.parent() {
+            add(parent.to_path_buf());
+        }
+    }
+    for o in &p.scope.overlays {
+        add(o.path.clone());
+    }
+    for f in &p.env_files {
+        let full = crate::session::paths::at(&f.path, cwd);
+        if full.exists() {
+            add(full.to_path_buf());
+        }
+    }
+    if let Some(s) = state {
+        add(crate::trust::records_dir(s));
+        add(s.clone());
+    }
+    w
+}
+
+fn emit(
+    shell: Shell,
+    base: &Env,
+    diff: &crate::core::ChangeSet,
+    watch: &[PathBuf],
+    stamp: Option<&Path>,
+    warned: &OsStr,
+) -> String {
+    let mut apply = String::new();
+    let mut undo = String::new();
+    let usable = |k: &OsStr| {
+        let ok = is_shell_name(k.as_bytes())
+            && !SHELL_OWNED.iter().any(|o| OsStr::new(o) == k)
+            && !k.as_bytes().starts_with(b"_agentenv")
+            && !k.as_bytes().starts_with(b"__agentenv");
+        if !ok {
+            crate::warn!(
+                "hook: skipping {}: not a variable name the shell can hold",
+                crate::render::py_repr(&k.to_string_lossy())
+            );
+        }
+        ok
+    };
+    for (k, v) in &diff.set {
+        if !usable(k) {
+            continue;
+        }
+        let old = base.get(k);
+        apply.push_str(&set_line(shell, k, v));
+        if is_path_like(k.as_bytes()) {
+            let old_entries: Vec<&[u8]> = old
+                .map(|o| o.as_bytes().split(|c| *c == b':').collect())
+                .unwrap_or_default();
+            let added: Vec<&[u8]> = v
+                .as_bytes()
+                .split(|c| *c == b':')
+                .filter(|e| !e.is_empty() && !old_entries.contains(e))
+                .collect();
+            let fname = match shell {
+                Shell::Fish => "__agentenv_unprepend",
+                _ => "_agentenv_unprepend",
+            };
+            let mut line = format!(
+                "{fname} {} {} {} {}",
+                k.to_string_lossy(),
+                if old.is_some() { "1" } else { "0" },
+                quote(shell, old.map(|o| o.as_bytes()).unwrap_or(b"")),
+                quote(shell, v.as_bytes())
+            );
+            for e in added {
+                line.push(' ');
+                line.push_str(&quote(shell, e));
+            }
+            undo.push_str("  ");
+            undo.push_str(&line);
+            undo.push('\n');
+        } else {
+            undo.push_str("  ");
+            undo.push_str(&match old {
+                Some(o) => set_line(shell, k, o),
+                None => unset_line(shell, k),
+            });
+        }
+    }
+    for k in &diff.removed {
+        if !usable(k) {
+            continue;
+        }
+        apply.push_str(&unset_line(shell, k));
+        if let Some(o) = base.get(k) {
+            undo.push_str("  ");
+            undo.push_str(&set_line(shell, k, o));
+        }
+    }
+    let mut out = String::new();
+    out.push_str(&apply);
+    match shell {
+        Shell::Bash | Shell::Zsh => {
+            out.push_str("_agentenv_undo() {\n  :\n");
+            out.push_str(&undo);
+            out.push_str("}\n");
+            out.push_str(&format!(
+                "_agentenv_stamp={}\n",
+                q(shell, stamp.map(|s| s.as_os_str()).unwrap_or_default())
+            ));
+            out.push_str("_agentenv_watch=(");
+            if stamp.is_some() {
+                for w in watch {
+                    out.push(' ');
+                    out.push_str(&q(shell, w.as_os_str()));
+                }
+            }
+            out.push_str(" )\n");
+            out.push_str(&format!("_agentenv_warned={}\n", q(shell, warned)));
+        }
+        Shell::Fish => {
+            out.push_str("function __agentenv_undo\n  true\n");
+            out.push_str(&undo);
+            out.push_str("end\n");
+            out.push_str(&format!(
+                "set -g __agentenv_stamp {}\n",
+                q(shell, stamp.map(|s| s.as_os_str()).unwrap_or_default())
+            ));
+            out.push_str("set -g __agentenv_watch");
+            if stamp.is_some() {
+                for w in watch {
+                    out.push(' ');
+                    out.push_str(&q(shell, w.as_os_str()));
+                }
+            }
+            out.push('\n');
+            out.push_str(&format!("set -g __agentenv_warned {}\n", q(shell, warned)));
+        }
+    }
+    out
+}
+
+fn set_line(shell: Shell, k: &OsStr, v: &OsStr) -> String {
+    let k = k.to_string_lossy();
+    match shell {
+        Shell::Bash | Shell::Zsh => format!("export {k}={}\n", q(shell, v)),
+        Shell::Fish => format!("set -gx {k} {}\n", q(shell, v)),
+    }
+}
+
+fn unset_line(shell: Shell, k: &OsStr) -> String {
+    let k = k.to_string_lossy();
+    match shell {
+        Shell::Bash | Shell::Zsh => format!("unset {k}\n"),
+        Shell::Fish => format!("set -eg {k}\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote(Shell::Bash, b"a'b"), "'a'\\''b'");
+        assert_eq!(quote(Shell::Fish, b"a'b\\c"), "'a\\'b\\\\c'");
+        assert_eq!(quote(Shell::Fish, b""), "''");
+        assert_eq!(quote(Shell::Fish, b"a\xffb"), "'a'\\xff'b'");
+        assert_eq!(quote(Shell::Bash, b"\xff"), "$'\\xff'");
+    }
+
+    #[test]
+    fn names() {
+        assert!(is_shell_name(b"A_1"));
+        assert!(!is_shell_name(b"1A"));
+        assert!(!is_shell_name(b"A.B"));
+        assert!(!is_shell_name(b""));
+    }
+}

@@ -1,0 +1,502 @@
+//! The trust gate (SPEC §11): a project store is code, so the shell hook
+//! (and `env`/`exec`/`explain` under `--require-trust`) loads it only after
+//! `agentenv allow` recorded a digest of everything under it.
+//!
+//! State: `$XDG_STATE_HOME/agentenv/` (default `~/.local/state/agentenv/`),
+//! directory `0700`, one record per allowed store at
+//! `allowed/<blake3 of the store's real path>` (`0600`), written with temp
+//! file + rename, so concurrent `allow`/`deny` runs never leave a torn
+//! record (the last writer for one store wins; different stores never
+//! touch the same file). A state directory that is not owned by the
+//! effective user, or that group or others can write, is refused: its
+//! records are not read (every store counts as not allowed) and nothing is
+//! written into it.
+//!
+//! The digest is blake3 over every entry under the store in name order
+//! (except the store's own top-level `.cache/`): per entry its relative
+//! path and kind; a file's permission bits and content; a symlink's target
+//! text, then what it points to (followed, with a depth bound, so a link to
+//! a file elsewhere in the repository is covered); FIFOs, sockets and
+//! devices by kind only (never opened).
+
+use crate::core::Env;
+use std::ffi::OsStr;
+use std::fs;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// Whether a store may load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustState {
+    /// Allowed, and unchanged since.
+    Allowed,
+    /// Never allowed (or denied since).
+    NotAllowed,
+    /// Allowed once, but its digest differs now.
+    Changed,
+}
+
+impl TrustState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustState::Allowed => "allowed",
+            TrustState::NotAllowed => "not allowed",
+            TrustState::Changed => "changed since it was allowed",
+        }
+    }
+}
+
+/// Why trust state could not be read or written. The messages name paths
+/// only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustError {
+    /// No `$XDG_STATE_HOME` and no `$HOME`.
+    NoStateDir,
+    /// The state directory is someone else's, not a directory, or writable
+    /// by group or others.
+    UnsafeStateDir(PathBuf, &'static str),
+    /// The store is not a directory.
+    NoStore(PathBuf),
+    /// The store holds more entries than [`MAX_ENTRIES`] (or links nest
+    /// deeper than [`MAX_DEPTH`]).
+    TooLarge(PathBuf),
+    Io(PathBuf, String),
+}
+
+impl std::fmt::Display for TrustError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrustError::NoStateDir => write!(
+                f,
+                "no state directory: set $XDG_STATE_HOME or $HOME to an absolute path"
+            ),
+            TrustError::UnsafeStateDir(p, why) => write!(
+                f,
+                "refusing the trust state directory {}: it {why}; fix its owner or mode (0700)",
+                p.display()
+            ),
+            TrustError::NoStore(p) => write!(f, "{} is not a directory", p.display()),
+            TrustError::TooLarge(p) => write!(
+                f,
+                "{} is too large to digest (more than {MAX_ENTRIES} entries or links nested deeper than {MAX_DEPTH})",
+                p.display()
+            ),
+            TrustError::Io(p, why) => write!(f, "{}: {why}", p.display()),
+        }
+    }
+}
+
+/// Bound on the entries one digest visits.
+pub const MAX_ENTRIES: usize = 100_000;
+/// Bound on directory nesting (links followed included).
+pub const MAX_DEPTH: usize = 32;
+
+fn io_err(p: &Path, e: &std::io::Error) -> TrustError {
+    TrustError::Io(p.to_path_buf(), crate::process::io_kind(e))
+}
+
+/// `$XDG_STATE_HOME/agentenv` (when absolute), else
+/// `$HOME/.local/state/agentenv`.
+pub fn state_dir(env: &Env) -> Result<PathBuf, TrustError> {
+    let abs = |k: &str| {
+        crate::core::get(env, k)
+            .map(Path::new)
+            .filter(|p| p.is_absolute())
+            .map(Path::to_path_buf)
+    };
+    if let Some(x) = abs("XDG_STATE_HOME") {
+        return Ok(x.join("agentenv"));
+    }
+    abs("HOME")
+        .map(|h| h.join(".local").join("state").join("agentenv"))
+        .ok_or(TrustError::NoStateDir)
+}
+
+/// The directory holding the records.
+pub fn records_dir(state: &Path) -> PathBuf {
+    state.join("allowed")
+}
+
+fn check_dir(p: &Path) -> Result<bool, TrustError> {
+    match fs::symlink_metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err(p, &e)),
+        Ok(m) => {
+            if !m.is_dir() {
+                return Err(TrustError::UnsafeStateDir(
+                    p.to_path_buf(),
+                    "is not a directory",
+                ));
+            }
+            if m.uid() != rustix::process::geteuid().as_raw() {
+                return Err(TrustError::UnsafeStateDir(
+                    p.to_path_buf(),
+                    "is owned by another user",
+                ));
+            }
+            if m.mode() & 0o022 != 0 {
+                return Err(TrustError::UnsafeStateDir(
+                    p.to_path_buf(),
+                    "is writable by group or others",
+                ));
+            }
+            Ok(true)
+        }
+    }
+}
+
+/// Check (and with `create`, make `0700`) the state dir and its records
+/// dir. `Ok(false)`: they do not exist (and were not created).
+fn usable_state(state: &Path, create: bool) -> Result<bool, TrustError> {
+    let rec = records_dir(state);
+    if create {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&rec)
+            .map_err(|e| io_err(&rec, &e))?;
+    }
+    if !check_dir(state)? {
+        return Ok(false);
+    }
+    check_dir(&rec)
+}
+
+/// The store's real path (the record is keyed by it).
+pub fn canonical_store(store: &Path) -> Result<PathBuf, TrustError> {
+    let real = fs::canonicalize(store).map_err(|_| TrustError::NoStore(store.to_path_buf()))?;
+    if !real.is_dir() {
+        return Err(TrustError::NoStore(store.to_path_buf()));
+    }
+    Ok(real)
+}
+
+fn record_path(state: &Path, real_store: &Path) -> PathBuf {
+    let name = blake3::hash(real_store.as_os_str().as_bytes()).to_hex();
+    records_dir(state).join(name.as_str())
+}
+
+/// The digest of everything under `store` (see the module docs), 64 hex
+/// digits.
+pub fn digest(store: &Path) -> Result<String, TrustError> {
+    let real = canonical_store(store)?;
+    let mut h = blake3::Hasher::new();
+    h.update(b"agentenv-trust-digest 1\0");
+    let mut count = 0usize;
+    digest_dir(&real, &real, b"", &mut h, &mut count, 0)?;
+    Ok(h.finalize().to_hex().to_string())
+}
+
+fn item(h: &mut blake3::Hasher, bytes: &[u8]) {
+    h.update(&(bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+}
+
+fn digest_dir(
+    top: &Path,
+    dir: &Path,
+    rel: &[u8],
+    h: &mut blake3::Hasher,
+    count: &mut usize,
+    depth: usize,
+) -> Result<(), TrustError> {
+    if depth > MAX_DEPTH {
+        return Err(TrustError::TooLarge(top.to_path_buf()));
+    }
+    let rd = fs::read_dir(dir).map_err(|e| io_err(dir, &e))?;
+    let mut names = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| io_err(dir, &e))?;
+        names.push(e.file_name());
+    }
+    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    for name in names {
+        if depth == 0 && name == OsStr::new(".cache") {
+            continue;
+        }
+        *count += 1;
+        if *count > MAX_ENTRIES {
+            return Err(TrustError::TooLarge(top.to_path_buf()));
+        }
+        let mut r = rel.to_vec();
+        if !r.is_empty() {
+            r.push(b'/');
+        }
+        r.extend_from_slice(name.as_bytes());
+        digest_entry(top, &dir.join(&name), &r, h, count, depth)?;
+    }
+    Ok(())
+}
+
+fn digest_entry(
+    top: &Path,
+    path: &Path,
+    rel: &[u8],
+    h: &mut blake3::Hasher,
+    count: &mut usize,
+    depth: usize,
+) -> Result<(), TrustError> {
+    item(h, rel);
+    let lm = fs::symlink_metadata(path).map_err(|e| io_err(path, &e))?;
+    let m = if lm.file_type().is_symlink() {
+        let target = fs::read_link(path).map_err(|e| io_err(path, &e))?;
+        h.update(b"l");
+        item(h, target.as_os_str().as_bytes());
+        match fs::metadata(path) {
+            Ok(m) => m,
+            Err(_) => {
+                h.update(b"-");
+                return Ok(());
+            }
+        }
+    } else {
+        lm
+    };
+    let ft = m.file_type();
+    if ft.is_dir() {
+        h.update(b"d");
+        h.update(&(m.mode() & 0o7777).to_le_bytes());
+        h.update(b"{");
+        digest_dir(top, path, rel, h, count, depth + 1)?;
+        h.update(b"}");
+    } else if ft.is_file() {
+        h.update(b"f");
+        h.update(&(m.mode() & 0o7777).to_le_bytes());
+        // Non-blocking open: a file swapped for a FIFO cannot hang us.
+        let mut f = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(path)
+            .map_err(|e| io_err(path, &e))?;
+        let fm = f.metadata().map_err(|e| io_err(path, &e))?;
+        if !fm.is_file() {
+            h.update(b"?");
+            return Ok(());
+        }
+        let mut content = blake3::Hasher::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        loop {
+            let n = f.read(&mut buf).map_err(|e| io_err(path, &e))?;
+            if n == 0 {
+                break;
+            }
+            len += n as u64;
+            content.update(&buf[..n]);
+        }
+        h.update(&len.to_le_bytes());
+        h.update(content.finalize().as_bytes());
+    } else {
+        // FIFO, socket, device: the kind only.
+        h.update(b"o");
+        h.update(&(m.mode() & 0o170000).to_le_bytes());
+    }
+    Ok(())
+}
+
+/// The trust state of `store` under the state dir `state`.
+pub fn state_in(state: &Path, store: &Path) -> Result<TrustState, TrustError> {
+    let real = canonical_store(store)?;
+    if !usable_state(state, false)? {
+        return Ok(TrustState::NotAllowed);
+    }
+    let rec = record_path(state, &real);
+    let bytes = match read_record(&rec) {
+        Some(b) => b,
+        None => return Ok(TrustState::NotAllowed),
+    };
+    let Some((stored_path, stored_digest)) = parse_record(&bytes) else {
+        return Ok(TrustState::NotAllowed);
+    };
+    if stored_path != real.as_os_str().as_bytes() {
+        return Ok(TrustState::NotAllowed);
+    }
+    if digest(&real)? == stored_digest {
+        Ok(TrustState::Allowed)
+    } else {
+        Ok(TrustState::Changed)
+    }
+}
+
+/// The trust state of `store` with the state dir from the process
+/// environment. Any error (no state dir, a refused one, an unreadable
+/// store) counts as [`TrustState::NotAllowed`].
+pub fn state(store: &Path) -> TrustState {
+    let env = crate::core::process_env();
+    match state_dir(&env).and_then(|s| state_in(&s, store)) {
+        Ok(s) => s,
+        Err(_) => TrustState::NotAllowed,
+    }
+}
+
+fn read_record(rec: &Path) -> Option<Vec<u8>> {
+    let m = fs::symlink_metadata(rec).ok()?;
+    if !m.is_file() || m.uid() != rustix::process::geteuid().as_raw() || m.len() > 64 * 1024 {
+        return None;
+    }
+    fs::read(rec).ok()
+}
+
+/// A record: `agentenv-trust 1\n<digest>\n<store path bytes>`.
+fn parse_record(bytes: &[u8]) -> Option<(&[u8], String)> {
+    let rest = bytes.strip_prefix(b"agentenv-trust 1\n")?;
+    let nl = rest.iter().position(|b| *b == b'\n')?;
+    let digest = std::str::from_utf8(&rest[..nl]).ok()?;
+    if digest.len() != 64 || !digest.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some((&rest[nl + 1..], digest.to_string()))
+}
+
+/// Record `store` (its real path and current digest) as allowed. Returns
+/// the real path.
+pub fn allow(state: &Path, store: &Path) -> Result<PathBuf, TrustError> {
+    let real = canonical_store(store)?;
+    let d = digest(&real)?;
+    usable_state(state, true)?;
+    let mut rec = b"agentenv-trust 1\n".to_vec();
+    rec.extend_from_slice(d.as_bytes());
+    rec.push(b'\n');
+    rec.extend_from_slice(real.as_os_str().as_bytes());
+    let path = record_path(state, &real);
+    crate::fsutil::write_atomic(&path, &rec, crate::fsutil::Mode::Exactly(0o600), false)
+        .map_err(|e| io_err(&path, &e))?;
+    Ok(real)
+}
+
+/// Forget `store`. `Ok(true)` when a record was removed. A store that no
+/// longer exists is forgotten by its lexical path.
+pub fn deny(state: &Path, store: &Path) -> Result<bool, TrustError> {
+    let real = fs::canonicalize(store).unwrap_or_else(|_| store.to_path_buf());
+    if !usable_state(state, false)? {
+        return Ok(false);
+    }
+    let path = record_path(state, &real);
+    match fs::remove_file(&path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(io_err(&path, &e)),
+    }
+}
+
+/// The hook's project root: the nearest directory from `cwd` upwards that
+/// holds a `.agents` directory, never `$HOME` itself or above it (when
+/// `cwd` is under `$HOME`; `$HOME/.agents` is the user store).
+pub fn find_project_root(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let home = home.filter(|h| h.is_absolute() && cwd.starts_with(h));
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        if let Some(h) = home {
+            if d == h || !d.starts_with(h) {
+                return None;
+            }
+        }
+        if d.join(".agents").is_dir() {
+            return Some(d.to_path_buf());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn tmp() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    #[test]
+    fn allow_then_change_then_deny() {
+        let t = tmp();
+        let state = t.path().join("state/agentenv");
+        let store = t.path().join("proj/.agents");
+        fs::create_dir_all(store.join("bin")).unwrap();
+        fs::write(store.join("env"), "A=1\n").unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::NotAllowed);
+        allow(&state, &store).unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::Allowed);
+        let m = fs::metadata(&state).unwrap().permissions().mode() & 0o777;
+        assert_eq!(m, 0o700);
+        let rec = fs::read_dir(records_dir(&state))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(rec.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+        // .cache is not covered.
+        fs::create_dir_all(store.join(".cache/env")).unwrap();
+        fs::write(store.join(".cache/env/x"), "y").unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::Allowed);
+        // A new file, a content change, a mode change all count.
+        fs::write(store.join("bin/tool"), "#!/bin/sh\n").unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
+        allow(&state, &store).unwrap();
+        fs::set_permissions(store.join("bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
+        allow(&state, &store).unwrap();
+        fs::write(store.join("env"), "A=2\n").unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
+        assert!(deny(&state, &store).unwrap());
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::NotAllowed);
+        assert!(!deny(&state, &store).unwrap());
+    }
+
+    #[test]
+    fn symlink_targets_are_covered() {
+        let t = tmp();
+        let state = t.path().join("s");
+        let store = t.path().join("p/.agents");
+        fs::create_dir_all(&store).unwrap();
+        fs::write(t.path().join("p/real.env"), "A=1\n").unwrap();
+        std::os::unix::fs::symlink("../real.env", store.join("env")).unwrap();
+        allow(&state, &store).unwrap();
+        fs::write(t.path().join("p/real.env"), "A=2\n").unwrap();
+        assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
+    }
+
+    #[test]
+    fn writable_state_dir_is_refused() {
+        let t = tmp();
+        let state = t.path().join("s");
+        let store = t.path().join("p/.agents");
+        fs::create_dir_all(&store).unwrap();
+        allow(&state, &store).unwrap();
+        fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
+        assert!(matches!(
+            state_in(&state, &store),
+            Err(TrustError::UnsafeStateDir(..))
+        ));
+        assert!(matches!(
+            allow(&state, &store),
+            Err(TrustError::UnsafeStateDir(..))
+        ));
+    }
+
+    #[test]
+    fn project_root_walks_up_but_not_to_home() {
+        let t = tmp();
+        let home = t.path().join("home");
+        fs::create_dir_all(home.join(".agents")).unwrap();
+        fs::create_dir_all(home.join("p/.agents")).unwrap();
+        fs::create_dir_all(home.join("p/a/b")).unwrap();
+        fs::create_dir_all(home.join("q/c")).unwrap();
+        let h = Some(home.as_path());
+        assert_eq!(
+            find_project_root(&home.join("p/a/b"), h),
+            Some(home.join("p"))
+        );
+        assert_eq!(find_project_root(&home.join("q/c"), h), None);
+        assert_eq!(find_project_root(&home, h), None);
+        fs::create_dir_all(t.path().join("out/.agents")).unwrap();
+        fs::create_dir_all(t.path().join("out/x")).unwrap();
+        assert_eq!(
+            find_project_root(&t.path().join("out/x"), h),
+            Some(t.path().join("out"))
+        );
+    }
+}
