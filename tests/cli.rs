@@ -35,7 +35,10 @@ fn help_lists_only_commands_that_run() {
             "launch",
             "harness",
             "dotenv",
-            "completions"
+            "completions",
+            "hook",
+            "allow",
+            "deny"
         ]
     );
     for c in commands {

@@ -42,7 +42,7 @@ pub enum Command {
     Dotenv(dotenv::DotenvCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
-    /// Print the shell hook: eval "$(agentenv hook bash)" (zsh alike; fish: agentenv hook fish | source).
+    /// Print the shell hook: eval "$(agentenv hook bash)" in ~/.bashrc.
     Hook(trust::HookArgs),
     /// Let the shell hook (and --require-trust) load a project's .agents as it is now.
     Allow(trust::TrustArgs),
