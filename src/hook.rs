@@ -252,7 +252,8 @@ _agentenv_reload() {
   fi
   return 0
 }
-if (( ! ${precmd_functions[(I)_agentenv_hook]} )); then
+typeset -ga precmd_functions
+if (( ! ${precmd_functions[(I)_agentenv_hook]:-0} )); then
   precmd_functions=(_agentenv_hook $precmd_functions)
 fi
 "#;
@@ -453,7 +454,13 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     let prepared = crate::session::prepare(&opts, &base)?;
     let watch = watch_list(&prepared, root.as_deref(), &cwd, state.as_ref().ok());
     let session = prepared.assemble(base.clone());
-    let diff = session.assembly.diff();
+    let mut diff = session.assembly.diff();
+    if opts.project_root.is_none() {
+        // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
+        // had it (the reference's `-g` would pin it to the cwd).
+        diff.set
+            .shift_remove(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
+    }
     Ok(emit(shell, &base, &diff, &watch, stamp.as_deref(), &warned))
 }
 
