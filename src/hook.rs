@@ -346,11 +346,13 @@ pub fn stamp_path(state: &Path, pid: u32) -> PathBuf {
 fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     let dir = state.join("stamps");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .ok()?;
+    for d in [&dir, &crate::trust::records_dir(state)] {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(d)
+            .ok()?;
+    }
     let path = stamp_path(state, pid);
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
@@ -361,7 +363,7 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
         .open(&path)
         .ok()?;
     let t = std::time::SystemTime::now()
-        .checked_sub(std::time::Duration::from_millis(50))
+        .checked_sub(std::time::Duration::from_millis(20))
         .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
     f.set_modified(t).ok()?;
     if let Ok(rd) = std::fs::read_dir(&dir) {
@@ -404,12 +406,12 @@ fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
 /// code to evaluate (set/unset, the undo function, the watch list, the
 /// stamp). Messages go to stderr and never hold a value.
 pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
+    use std::os::unix::fs::DirBuilderExt;
     let shell = input.shell;
     let cwd = shell_cwd(&base)?;
     let home = crate::core::get(&base, "HOME").map(PathBuf::from);
     let root = crate::trust::find_project_root(&cwd, home.as_deref());
     let state = crate::trust::state_dir(&base);
-    let stamp = state.as_ref().ok().and_then(|s| write_stamp(s, input.pid));
 
     let mut opts = crate::session::Options {
         cwd: Some(cwd.clone()),
@@ -452,16 +454,54 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     }
 
     let prepared = crate::session::prepare(&opts, &base)?;
+    // The env part is kept in the session cache (the rules of `env
+    // --cache`: owner-only, 300 s, keyed on every input) unless
+    // AGENTENV_HOOK_CACHE=0, and only when the user store exists (the hook
+    // never creates it).
+    let use_cache = crate::core::get(&base, "AGENTENV_HOOK_CACHE").is_none_or(|v| v != "0")
+        && prepared.scope.user_root.is_dir();
+    let cache = use_cache
+        .then(|| {
+            use crate::session::cache;
+            let dir = cache::dir_for(&prepared.scope.user_root);
+            // Made before the stamp: creating `.cache` changes the store's
+            // time, which would otherwise look like an edit at the next prompt.
+            if cache::usable_dir(&dir).is_err() {
+                return None;
+            }
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .ok()?;
+            let key = cache::key_for(&prepared, &base, &format!("hook-{}", shell.name()), true);
+            Some((dir, key))
+        })
+        .flatten();
+    let stamp = state.as_ref().ok().and_then(|s| write_stamp(s, input.pid));
     let watch = watch_list(&prepared, root.as_deref(), &cwd, state.as_ref().ok());
+    let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
+    if let Some((dir, key)) = &cache {
+        if let Some(bytes) = crate::session::cache::lookup(dir, key) {
+            let mut text = String::from_utf8(bytes).unwrap_or_default();
+            text.push_str(&tail);
+            return Ok(text);
+        }
+    }
+    let global = opts.project_root.is_none();
     let session = prepared.assemble(base.clone());
     let mut diff = session.assembly.diff();
-    if opts.project_root.is_none() {
+    if global {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
         // had it (the reference's `-g` would pin it to the cwd).
         diff.set
             .shift_remove(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
     }
-    Ok(emit(shell, &base, &diff, &watch, stamp.as_deref(), &warned))
+    let env_part = emit_env(shell, &base, &diff);
+    if let Some((dir, key)) = &cache {
+        crate::session::cache::store(dir, key, env_part.as_bytes());
+    }
+    Ok(env_part + &tail)
 }
 
 /// Every path whose change should trigger a reload: each store and its
@@ -504,20 +544,15 @@ fn watch_list(
         }
     }
     if let Some(s) = state {
+        // Made with the stamp, so allow/deny change this directory only.
         add(crate::trust::records_dir(s));
-        add(s.clone());
     }
     w
 }
 
-fn emit(
-    shell: Shell,
-    base: &Env,
-    diff: &crate::core::ChangeSet,
-    watch: &[PathBuf],
-    stamp: Option<&Path>,
-    warned: &OsStr,
-) -> String {
+/// The variables' part of a load: set/unset lines and the undo function.
+/// Depends only on the base env and the assembly (so `--cache` can keep it).
+fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
     let mut apply = String::new();
     let mut undo = String::new();
     let usable = |k: &OsStr| {
@@ -591,40 +626,36 @@ fn emit(
             out.push_str("_agentenv_undo() {\n  :\n");
             out.push_str(&undo);
             out.push_str("}\n");
-            out.push_str(&format!(
-                "_agentenv_stamp={}\n",
-                q(shell, stamp.map(|s| s.as_os_str()).unwrap_or_default())
-            ));
-            out.push_str("_agentenv_watch=(");
-            if stamp.is_some() {
-                for w in watch {
-                    out.push(' ');
-                    out.push_str(&q(shell, w.as_os_str()));
-                }
-            }
-            out.push_str(" )\n");
-            out.push_str(&format!("_agentenv_warned={}\n", q(shell, warned)));
         }
         Shell::Fish => {
             out.push_str("function __agentenv_undo\n  true\n");
             out.push_str(&undo);
             out.push_str("end\n");
-            out.push_str(&format!(
-                "set -g __agentenv_stamp {}\n",
-                q(shell, stamp.map(|s| s.as_os_str()).unwrap_or_default())
-            ));
-            out.push_str("set -g __agentenv_watch");
-            if stamp.is_some() {
-                for w in watch {
-                    out.push(' ');
-                    out.push_str(&q(shell, w.as_os_str()));
-                }
-            }
-            out.push('\n');
-            out.push_str(&format!("set -g __agentenv_warned {}\n", q(shell, warned)));
         }
     }
     out
+}
+
+/// The hook's own state after a load: the stamp, the watch list (empty
+/// without a stamp: then only a `cd` reloads) and the root last warned for.
+fn emit_state(shell: Shell, watch: &[PathBuf], stamp: Option<&Path>, warned: &OsStr) -> String {
+    let stamp_q = q(shell, stamp.map(|s| s.as_os_str()).unwrap_or_default());
+    let mut list = String::new();
+    if stamp.is_some() {
+        for w in watch {
+            list.push(' ');
+            list.push_str(&q(shell, w.as_os_str()));
+        }
+    }
+    let warned = q(shell, warned);
+    match shell {
+        Shell::Bash | Shell::Zsh => format!(
+            "_agentenv_stamp={stamp_q}\n_agentenv_watch=({list} )\n_agentenv_warned={warned}\n"
+        ),
+        Shell::Fish => format!(
+            "set -g __agentenv_stamp {stamp_q}\nset -g __agentenv_watch{list}\nset -g __agentenv_warned {warned}\n"
+        ),
+    }
 }
 
 fn set_line(shell: Shell, k: &OsStr, v: &OsStr) -> String {

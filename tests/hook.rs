@@ -93,6 +93,10 @@ impl Sh {
             }
             _ => unreachable!(),
         }
+        // The load's stamp is 20 ms before it (file times come from a coarse
+        // clock): files written just now would count as edited at the next
+        // prompt and cause one more load. Let them age first.
+        std::thread::sleep(std::time::Duration::from_millis(100));
         let mut child = Command::new(python)
             .arg(driver())
             .arg(serde_json::to_string(&argv).unwrap())
