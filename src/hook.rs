@@ -354,27 +354,31 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
             .ok()?;
     }
     let path = stamp_path(state, pid);
+    let fresh = !path.exists();
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .mode(0o600)
         .write(true)
         .create(true)
-        .truncate(true)
+        .truncate(false)
         .open(&path)
         .ok()?;
     let t = std::time::SystemTime::now()
         .checked_sub(std::time::Duration::from_millis(20))
         .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
     f.set_modified(t).ok()?;
-    if let Ok(rd) = std::fs::read_dir(&dir) {
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let gone = name
-                .to_str()
-                .and_then(|s| s.parse::<u32>().ok())
-                .is_some_and(|p| p != pid && !Path::new("/proc").join(p.to_string()).exists());
-            if gone {
-                let _ = std::fs::remove_file(e.path());
+    // A new shell: remove the stamps of shells that are gone.
+    if fresh {
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                let name = e.file_name();
+                let gone = name
+                    .to_str()
+                    .and_then(|s| s.parse::<u32>().ok())
+                    .is_some_and(|p| p != pid && !Path::new("/proc").join(p.to_string()).exists());
+                if gone {
+                    let _ = std::fs::remove_file(e.path());
+                }
             }
         }
     }
