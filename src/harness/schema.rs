@@ -183,12 +183,7 @@ impl Conv<'_> {
         Ok(Some(m))
     }
 
-    fn env(
-        &self,
-        n: &Node,
-        field: &str,
-        lines: &mut KeyLines,
-    ) -> Result<Option<EnvConfig>, Error> {
+    fn env(&self, n: &Node, field: &str, lines: &mut KeyLines) -> Result<Option<EnvConfig>, Error> {
         let Some(es) = self.entries(n, field)? else {
             return Ok(None);
         };
