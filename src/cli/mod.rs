@@ -4,6 +4,7 @@
 pub mod completions;
 pub mod dotenv;
 pub mod harness;
+pub mod init;
 pub mod launch;
 pub mod session;
 pub mod trust;
@@ -48,6 +49,9 @@ pub enum Command {
     Allow(trust::TrustArgs),
     /// Forget an allowed project's .agents.
     Deny(trust::TrustArgs),
+    /// Wire agentenv into an agent: init claude adds its SessionStart hook.
+    #[command(subcommand)]
+    Init(init::InitCommand),
 }
 
 impl Cli {
@@ -71,5 +75,6 @@ pub fn run(cli: Cli) -> i32 {
         Command::Hook(a) => trust::run_hook(a),
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
+        Command::Init(c) => init::run(c),
     }
 }

@@ -11,11 +11,19 @@ pub fn require_all() -> bool {
 
 /// Report a missing tool: a failure under `AGENTENV_REQUIRE_ALL=1`, else a
 /// printed skip. Returns `false` so callers can `if !have(..) { return }`.
+///
+/// The skip line is written to the process's stderr directly, not with
+/// `eprintln!`: libtest captures the print macros of a passing test, so a
+/// skip printed that way would vanish and the test would read as passed.
+/// A direct write is not captured and shows in plain `cargo test` output.
 pub fn skip(what: &str, why: &str) -> bool {
     if require_all() {
         panic!("required tool missing: {what} ({why}); AGENTENV_REQUIRE_ALL=1 forbids skipping");
     }
-    eprintln!("SKIPPED: {what}: {why}");
+    use std::io::Write;
+    let line =
+        format!("SKIPPED: {what}: {why} (set AGENTENV_REQUIRE_ALL=1 to make this a failure)\n");
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
     false
 }
 
