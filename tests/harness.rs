@@ -163,7 +163,7 @@ fn unset_braced_variable_is_an_error() {
     );
     fails(
         &mut cmd(&["harness", "resolve", p(&h)]),
-        "validating env: env.sandbox[A]: host variable NOPE_VAR is not set",
+        "validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])",
     );
     // set-but-empty passes; OIDC keys never count as set
     resolve_ok(cmd(&["harness", "resolve", p(&h)]).env("NOPE_VAR", ""));
@@ -173,7 +173,7 @@ fn unset_braced_variable_is_an_error() {
     );
     fails(
         cmd(&["harness", "resolve", p(&h2)]).env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x"),
-        "host variable ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set (referenced by env.runner[T])",
     );
 }
 
@@ -255,7 +255,7 @@ fn base_chain_merges_relative_to_declaring_file() {
     let fs = Fs::new();
     fs.write(
         "harness/common/root.yaml",
-        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /d1, optional: true}}\n  - {{src: b, dest: /d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
+        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
     );
     fs.write(
         "harness/common/mid.yaml",
@@ -263,12 +263,13 @@ fn base_chain_merges_relative_to_declaring_file() {
     );
     let h = fs.write(
         "harness/child.yaml",
-        "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
+        "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /tmp/d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
     );
     let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
     assert_eq!(
         j["env"]["runner"],
-        serde_json::json!({"K": "mid", "O": "base-overlay", "R": "root"})
+        // The child's overlay is applied last (each layer resolves its own).
+        serde_json::json!({"K": "mid", "O": "child-overlay", "R": "root"})
     );
     assert_eq!(
         j["env"]["sandbox"],
@@ -398,7 +399,7 @@ fn forge_selection_and_validation() {
     let fs = Fs::new();
     let h = fs.write(
         "harness/f.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n    host_files: [{{dest: /x}}]\n"),
+        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
     );
     let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
     assert_eq!(
@@ -424,8 +425,21 @@ fn forge_selection_and_validation() {
     assert_eq!(j["env"]["runner"]["K"], "gh");
     fails(
         cmd(&["harness", "resolve", p(&h)]).env("GITLAB_CI", "true"),
-        "invalid harness: forge.gitlab.host_files[0]: src is required",
+        "UNSET_IN_GITLAB is not set (referenced by env.runner[K])",
     );
+    // §11.1.1: every block is checked, selected or not, with no platform too.
+    let unsel = fs.write(
+        "harness/u.yaml",
+        &format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
+    );
+    for extra in [&[][..], &["--forge", "github"][..]] {
+        let mut c = cmd(&["harness", "resolve", p(&unsel)]);
+        c.args(extra);
+        fails(
+            &mut c,
+            "invalid harness: forge.gitlab.host_files[0]: src is required",
+        );
+    }
     fails(
         &mut cmd(&["harness", "resolve", p(&h), "--forge", "bitbucket"]),
         "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
@@ -530,12 +544,53 @@ fn env_files_load_first_and_strictly() {
     assert_eq!(j["env"]["sandbox"]["T"], "second");
     assert_eq!(j["platform"], "github");
     assert_eq!(j["env"]["runner"]["G"], "yes");
-    let bad = fs.write("bad.env", "A=1\nthis line is ignored hunter2-envline\n");
+    // §11.1.5: a line without "=" is skipped with a warning naming the file
+    // and line; an invalid name is an error naming file, line and prefix.
+    let skip = fs.write(
+        "skip.env",
+        "FROM_FILE=1\nthis line is ignored hunter2-envline\n",
+    );
+    let o = run(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&skip),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("{}:2: line skipped", p(&skip))), "{e}");
+    assert!(!e.contains("hunter2"), "{e}");
+    let bad = fs.write("bad.env", "FROM_FILE=1\nTOKEN hunter2-envline=x\n");
     let e = fails(
         &mut cmd(&["harness", "resolve", p(&h), "--env-file", p(&bad)]),
-        &format!("{}:2:", p(&bad)),
+        &format!(
+            "{}:2: invalid env var name \"TOKEN…\" in {}",
+            p(&bad),
+            p(&bad)
+        ),
     );
     assert!(!e.contains("hunter2"), "{e}");
+    // The envfile grammar, not the operator one: leading space kept, text
+    // after a closing quote dropped.
+    let g = fs.write("g.env", "FROM_FILE= \"a\"b\n");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&g),
+    ]));
+    assert_eq!(j["env"]["sandbox"]["T"], " \"a\"b");
+    let g = fs.write("g2.env", "FROM_FILE=\"a\"b\n");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&g),
+    ]));
+    assert_eq!(j["env"]["sandbox"]["T"], "a");
     fails(
         &mut cmd(&[
             "harness",
@@ -549,28 +604,39 @@ fn env_files_load_first_and_strictly() {
 }
 
 #[test]
-fn missing_host_file_is_a_stderr_warning() {
+fn missing_host_file_is_an_error_and_a_lint_finding() {
+    // §11.1.3: resolve, run and sandbox-env fail; lint reports a finding.
     let fs = Fs::new();
     let h = fs.write(
         "harness/m.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /d}}\n  - {{src: env/opt.env, dest: /e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /f}}\n"),
+        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"),
     );
-    let o = run(&mut cmd(&["harness", "resolve", p(&h)]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let e = stderr(&o);
-    assert!(
-        e.contains(&format!(
-            "host_files[0].src: stat {}/env/none.env: no such file or directory",
+    let want = format!(
+        "validating files: host_files[0].src: stat {}/env/none.env: no such file or directory",
+        fs.root().display()
+    );
+    for args in [
+        &["harness", "resolve", p(&h)][..],
+        &["harness", "sandbox-env", p(&h)][..],
+        &["harness", "run", p(&h), "--", "true"][..],
+    ] {
+        let e = fails(&mut cmd(args), &want);
+        assert!(
+            !e.contains("host_files[1]") && !e.contains("host_files[2]"),
+            "{e}"
+        );
+    }
+    let o = run(&mut cmd(&["harness", "lint", p(&h)]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "error: host_files[0].src: stat {}/env/none.env: no such file or directory\n",
             fs.root().display()
-        )),
-        "{e}"
+        )
     );
-    assert!(
-        !e.contains("host_files[1]") && !e.contains("host_files[2]"),
-        "{e}"
-    );
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["warnings"], serde_json::json!([]));
+    fs.write("env/none.env", "X=1\n");
+    resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
 }
 
 #[test]
