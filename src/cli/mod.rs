@@ -7,6 +7,7 @@ pub mod harness;
 pub mod init;
 pub mod launch;
 pub mod session;
+pub mod status;
 pub mod trust;
 
 use clap::{ArgAction, Parser, Subcommand};
@@ -52,6 +53,8 @@ pub enum Command {
     /// Wire agentenv into an agent: init claude adds its SessionStart hook.
     #[command(subcommand)]
     Init(init::InitCommand),
+    /// Show what env would walk here (stores, trust, files, cache); runs nothing.
+    Status(status::StatusArgs),
 }
 
 impl Cli {
@@ -76,5 +79,6 @@ pub fn run(cli: Cli) -> i32 {
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
         Command::Init(c) => init::run(c),
+        Command::Status(a) => status::run(a),
     }
 }
