@@ -1254,7 +1254,7 @@ fn credentials_in_a_url_base_are_never_printed() {
         format!("HTTPS://u:hostileCANARY93@example.com/h.yaml#sha256={sha}"),
         format!("https:/u:hostileCANARY93@example.com/h.yaml#sha256={sha}"),
         format!("https:u:hostileCANARY93@example.com/h.yaml#sha256={sha}"),
-        format!("https://u:p#hostileCANARY93@example.com/h.yaml"),
+        "https://u:p#hostileCANARY93@example.com/h.yaml".to_string(),
         format!("https://u:p?hostileCANARY93@example.com/h.yaml#sha256={sha}"),
         "ftp://u:hostileCANARY93@example.com/h.yaml".to_string(),
         "http://u:hostileCANARY93@example.com/h.yaml".to_string(),
