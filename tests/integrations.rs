@@ -555,3 +555,454 @@ fn dotenv_parse_accepts_both_formats() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("; agentenv's own: docker, github"));
 }
+
+// ------------------------------------------------------------ init claude
+
+/// A user settings file with other keys (not sorted), hooks of other
+/// events and another SessionStart entry, in Claude Code's own 2-space
+/// style.
+const SETTINGS: &str = r#"{
+  "permissions": {
+    "allow": [
+      "Bash(npm run test:*)"
+    ],
+    "deny": []
+  },
+  "env": {
+    "ZED": "1",
+    "ALPHA": "zqCANARYsettings"
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "echo pre"
+          }
+        ]
+      }
+    ],
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "echo started",
+            "timeout": 5
+          }
+        ]
+      }
+    ],
+    "Stop": []
+  },
+  "model": "opus"
+}
+"#;
+
+fn init(home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(support::agentenv_bin())
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(home)
+        .arg("init")
+        .arg("claude")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// SETTINGS with agentenv's group appended to SessionStart.
+fn with_hook(command: &str) -> String {
+    let entry = format!(
+        "      }},\n      {{\n        \"hooks\": [\n          {{\n            \"type\": \"command\",\n            \"command\": {}\n          }}\n        ]\n      }}\n    ],\n    \"Stop\"",
+        serde_json::to_string(command).unwrap()
+    );
+    SETTINGS.replacen("      }\n    ],\n    \"Stop\"", &entry, 1)
+}
+
+#[test]
+fn init_claude_edits_user_settings_keeping_everything_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().canonicalize().unwrap();
+    let file = home.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, SETTINGS).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let bin = support::agentenv_bin();
+    let command = format!("{}{}", bin.display(), agentenv::cli::init::HOOK_ARGS);
+    let want = with_hook(&command);
+
+    // --dry-run: the resulting file on stdout, nothing written.
+    let o = init(&home, &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8(o.stdout.clone()).unwrap(), want);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
+    assert!(stderr(&o).contains("dry run: would add"));
+
+    let o = init(&home, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "mode kept");
+    assert!(stderr(&o).contains(&format!(
+        "agentenv: added the SessionStart hook to {}",
+        file.display()
+    )));
+
+    // Again: no change, and it says so (the file is not even rewritten).
+    let before = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file).unwrap());
+    let o = init(&home, &["--user"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("already in"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
+    let md = std::fs::metadata(&file).unwrap();
+    assert_eq!(md.modified().unwrap(), before);
+    assert_eq!(std::os::unix::fs::MetadataExt::ino(&md), ino);
+
+    // --remove: only agentenv's entry goes; the file is the original again.
+    let o = init(&home, &["--remove"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
+    let o = init(&home, &["--remove"]);
+    assert!(stderr(&o).contains("no agentenv SessionStart hook"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
+    for o in [init(&home, &[]), init(&home, &["--remove", "-vv"])] {
+        assert!(!stderr(&o).contains("zqCANARY"));
+    }
+}
+
+#[test]
+fn init_claude_new_file_project_symlink_and_config_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().canonicalize().unwrap();
+    // A new file: 0600 in a 0700 directory.
+    let o = init(&home, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let file = home.join(".claude/settings.json");
+    let md = std::fs::metadata(&file).unwrap();
+    assert_eq!(md.permissions().mode() & 0o777, 0o600);
+    let dmode = std::fs::metadata(home.join(".claude"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(dmode & 0o777, 0o700);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .starts_with('/'));
+
+    // --project DIR: the bare name, in DIR/.claude/settings.json.
+    std::fs::create_dir_all(home.join("repo")).unwrap();
+    let o = init(&home, &["--project", "repo"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join("repo/.claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        p["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        format!("agentenv{}", agentenv::cli::init::HOOK_ARGS)
+    );
+    // --user and --project together: a usage error.
+    assert_eq!(
+        init(&home, &["--user", "--project", "repo"]).status.code(),
+        Some(2)
+    );
+
+    // A symlinked settings file (dotfiles): the target is edited, the link stays.
+    let real = home.join("dotfiles/claude.json");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "{\"model\": \"opus\"}").unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&real, &file).unwrap();
+    assert_eq!(init(&home, &[]).status.code(), Some(0));
+    assert!(std::fs::symlink_metadata(&file)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {"),
+        "{text}"
+    );
+    assert!(!text.ends_with('\n'), "no final newline before, none after");
+
+    // CLAUDE_CONFIG_DIR moves the user settings.
+    let o = std::process::Command::new(support::agentenv_bin())
+        .env("HOME", &home)
+        .env("CLAUDE_CONFIG_DIR", home.join("cfg"))
+        .args(["init", "claude", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains(&format!("{}", home.join("cfg/settings.json").display())));
+}
+
+#[test]
+fn init_claude_refuses_invalid_json_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().canonicalize().unwrap();
+    let file = home.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    for (body, line, col) in [
+        ("{\n  \"env\": {\"K\": zqCANARYbad}\n}\n", 2, 16),
+        ("{\n  \"env\": {\"K\": \"zqCANARYopen\n", 3, 0),
+        ("{\"a\": 1,}\n", 1, 9),
+        ("// comment zqCANARY\n{}", 1, 1),
+    ] {
+        std::fs::write(&file, body).unwrap();
+        for args in [&[][..], &["--remove"][..], &["--dry-run"][..]] {
+            let o = init(&home, args);
+            assert_eq!(o.status.code(), Some(1), "{body:?}");
+            assert!(o.stdout.is_empty());
+            let err = stderr(&o);
+            assert!(err.contains(&file.display().to_string()), "{err}");
+            assert!(err.contains(&format!("at line {line}, column ")), "{err}");
+            if col > 0 {
+                assert!(
+                    err.contains(&format!("at line {line}, column {col};")),
+                    "{err}"
+                );
+            }
+            assert!(!err.contains("zqCANARY"), "{err}");
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
+        }
+    }
+    // Valid JSON of the wrong shape: refused by key, untouched.
+    std::fs::write(&file, "{\"hooks\": {\"SessionStart\": {}}}").unwrap();
+    let o = init(&home, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("\"hooks.SessionStart\" is not an array"));
+    std::fs::write(&file, "[]").unwrap();
+    assert_eq!(init(&home, &[]).status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "[]");
+}
+
+/// The hook command `init claude` writes, run the way Claude Code runs a
+/// command hook (`sh -c` with `CLAUDE_ENV_FILE` set), loads the session
+/// env into that file, and prints nothing.
+#[test]
+fn init_claude_hook_command_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    write(&w, "home/.agents/env", b"FROM_STORE='a b'\n");
+    std::fs::create_dir_all(w.join("proj")).unwrap();
+    let o = init(&w.join("home"), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(w.join("home/.claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let env_file = w.join("claude-env.sh");
+    // PATH without agentenv: the absolute path still finds it.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .env_clear()
+        .env("HOME", w.join("home"))
+        .env("PATH", "/usr/bin:/bin")
+        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
+        .env("CLAUDE_ENV_FILE", &env_file)
+        .current_dir(w.join("proj"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
+    let got = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
+        .arg("_")
+        .arg(&env_file)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "a b");
+}
+
+// ----------------------------------------------------------------- status
+
+/// A tree whose every layer would leave a marker (and print a canary) if
+/// it ran.
+fn status_tree(w: &Path) {
+    let marker = w.join("ran");
+    let m = marker.display();
+    write(
+        w,
+        "home/.agents/env.py",
+        format!("open('{m}', 'a').write('py')\nprint('{{\"K\": \"zqCANARYpy\"}}')\n").as_bytes(),
+    );
+    write(w, "home/.agents/pre.env", b"PRE=zqCANARYpre\n");
+    write(
+        w,
+        "proj/.agents/local.env",
+        format!("X=$(touch '{m}'; echo zqCANARYsh)\n").as_bytes(),
+    );
+    write(w, "home/.agents/overlays/ov/env", b"O=zqCANARYov\n");
+    std::fs::create_dir_all(w.join("proj/.agents/bin")).unwrap();
+}
+
+fn status(w: &Path, args: &[&str]) -> std::process::Output {
+    support::session_cmd(w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .arg("status")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn status_reports_without_running_anything() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    let o = status(&w, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!w.join("ran").exists(), "status ran a layer");
+    let out = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(!out.contains("zqCANARY") && !stderr(&o).contains("zqCANARY"));
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let proj = w.join("proj");
+    assert_eq!(r["project_root"], proj.display().to_string());
+    assert!(r["project_root_rule"]
+        .as_str()
+        .unwrap()
+        .starts_with("the directory"));
+    assert_eq!(r["hook_root"], proj.display().to_string());
+    assert_eq!(r["scope"], "project");
+    let stores = r["stores"].as_array().unwrap();
+    assert_eq!(stores[0]["level"], "system");
+    assert_eq!(stores[0]["state"], "absent");
+    assert_eq!(stores[1]["state"], "present");
+    assert_eq!(stores[2]["level"], "project");
+    assert_eq!(stores[2]["trust"], "not allowed");
+    assert_eq!(r["overlays"][0]["name"], "ov");
+    let files = r["files"].as_array().unwrap();
+    let find = |suffix: &str| {
+        files
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(suffix))
+            .unwrap_or_else(|| panic!("{suffix} not listed"))
+            .clone()
+    };
+    let py = find("home/.agents/env.py");
+    assert_eq!(
+        (py["tier"].as_str(), py["kind"].as_str()),
+        (Some("main"), Some("env.py"))
+    );
+    assert_eq!(py["exists"], true);
+    let pre = find("home/.agents/pre.env");
+    assert_eq!(
+        (pre["tier"].as_str(), pre["evaluated"].as_str()),
+        (Some("pre"), Some("native"))
+    );
+    assert_eq!(find("proj/.agents/local.env")["evaluated"], "bash");
+    assert_eq!(find("proj/.agents/env.py")["exists"], false);
+    assert_eq!(find("ov/env")["level"], "ov");
+    // Walk order: pre tier first, overlays before their store.
+    let order: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let pos = |s: &str| order.iter().position(|p| p.ends_with(s)).unwrap();
+    assert!(pos("home/.agents/pre.env") < pos("ov/env"));
+    assert!(pos("ov/env") < pos("home/.agents/env"));
+    assert!(pos("home/.agents/env") < pos("proj/.agents/local.env"));
+    assert!(r["bin"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["exists"] == true));
+    assert!(r["cache"]["lookups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["hit"] == false));
+
+    // After `env --diff --cache`, status says that invocation would hit.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .args(["env", "--diff", "--cache", "--format", "export"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::remove_file(w.join("ran")).unwrap();
+    let o = status(&w, &[]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!w.join("ran").exists());
+    assert!(
+        text.contains("env --diff --cache --format export: hit")
+            || text.contains("env --diff --cache (auto: export): hit"),
+        "{text}"
+    );
+    assert!(text.contains("project  "), "{text}");
+    assert!(!text.contains("zqCANARY"));
+
+    // Trust: allowed, then changed since.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .args(["allow"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
+    assert_eq!(r["stores"][2]["trust"], "allowed");
+    write(&w, "proj/.agents/env", b"NEW=1\n");
+    let r: serde_json::Value =
+        serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
+            .unwrap();
+    assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
+    assert_eq!(r["stores"][2]["state"], "skipped");
+    assert_eq!(r["scope"], "user");
+    assert!(!w.join("ran").exists());
+}
+
+#[test]
+fn status_dir_rules_and_system_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    std::fs::create_dir_all(w.join("other/.agents")).unwrap();
+    // DIR: as if env ran there.
+    let o = status(&w, &["--format", "json", "../other"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["project_root"], w.join("other").display().to_string());
+    // $AGENTS_PROJECT_ROOT wins, and says so.
+    let o = support::session_cmd(&w)
+        .env("AGENTS_PROJECT_ROOT", w.join("other"))
+        .args(["status"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("(chosen by: $AGENTS_PROJECT_ROOT)"), "{text}");
+    // A system store that fails the trust rule is skipped, with the reason.
+    let sys = w.join("sys");
+    std::fs::create_dir_all(&sys).unwrap();
+    std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = support::session_cmd(&w)
+        .env("AGENTS_SYSTEM_ROOT", &sys)
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["stores"][0]["state"], "skipped");
+    let why = r["stores"][0]["why"].as_str().unwrap();
+    assert!(
+        why == "group- or world-writable" || why == "not owned by root",
+        "{why}"
+    );
+    // Bad --format: usage error; a missing DIR: error.
+    assert_eq!(status(&w, &["--format", "yaml"]).status.code(), Some(2));
+    assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
+    assert!(!w.join("ran").exists());
+}

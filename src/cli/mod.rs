@@ -4,8 +4,10 @@
 pub mod completions;
 pub mod dotenv;
 pub mod harness;
+pub mod init;
 pub mod launch;
 pub mod session;
+pub mod status;
 pub mod trust;
 
 use clap::{ArgAction, Parser, Subcommand};
@@ -48,6 +50,11 @@ pub enum Command {
     Allow(trust::TrustArgs),
     /// Forget an allowed project's .agents.
     Deny(trust::TrustArgs),
+    /// Wire agentenv into an agent: init claude adds its SessionStart hook.
+    #[command(subcommand)]
+    Init(init::InitCommand),
+    /// Show what env would walk here (stores, trust, files, cache); runs nothing.
+    Status(status::StatusArgs),
 }
 
 impl Cli {
@@ -71,5 +78,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Hook(a) => trust::run_hook(a),
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
+        Command::Init(c) => init::run(c),
+        Command::Status(a) => status::run(a),
     }
 }

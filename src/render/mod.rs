@@ -8,7 +8,7 @@
 // OWNER: renderer work (issue 2, point 4). Interface fixed: `Format`,
 // `FormatChoice`, `parse_format`, `View`, `render`, `detect_auto`.
 
-mod data;
+pub(crate) mod data;
 mod detect;
 mod own;
 mod printable;
