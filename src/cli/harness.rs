@@ -39,12 +39,7 @@ pub enum HarnessCommand {
     Run {
         #[command(flatten)]
         opts: HarnessOpts,
-        #[arg(
-            required = true,
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "CMD"
-        )]
+        #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
     /// Show where each variable was set: file, block, YAML line, and the
