@@ -38,7 +38,9 @@ fn help_lists_only_commands_that_run() {
             "completions",
             "hook",
             "allow",
-            "deny"
+            "deny",
+            "init",
+            "man"
         ]
     );
     for c in commands {
