@@ -40,6 +40,7 @@ fn help_lists_only_commands_that_run() {
             "allow",
             "deny",
             "init",
+            "status",
             "man"
         ]
     );
@@ -138,4 +139,93 @@ fn verbosity_flags_filter_log_lines() {
     // Flags work after the subcommand too.
     let after = run(&["env", "--format", "json", "--diff", "-qq"]);
     assert_eq!(stderr(&after), "");
+}
+
+/// Files that can hold values (`launch --report`, `harness sandbox-env
+/// -o`; `--into` in tests/into.rs): new ones 0600, an existing readable one
+/// keeps its mode with one warning naming it, another user's symlink in a
+/// sticky world-writable directory is not followed.
+#[test]
+fn value_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().canonicalize().unwrap();
+    fs::create_dir_all(w.join("fs/harness")).unwrap();
+    let h = w.join("fs/harness/h.yaml");
+    fs::write(
+        &h,
+        "agent: a\nrole: r\nenv:\n  sandbox:\n    SB: 'zqCANARYsb'\n",
+    )
+    .unwrap();
+    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    type Writer<'a> = Box<dyn Fn(&std::path::Path) -> Output + 'a>;
+    let writers: [(&str, Writer); 2] = [
+        (
+            "launch --report",
+            Box::new(|p: &std::path::Path| {
+                Command::new(support::agentenv_bin())
+                    .current_dir(&w)
+                    .args(["launch", "--no-env", "--report"])
+                    .arg(p)
+                    .args(["--", "true"])
+                    .output()
+                    .unwrap()
+            }),
+        ),
+        (
+            "harness sandbox-env -o",
+            Box::new(|p: &std::path::Path| {
+                Command::new(support::agentenv_bin())
+                    .current_dir(&w)
+                    .args(["harness", "sandbox-env"])
+                    .arg(&h)
+                    .arg("-o")
+                    .arg(p)
+                    .output()
+                    .unwrap()
+            }),
+        ),
+    ];
+    for (i, (what, run)) in writers.iter().enumerate() {
+        let new = w.join(format!("new{i}"));
+        let out = run(&new);
+        assert_eq!(out.status.code(), Some(0), "{what}: {out:?}");
+        assert!(out.stderr.is_empty(), "{what}: {out:?}");
+        assert_eq!(mode(&new), 0o600, "{what}");
+        // An existing 0644 file keeps its mode, with one warning.
+        let old = w.join(format!("old{i}"));
+        fs::write(&old, "").unwrap();
+        fs::set_permissions(&old, fs::Permissions::from_mode(0o644)).unwrap();
+        let out = run(&old);
+        assert_eq!(out.status.code(), Some(0), "{what}");
+        assert_eq!(mode(&old), 0o644, "{what}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err.matches("agentenv: warning:").count(),
+            1,
+            "{what}: {err}"
+        );
+        assert!(
+            err.contains(&format!("{} is readable by group or others", old.display())),
+            "{what}: {err}"
+        );
+        assert!(!err.contains("zqCANARY"), "{what}: {err}");
+        if rustix::process::geteuid().is_root() {
+            let share = w.join(format!("share{i}"));
+            fs::create_dir(&share).unwrap();
+            fs::set_permissions(&share, fs::Permissions::from_mode(0o1777)).unwrap();
+            let target = w.join(format!("att{i}"));
+            fs::write(&target, "").unwrap();
+            let link = share.join("f");
+            std::os::unix::fs::symlink(&target, &link).unwrap();
+            std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+            let out = run(&link);
+            assert_eq!(out.status.code(), Some(1), "{what}");
+            assert_eq!(fs::read(&target).unwrap(), b"", "{what}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("sticky world-writable"), "{what}: {err}");
+        } else {
+            support::skip("foreign symlink check", "needs root to chown a link");
+        }
+    }
 }

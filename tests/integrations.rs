@@ -830,3 +830,179 @@ fn init_claude_hook_command_runs() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&got.stdout), "a b");
 }
+
+// ----------------------------------------------------------------- status
+
+/// A tree whose every layer would leave a marker (and print a canary) if
+/// it ran.
+fn status_tree(w: &Path) {
+    let marker = w.join("ran");
+    let m = marker.display();
+    write(
+        w,
+        "home/.agents/env.py",
+        format!("open('{m}', 'a').write('py')\nprint('{{\"K\": \"zqCANARYpy\"}}')\n").as_bytes(),
+    );
+    write(w, "home/.agents/pre.env", b"PRE=zqCANARYpre\n");
+    write(
+        w,
+        "proj/.agents/local.env",
+        format!("X=$(touch '{m}'; echo zqCANARYsh)\n").as_bytes(),
+    );
+    write(w, "home/.agents/overlays/ov/env", b"O=zqCANARYov\n");
+    std::fs::create_dir_all(w.join("proj/.agents/bin")).unwrap();
+}
+
+fn status(w: &Path, args: &[&str]) -> std::process::Output {
+    support::session_cmd(w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .arg("status")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn status_reports_without_running_anything() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    let o = status(&w, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!w.join("ran").exists(), "status ran a layer");
+    let out = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(!out.contains("zqCANARY") && !stderr(&o).contains("zqCANARY"));
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let proj = w.join("proj");
+    assert_eq!(r["project_root"], proj.display().to_string());
+    assert!(r["project_root_rule"]
+        .as_str()
+        .unwrap()
+        .starts_with("the directory"));
+    assert_eq!(r["hook_root"], proj.display().to_string());
+    assert_eq!(r["scope"], "project");
+    let stores = r["stores"].as_array().unwrap();
+    assert_eq!(stores[0]["level"], "system");
+    assert_eq!(stores[0]["state"], "absent");
+    assert_eq!(stores[1]["state"], "present");
+    assert_eq!(stores[2]["level"], "project");
+    assert_eq!(stores[2]["trust"], "not allowed");
+    assert_eq!(r["overlays"][0]["name"], "ov");
+    let files = r["files"].as_array().unwrap();
+    let find = |suffix: &str| {
+        files
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(suffix))
+            .unwrap_or_else(|| panic!("{suffix} not listed"))
+            .clone()
+    };
+    let py = find("home/.agents/env.py");
+    assert_eq!(
+        (py["tier"].as_str(), py["kind"].as_str()),
+        (Some("main"), Some("env.py"))
+    );
+    assert_eq!(py["exists"], true);
+    let pre = find("home/.agents/pre.env");
+    assert_eq!(
+        (pre["tier"].as_str(), pre["evaluated"].as_str()),
+        (Some("pre"), Some("native"))
+    );
+    assert_eq!(find("proj/.agents/local.env")["evaluated"], "bash");
+    assert_eq!(find("proj/.agents/env.py")["exists"], false);
+    assert_eq!(find("ov/env")["level"], "ov");
+    // Walk order: pre tier first, overlays before their store.
+    let order: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let pos = |s: &str| order.iter().position(|p| p.ends_with(s)).unwrap();
+    assert!(pos("home/.agents/pre.env") < pos("ov/env"));
+    assert!(pos("ov/env") < pos("home/.agents/env"));
+    assert!(pos("home/.agents/env") < pos("proj/.agents/local.env"));
+    assert!(r["bin"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["exists"] == true));
+    assert!(r["cache"]["lookups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["hit"] == false));
+
+    // After `env --diff --cache`, status says that invocation would hit.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .args(["env", "--diff", "--cache", "--format", "export"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::remove_file(w.join("ran")).unwrap();
+    let o = status(&w, &[]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!w.join("ran").exists());
+    assert!(
+        text.contains("env --diff --cache --format export: hit")
+            || text.contains("env --diff --cache (auto: export): hit"),
+        "{text}"
+    );
+    assert!(text.contains("project  "), "{text}");
+    assert!(!text.contains("zqCANARY"));
+
+    // Trust: allowed, then changed since.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .args(["allow"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
+    assert_eq!(r["stores"][2]["trust"], "allowed");
+    write(&w, "proj/.agents/env", b"NEW=1\n");
+    let r: serde_json::Value =
+        serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
+            .unwrap();
+    assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
+    assert_eq!(r["stores"][2]["state"], "skipped");
+    assert_eq!(r["scope"], "user");
+    assert!(!w.join("ran").exists());
+}
+
+#[test]
+fn status_dir_rules_and_system_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    std::fs::create_dir_all(w.join("other/.agents")).unwrap();
+    // DIR: as if env ran there.
+    let o = status(&w, &["--format", "json", "../other"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["project_root"], w.join("other").display().to_string());
+    // $AGENTS_PROJECT_ROOT wins, and says so.
+    let o = support::session_cmd(&w)
+        .env("AGENTS_PROJECT_ROOT", w.join("other"))
+        .args(["status"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("(chosen by: $AGENTS_PROJECT_ROOT)"), "{text}");
+    // A system store that fails the trust rule is skipped, with the reason.
+    let sys = w.join("sys");
+    std::fs::create_dir_all(&sys).unwrap();
+    std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = support::session_cmd(&w)
+        .env("AGENTS_SYSTEM_ROOT", &sys)
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["stores"][0]["state"], "skipped");
+    let why = r["stores"][0]["why"].as_str().unwrap();
+    assert!(
+        why == "group- or world-writable" || why == "not owned by root",
+        "{why}"
+    );
+    // Bad --format: usage error; a missing DIR: error.
+    assert_eq!(status(&w, &["--format", "yaml"]).status.code(), Some(2));
+    assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
+    assert!(!w.join("ran").exists());
+}

@@ -176,6 +176,13 @@ pub const INIT_CLAUDE: &str = examples!(
     "agentenv init claude --remove"
 );
 
+pub const STATUS: &str = examples!(
+    "# What env would walk here: root, stores, trust, files, cache"
+    "agentenv status"
+    "# Another project, as JSON"
+    "agentenv status ~/src/project --format json"
+);
+
 pub const MAN: &str = examples!(
     "# Read the page of every command"
     "agentenv man | man -l -"

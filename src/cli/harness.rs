@@ -237,7 +237,7 @@ pub fn run(c: HarnessCommand) -> i32 {
                 Some(path) => match crate::fsutil::write_atomic(
                     &path,
                     &body,
-                    crate::fsutil::Mode::Exactly(0o600),
+                    crate::fsutil::Mode::Private,
                     false,
                 ) {
                     Ok(()) => 0,

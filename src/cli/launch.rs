@@ -198,7 +198,7 @@ pub fn run(a: LaunchArgs) -> i32 {
     if let Some(p) = &a.report {
         let json = report.to_json_string();
         if let Err(e) =
-            crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::KeepOrUmask, false)
+            crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::Private, false)
         {
             crate::error!(
                 "launch: cannot write report {}: {}",

@@ -9,6 +9,7 @@ pub mod init;
 pub mod launch;
 pub mod man;
 pub mod session;
+pub mod status;
 pub mod trust;
 
 use clap::{ArgAction, Parser, Subcommand};
@@ -64,6 +65,9 @@ pub enum Command {
     #[command(subcommand)]
     #[command(after_help = examples::INIT)]
     Init(init::InitCommand),
+    /// Show what env would walk here (stores, trust, files, cache); runs nothing.
+    #[command(after_help = examples::STATUS)]
+    Status(status::StatusArgs),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
 }
@@ -90,6 +94,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
         Command::Init(c) => init::run(c),
+        Command::Status(a) => status::run(a),
         Command::Man(a) => man::run(a),
     }
 }
