@@ -40,7 +40,8 @@ fn help_lists_only_commands_that_run() {
             "allow",
             "deny",
             "init",
-            "status"
+            "status",
+            "man"
         ]
     );
     for c in commands {
