@@ -528,6 +528,28 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         );
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
+        // --into with --cache: the miss and then the hit (issue 10) write
+        // the file and print nothing, so stdout must be clean too; the rc
+        // file is group/world-readable, so each run also warns (path only).
+        std::fs::set_permissions(&rc, std::fs::Permissions::from_mode(0o644)).unwrap();
+        for _ in 0..2 {
+            a.run(
+                &[
+                    "env", "--cache", "--diff", "--format", "export", "--into", &rc,
+                ],
+                &caller_env,
+                false,
+            );
+            a.run(&["env", "--cache", "--into", &rc], &caller_env, false);
+        }
+        let hook_file = a.p("claude/env.sh");
+        let hf = hook_file.to_str().unwrap().to_string();
+        a.run(&["env", "--cache", "--into", &hf], &caller_env, false);
+        a.run(&["env", "--cache", "--into", &hf], &caller_env, false);
+        assert!(std::fs::read_to_string(&hook_file).unwrap().contains(STEM));
+        let m = std::fs::metadata(&hook_file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(m, 0o600, "{}", hook_file.display());
+        a.checked += 1;
         let mut files = 0;
         let cache = a.p("home/.agents/.cache");
         for d in [cache.clone(), cache.join("env")] {

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Subcommand)]
 pub enum DotenvCommand {
     /// Print the parsed variables (later files win).
+    #[command(after_help = super::examples::DOTENV_PARSE)]
     Parse {
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -32,6 +33,7 @@ pub enum DotenvCommand {
         format: String,
     },
     /// Report ignored lines, unterminated quotes, trailing text, duplicates.
+    #[command(after_help = super::examples::DOTENV_CHECK)]
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,

@@ -32,23 +32,22 @@ pub struct HarnessOpts {
 #[derive(Debug, clap::Subcommand)]
 pub enum HarnessCommand {
     /// Print the resolved environment as JSON.
+    #[command(after_help = super::examples::HARNESS_RESOLVE)]
     Resolve(HarnessOpts),
     /// Print diagnostics; exit 1 only on errors.
+    #[command(after_help = super::examples::HARNESS_LINT)]
     Lint(HarnessOpts),
     /// Run a command with the effective runner environment.
+    #[command(after_help = super::examples::HARNESS_RUN)]
     Run {
         #[command(flatten)]
         opts: HarnessOpts,
-        #[arg(
-            required = true,
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "CMD"
-        )]
+        #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
     /// Show where each variable was set: file, block, YAML line, and the
     /// host variables its references read (values only with --show-values).
+    #[command(after_help = super::examples::HARNESS_EXPLAIN)]
     Explain {
         #[command(flatten)]
         opts: HarnessOpts,
@@ -63,6 +62,7 @@ pub enum HarnessCommand {
         vars: Vec<String>,
     },
     /// Write the sandbox environment file.
+    #[command(after_help = super::examples::HARNESS_SANDBOX_ENV)]
     SandboxEnv {
         #[command(flatten)]
         opts: HarnessOpts,
@@ -232,7 +232,7 @@ pub fn run(c: HarnessCommand) -> i32 {
                 Some(path) => match crate::fsutil::write_atomic(
                     &path,
                     &body,
-                    crate::fsutil::Mode::Exactly(0o600),
+                    crate::fsutil::Mode::Private,
                     false,
                 ) {
                     Ok(()) => 0,

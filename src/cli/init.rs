@@ -35,6 +35,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Subcommand)]
 pub enum InitCommand {
     /// Add the SessionStart hook for Claude Code to its settings.json.
+    #[command(after_help = super::examples::INIT_CLAUDE)]
     Claude(ClaudeArgs),
 }
 
