@@ -197,7 +197,7 @@ pub fn run(c: HarnessCommand) -> i32 {
             }
             let env = r.child_env();
             let (program, args) = command.split_first().expect("clap requires CMD");
-            crate::process::exec(program, args, &env)
+            crate::process::exec(program, args, env)
         }
         HarnessCommand::SandboxEnv {
             opts,
