@@ -42,12 +42,7 @@ pub enum HarnessCommand {
     Run {
         #[command(flatten)]
         opts: HarnessOpts,
-        #[arg(
-            required = true,
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "CMD"
-        )]
+        #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
     /// Show where each variable was set: file, block, YAML line, and the
@@ -202,7 +197,7 @@ pub fn run(c: HarnessCommand) -> i32 {
             }
             let env = r.child_env();
             let (program, args) = command.split_first().expect("clap requires CMD");
-            crate::process::exec(program, args, &env)
+            crate::process::exec(program, args, env)
         }
         HarnessCommand::SandboxEnv {
             opts,

@@ -60,12 +60,7 @@ pub struct LaunchArgs {
     #[arg(long = "report", value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// The command and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 

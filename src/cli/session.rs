@@ -56,12 +56,7 @@ pub struct ExecArgs {
     #[arg(long = "agent", value_name = "NAME")]
     pub agent: Option<String>,
     /// The command and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
