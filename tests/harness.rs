@@ -1461,3 +1461,55 @@ fn explain_names_file_block_line_and_reads() {
         "--format: unknown value",
     );
 }
+
+#[test]
+fn the_run_child_is_an_assembly_with_provenance() {
+    use agentenv::core::{Action, Env, LayerKind};
+    use std::ffi::{OsStr, OsString};
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/a.yaml",
+        &format!(
+            "{HEAD}runner_env: {{K: re}}\nenv:\n  runner: {{K: er, OPENAI_API_KEY: declared}}\n"
+        ),
+    );
+    let ef = fs.write("a.env", "K=from-file\nJIRA_TOKEN=jt\n");
+    let mut host = Env::new();
+    host.insert(OsString::from("K"), OsString::from("host"));
+    host.insert(OsString::from("OPENAI_API_KEY"), OsString::from("sk"));
+    let opts = agentenv::harness::Options {
+        file: h.clone(),
+        env_files: vec![ef.clone()],
+        ..Default::default()
+    };
+    let r = agentenv::harness::resolve(&opts, &host).unwrap();
+    let a = &r.assembly;
+    assert_eq!(a.base(), &host);
+    let kinds: Vec<(LayerKind, Option<String>)> = a
+        .touches(OsStr::new("K"))
+        .iter()
+        .map(|t| {
+            let l = &a.layers()[t.layer].info;
+            (l.kind, l.level.clone())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (LayerKind::DotenvFile, None),
+            (LayerKind::Harness, Some("runner_env".into())),
+            (LayerKind::Harness, Some("env.runner".into())),
+        ]
+    );
+    assert_eq!(a.touches(OsStr::new("K"))[0].line, Some(1));
+    assert_eq!(r.child_env().get(OsStr::new("K")).unwrap(), "er");
+    assert!(!r.child_env().contains_key(OsStr::new("JIRA_TOKEN")));
+    assert!(!r.child_env().contains_key(OsStr::new("OPENAI_API_KEY")));
+    assert!(matches!(
+        a.touches(OsStr::new("OPENAI_API_KEY"))
+            .last()
+            .unwrap()
+            .action,
+        Action::Unset
+    ));
+}

@@ -1006,3 +1006,398 @@ fn status_dir_rules_and_system_store() {
     assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
     assert!(!w.join("ran").exists());
 }
+
+// ------------------------------------------- the real docker CLI, if any
+
+/// A stand-in for the docker daemon: it answers the CLI's ping and, for
+/// `POST …/containers/create`, writes the request body (which holds the
+/// `Env` list the CLI parsed from `--env-file`) to the file named by its
+/// first argument, then refuses the create so `docker run` ends there.
+const FAKE_DAEMON: &str = r#"
+import http.server, sys
+out = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def reply(self, code, body, ctype="application/json"):
+        self.send_response(code)
+        self.send_header("Api-Version", "1.45")
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+    def do_HEAD(self):
+        self.reply(200, b"OK", "text/plain")
+    def do_GET(self):
+        if self.path.endswith("/_ping"):
+            self.reply(200, b"OK", "text/plain")
+        else:
+            self.reply(404, b'{"message": "not here"}')
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "/containers/create" in self.path:
+            with open(out + ".tmp", "wb") as f:
+                f.write(body)
+            import os
+            os.replace(out + ".tmp", out)
+            self.reply(500, b'{"message": "captured by the test daemon"}')
+        else:
+            self.reply(404, b'{"message": "not here"}')
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+
+struct FakeDaemon {
+    child: std::process::Child,
+    host: String,
+    body: std::path::PathBuf,
+}
+
+impl FakeDaemon {
+    fn start(dir: &Path) -> FakeDaemon {
+        use std::io::BufRead;
+        let body = dir.join("create.json");
+        let mut child = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(FAKE_DAEMON)
+            .arg(&body)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        FakeDaemon {
+            child,
+            host: format!("tcp://127.0.0.1:{}", line.trim()),
+            body,
+        }
+    }
+
+    /// The `Env` list docker sent for the last `run`.
+    fn env(&self) -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&self.body).unwrap()).unwrap();
+        std::fs::remove_file(&self.body).unwrap();
+        v["Env"]
+            .as_array()
+            .map(|a| a.iter().map(|e| e.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for FakeDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `docker run --env-file FILE` with the real CLI; the `Env` it sent, or
+/// its error.
+fn docker_run(d: &FakeDaemon, docker: &Path, file: &Path) -> Result<Vec<String>, String> {
+    let o = std::process::Command::new(docker)
+        .env("DOCKER_HOST", &d.host)
+        .env(
+            "DOCKER_CONFIG",
+            file.parent().unwrap().join("docker-config"),
+        )
+        .arg("run")
+        .arg("--env-file")
+        .arg(file)
+        .args(["alpine", "true"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    if err.contains("captured by the test daemon") {
+        Ok(d.env())
+    } else {
+        Err(err)
+    }
+}
+
+#[test]
+fn docker_cli_reads_back_generated_values() {
+    let Some(docker) = support::tool("docker") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let d = FakeDaemon::start(t.path());
+    let file = t.path().join("vars.env");
+    // The reader agrees with the real CLI on its own edge cases first.
+    for body in [
+        &b"\xef\xbb\xbf  A= \"q\" \r\n# c\n\nB=x=y\nNOVALUE\n"[..],
+        b"\tT=\ttab \n",
+    ] {
+        std::fs::write(&file, body).unwrap();
+        let want: Vec<String> = kvfile_read(body)
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        assert_eq!(docker_run(&d, &docker, &file).unwrap(), want);
+    }
+    for bad in [&b"A B=1\n"[..], b"A=\xff\n"] {
+        std::fs::write(&file, bad).unwrap();
+        assert!(kvfile_read(bad).is_err());
+        assert!(docker_run(&d, &docker, &file).is_err(), "{bad:?}");
+    }
+    // Generated views, many variables per file.
+    let mut r = Rng(0xD0C);
+    for round in 0..12 {
+        let mut vars = Vec::new();
+        for i in 0..40 {
+            let v = gen_view(&mut r, round * 100 + i);
+            vars.extend(v.assignments);
+        }
+        let view = View::of(vars);
+        let out = render_checked(Format::Docker, &view);
+        std::fs::write(&file, &out.text).unwrap();
+        let want: Vec<String> = kvfile_read(out.text.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        check(Format::Docker, &view).unwrap();
+        assert_eq!(
+            docker_run(&d, &docker, &file).unwrap(),
+            want,
+            "round {round}"
+        );
+    }
+}
+
+// ------------------------------------------------- the README's examples
+
+const README_GITHUB: &str = r#"agentenv env --diff --format github >> "$GITHUB_ENV""#;
+const README_DOCKER: &str = "docker run --env-file <(agentenv env --diff --format docker) image";
+const README_DIRENV: &str = r#"eval "$(agentenv env --diff)""#;
+const README_CODEX: &str = "agentenv exec --agent codex -- codex";
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// A store, and a PATH that finds this agentenv as `agentenv`.
+fn example_tree(w: &Path) -> String {
+    write(
+        w,
+        "home/.agents/env.py",
+        b"import json\nprint(json.dumps({'FROM_STORE': 'a b', 'MULTI': 'l1\\nl2', 'QUOTED': '\"q\"'}))\n",
+    );
+    std::fs::create_dir_all(w.join("proj")).unwrap();
+    let bin = support::agentenv_bin();
+    format!("{}:/usr/bin:/bin", bin.parent().unwrap().display())
+}
+
+fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
+    let mut c = support::session_cmd(w);
+    c.env("PATH", path);
+    let mut b = std::process::Command::new("bash");
+    b.arg("-c").arg(script);
+    b.env_clear();
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            b.env(k, v);
+        }
+    }
+    b.current_dir(w.join("proj"));
+    b
+}
+
+#[test]
+fn readme_github_actions_example() {
+    assert!(readme().contains(&format!("- run: {README_GITHUB}")));
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    let path = example_tree(&w);
+    let gh = w.join("github_env");
+    std::fs::write(&gh, "EARLIER=1\n").unwrap();
+    let o = bash_in(&w, &path, README_GITHUB)
+        .env("GITHUB_ENV", &gh)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = runner_read(&std::fs::read_to_string(&gh).unwrap(), false).unwrap();
+    assert_eq!(got["EARLIER"], "1");
+    assert_eq!(got["FROM_STORE"], "a b");
+    assert_eq!(got["MULTI"], "l1\nl2");
+    assert_eq!(got["QUOTED"], "\"q\"");
+    assert!(
+        !got.contains_key("HOME"),
+        "--diff keeps the step's own env out"
+    );
+}
+
+#[test]
+fn readme_docker_example() {
+    assert!(readme().contains(README_DOCKER));
+    let Some(docker) = support::tool("docker") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    let path = example_tree(&w);
+    let path = format!("{}:{path}", docker.parent().unwrap().display());
+    let d = FakeDaemon::start(&w);
+    let o = bash_in(&w, &path, README_DOCKER)
+        .env("DOCKER_HOST", &d.host)
+        .env("DOCKER_CONFIG", w.join("docker-config"))
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("captured by the test daemon"),
+        "{}",
+        stderr(&o)
+    );
+    let env = d.env();
+    assert!(env.contains(&"FROM_STORE=a b".to_string()), "{env:?}");
+    assert!(env.contains(&"QUOTED=\"q\"".to_string()), "{env:?}");
+    assert!(!env.iter().any(|e| e.starts_with("MULTI=")), "{env:?}");
+    assert!(stderr(&o).contains("'MULTI' left out of the docker format"));
+}
+
+#[test]
+fn readme_direnv_and_codex_examples() {
+    let text = readme();
+    assert!(text.contains(README_DIRENV) && text.contains(README_CODEX));
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    let path = example_tree(&w);
+    // Codex: a stand-in `codex` that shows what it was started with.
+    write(
+        &w,
+        "fakebin/codex",
+        b"#!/bin/sh\nprintf '%s|%s' \"$FROM_STORE\" \"$AGENTS_PROJECT_ROOT\"\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        w.join("fakebin/codex"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let cpath = format!("{}:{path}", w.join("fakebin").display());
+    let o = bash_in(&w, &cpath, README_CODEX).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("a b|{}", w.join("proj").display())
+    );
+    // direnv: the .envrc line, through direnv itself.
+    let Some(direnv) = support::tool("direnv") else {
+        return;
+    };
+    write(&w, "proj/.envrc", format!("{README_DIRENV}\n").as_bytes());
+    let run = |args: &[&str]| {
+        let dpath = format!("{}:{path}", direnv.parent().unwrap().display());
+        let mut c = bash_in(&w, &dpath, "exec direnv \"$@\"");
+        c.arg("direnv")
+            .args(args)
+            .env("XDG_DATA_HOME", w.join("xdg-data"))
+            .env("XDG_CONFIG_HOME", w.join("xdg-config"))
+            .env("XDG_CACHE_HOME", w.join("xdg-cache"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["allow", "."]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "exec",
+        ".",
+        "sh",
+        "-c",
+        "printf '%s|%s' \"$FROM_STORE\" \"$MULTI\"",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "a b|l1\nl2");
+}
+
+#[test]
+fn readme_mcp_examples() {
+    let text = readme();
+    let start = text
+        .find("```json\n{\n  \"mcpServers\"")
+        .expect("the .mcp.json example");
+    let body = &text[start + 8..];
+    let body = &body[..body.find("```").unwrap()];
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    let server = &v["mcpServers"]["tool"];
+    assert_eq!(server["command"], "agentenv");
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    // The Codex TOML example names the same command line.
+    let toml_args = format!(
+        "args = [{}]",
+        args.iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert!(text.contains("command = \"agentenv\"\n") && text.contains(&toml_args));
+    let Some(node) = support::tool("node") else {
+        return;
+    };
+    // Run it as the host would, with the pack at a real path.
+    let t = tempfile::tempdir().unwrap();
+    let pack = t.path().join("pack");
+    write(&pack, ".env", b"PACK_TOKEN=from-dotenv\nHOST_SET=dotenv\n");
+    write(
+        &pack,
+        "server.js",
+        b"process.stdout.write(process.env.PACK_TOKEN + '|' + process.env.HOST_SET)\n",
+    );
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("/opt/packs/tool", pack.to_str().unwrap()))
+        .collect();
+    let o = std::process::Command::new(support::agentenv_bin())
+        .args(&args)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", node.parent().unwrap().display()),
+        )
+        .env("HOST_SET", "host")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "from-dotenv|host");
+}
+
+#[test]
+fn harness_sandbox_env_accepts_both_formats() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("h.yaml");
+    std::fs::write(
+        &f,
+        "agent: agents/a.md\nrole: r\nenv:\n  sandbox:\n    SB: ' x=<<y '\n    ML: \"l1\\nAGENTENV_EOF\\nl3\"\n",
+    )
+    .unwrap();
+    let run = |fmt: &str| {
+        std::process::Command::new(support::agentenv_bin())
+            .args(["harness", "sandbox-env"])
+            .arg(&f)
+            .args(["--format", fmt])
+            .output()
+            .unwrap()
+    };
+    let o = run("github");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = runner_read(std::str::from_utf8(&o.stdout).unwrap(), true).unwrap();
+    assert_eq!(got["SB"], " x=<<y ");
+    assert_eq!(got["ML"], "l1\nAGENTENV_EOF\nl3");
+    let o = run("docker");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got: BTreeMap<_, _> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    assert_eq!(got["SB"], " x=<<y ");
+    assert!(!got.contains_key("ML"));
+    assert!(stderr(&o).contains("'ML' left out of the docker format"));
+    assert_eq!(run("yaml").status.code(), Some(1));
+}

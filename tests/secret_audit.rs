@@ -452,6 +452,14 @@ fn no_canary_reaches_stderr_reports_or_explain() {
             true,
         ),
         (with(&["harness", "sandbox-env", &ok], &["-o", &so]), false),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "github"]),
+            true,
+        ),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "docker"]),
+            true,
+        ),
         (with(&["harness", "explain", &ok], &[]), false),
         (
             with(&["harness", "explain", &ok], &["--format", "json"]),
@@ -618,6 +626,59 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     }
     a.run(&["deny"], &trust_env, false);
     a.run(&["deny"], &trust_env, false);
+
+    // ---- integrations (issue 13) --------------------------------------------
+    // github/docker leave out what their readers cannot carry, and cannot
+    // express removals: each warning names the variable, never its value.
+    let iv = [a.c("ghcr"), a.c("ghlf"), a.c("ghgone"), a.c("ghbad")];
+    a.write(
+        "home/.agents/overlays/integ/env.py",
+        &format!(
+            "import json\nprint(json.dumps({{'INTEG_CR': '{0}\\r', 'INTEG_LF': '{1}\\nx', 'INTEG_GONE': None, 'bad key': '{2}'}}))\n",
+            iv[0], iv[1], iv[3]
+        ),
+    );
+    let mut integ_env = caller_env.to_vec();
+    integ_env.push(("INTEG_GONE", iv[2].as_str()));
+    for fmt in ["github", "docker"] {
+        a.run(&["env", "--format", fmt], &integ_env, true);
+        a.run(&["env", "--format", fmt, "--diff"], &integ_env, true);
+        a.run(&["dotenv", "parse", "--format", fmt, &d1], &[], true);
+    }
+    let cr = a.c("dotenvcr");
+    let d2 = a.write("d2.env", &format!("CR=\"{cr}\\r\"\nLF=\"a\\n{cr}\"\n"));
+    let d2 = d2.to_str().unwrap().to_string();
+    a.run(&["dotenv", "parse", "--format", "github", &d2], &[], true);
+    a.run(&["dotenv", "parse", "--format", "docker", &d2], &[], true);
+    // init claude: the settings file's values never reach stderr; stdout
+    // holds the file only with --dry-run.
+    let sv = [a.c("settings"), a.c("settingsbad")];
+    let settings = a.write(
+        "home/.claude/settings.json",
+        &format!(
+            "{{\n  \"env\": {{\n    \"TOKEN\": \"{}\"\n  }}\n}}\n",
+            sv[0]
+        ),
+    );
+    a.run(&["init", "claude"], &[], false);
+    a.run(&["init", "claude", "--dry-run"], &[], true);
+    a.run(&["init", "claude", "--remove", "--dry-run"], &[], true);
+    a.run(&["init", "claude", "--remove"], &[], false);
+    std::fs::write(&settings, format!("{{\"env\": {{\"TOKEN\": {}}}}}", sv[1])).unwrap();
+    a.run(&["init", "claude"], &[], false);
+    a.run(&["init", "claude", "--dry-run"], &[], false);
+    let proj = a.p("proj");
+    let proj = proj.to_str().unwrap().to_string();
+    a.write(
+        "proj/.claude/settings.json",
+        &format!("{{\"env\": {{\"TOKEN\": \"{}\"}}", sv[1]),
+    );
+    a.run(&["init", "claude", "--project", &proj], &[], false);
+    // status: names and paths only, stdout included.
+    a.run(&["status"], &trust_env, false);
+    a.run(&["status", "--format", "json"], &trust_env, false);
+    a.run(&["status", "--require-trust"], &trust_env, false);
+    a.run(&["status", "--format", "json", "-g"], &integ_env, false);
 
     eprintln!(
         "secret_audit: {} canaries planted, {} runs, {} outputs checked",

@@ -5,7 +5,7 @@
 
 use super::yaml::{self, Kind, Node};
 use super::Error;
-use crate::core::Env;
+use crate::core::ChangeSet;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
@@ -85,17 +85,14 @@ fn env_value(v: &[u8]) -> &[u8] {
     v
 }
 
-/// Load `path` into `env` with fullsend's own `envfile.Load` grammar
-/// (reference §5.4, §11.1.5): later lines and files win; blank lines and
+/// Read `path` with fullsend's own `envfile.Load` grammar into a change
+/// set (keys with their lines; reference §5.4, §11.1.5): later lines win
+/// (and later files, as layers of the run's assembly); blank lines and
 /// comments are skipped, and so is a line without `=`, with a warning in
 /// `notes` naming the file and line. An invalid name is an error naming
 /// the file and line and only the name's valid prefix. Values are bytes.
-pub fn load_env_file(
-    path: &Path,
-    env: &mut Env,
-    origins: &mut Origins,
-    notes: &mut Vec<String>,
-) -> Result<(), Error> {
+pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, Error> {
+    let mut cs = ChangeSet::new();
     let wrap = |m: String| Error::new(format!("loading env file {}: {m}", path.display()));
     let md = std::fs::metadata(path)
         .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
@@ -139,11 +136,13 @@ pub fn load_env_file(
         if value.contains(&0) {
             return Err(wrap(format!("line {n}: setting {key}: invalid argument")));
         }
-        let k = OsString::from(key.into_owned());
-        env.insert(k.clone(), OsString::from_vec(value.to_vec()));
-        origins.insert(k, (path.to_path_buf(), n));
+        cs.set_at(
+            OsString::from(key.into_owned()),
+            OsString::from_vec(value.to_vec()),
+            n as u32,
+        );
     }
-    Ok(())
+    Ok(cs)
 }
 
 fn json_error(path: &Path, what: &str, e: &serde_json::Error) -> Error {
@@ -440,12 +439,13 @@ mod tests {
         assert_eq!(config_map(&json!({})), json!({}));
     }
 
-    fn load(body: &[u8]) -> (Result<(), Error>, Env, Vec<String>) {
+    fn load(body: &[u8]) -> (Result<(), Error>, crate::core::Env, Vec<String>) {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("e.env");
         std::fs::write(&p, body).unwrap();
-        let (mut env, mut o, mut notes) = (Env::new(), Origins::new(), Vec::new());
-        let r = load_env_file(&p, &mut env, &mut o, &mut notes);
+        let mut notes = Vec::new();
+        let mut env = crate::core::Env::new();
+        let r = load_env_file(&p, &mut notes).map(|cs| cs.apply_to(&mut env));
         (r, env, notes)
     }
 

@@ -32,7 +32,7 @@ pub mod sha256;
 pub mod validate;
 pub mod yaml;
 
-use crate::core::Env;
+use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
 use expansion::ValueMap;
 use json::J;
 use schema::{EnvMap, HostFile};
@@ -99,7 +99,7 @@ pub struct Options {
 }
 
 /// The resolved harness environment.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Resolved {
     pub platform: String,
     pub fullsend_dir: PathBuf,
@@ -119,6 +119,11 @@ pub struct Resolved {
     pub notes: Vec<String>,
     /// The host env after the `--env-file` loads.
     pub host_env: Env,
+    /// The `run` child's environment as an assembly: the process env as
+    /// base, a layer per `--env-file`, then the run's own layers (host
+    /// variables not inherited, `runner_env`, `env.runner`, the deny list
+    /// and `PYTHONDONTWRITEBYTECODE`). The child gets `current()`.
+    pub assembly: Assembly,
     /// Which `--env-file` line set a host variable.
     pub origins: inputs::Origins,
     /// Every place an env key was set, in order (for `explain`).
@@ -156,12 +161,18 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
 }
 
 fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
-    let mut host_env = host.clone();
+    let mut asm = Assembly::new(host.clone());
     let mut origins = inputs::Origins::new();
     let mut notes = Vec::new();
     for f in &opts.env_files {
-        inputs::load_env_file(f, &mut host_env, &mut origins, &mut notes)?;
+        let cs = inputs::load_env_file(f, &mut notes)?;
+        for (k, line) in &cs.lines {
+            origins.insert(k.clone(), (f.clone(), *line as usize));
+        }
+        let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(f));
+        asm.apply(layer, &cs);
     }
+    let host_env = asm.current().clone();
     let fullsend_dir = match &opts.fullsend_dir {
         Some(d) => base::absolute(d),
         None => default_fullsend_dir(&opts.file),
@@ -263,6 +274,7 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     for (k, v) in &env_runner {
         effective.insert(k.clone(), v.clone());
     }
+    run_layers(&mut asm, &opts.file, &runner_env, &env_runner);
     let (kept, warnings) = sandbox::sandbox_entries(&env_sandbox);
     let sandbox_lines = kept
         .iter()
@@ -282,9 +294,49 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         warnings,
         notes,
         host_env,
+        assembly: asm,
         origins,
         trace,
     })
+}
+
+/// The `run` child's layers over the host env (§11.2.11): host variables
+/// it never inherits removed; `runner_env` then `env.runner` (runner wins)
+/// without `TRACEPARENT` and the GitLab token names; the deny list removed
+/// even when declared; `PYTHONDONTWRITEBYTECODE=1`.
+fn run_layers(asm: &mut Assembly, file: &Path, runner_env: &ValueMap, env_runner: &ValueMap) {
+    let mut cs = ChangeSet::new();
+    for k in asm.current().keys() {
+        if not_inherited(k.as_bytes()) {
+            cs.remove(k.clone());
+        }
+    }
+    let layer =
+        asm.add_layer(LayerInfo::new(LayerKind::Harness).with_level("not inherited by run"));
+    asm.apply(layer, &cs);
+    for (level, m) in [("runner_env", runner_env), ("env.runner", env_runner)] {
+        let mut cs = ChangeSet::new();
+        for (k, v) in m {
+            if k != "TRACEPARENT" && !dropped_entry(k) {
+                cs.set(OsString::from(k), v.clone());
+            }
+        }
+        let layer = asm.add_layer(
+            LayerInfo::new(LayerKind::Harness)
+                .with_path(file)
+                .with_level(level),
+        );
+        asm.apply(layer, &cs);
+    }
+    let mut cs = ChangeSet::new();
+    for k in expansion::DENIED {
+        if asm.current().contains_key(OsStr::new(k)) {
+            cs.remove(k);
+        }
+    }
+    cs.set("PYTHONDONTWRITEBYTECODE", "1");
+    let layer = asm.add_layer(LayerInfo::new(LayerKind::Harness).with_level("run child"));
+    asm.apply(layer, &cs);
 }
 
 /// Host variables the `run` child never inherits (they still expand, and
@@ -380,27 +432,8 @@ impl Resolved {
     /// the effective runner env (runner wins) except `TRACEPARENT` and the
     /// GitLab token names, without the deny list, and
     /// `PYTHONDONTWRITEBYTECODE=1`.
-    pub fn child_env(&self) -> Env {
-        let mut env: Env = self
-            .host_env
-            .iter()
-            .filter(|(k, _)| !not_inherited(k.as_bytes()))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for (k, v) in &self.effective_runner_env {
-            if k == "TRACEPARENT" || dropped_entry(k) {
-                continue;
-            }
-            env.insert(OsString::from(k), v.clone());
-        }
-        for k in expansion::DENIED {
-            env.remove(OsStr::new(k));
-        }
-        env.insert(
-            OsString::from("PYTHONDONTWRITEBYTECODE"),
-            OsString::from("1"),
-        );
-        env
+    pub fn child_env(&self) -> &Env {
+        self.assembly.current()
     }
 
     /// The sandbox file in `dotenv` format, or the first key whose value the
