@@ -15,7 +15,8 @@
 // (issue 4).
 
 pub mod cache;
-pub mod explain;
+/// The provenance view lives in `core` (it is generic over an assembly).
+pub use crate::core::explain;
 pub mod identity;
 pub mod into;
 pub mod native;
