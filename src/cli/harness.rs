@@ -1,6 +1,4 @@
 //! `agentenv harness resolve | lint | run | sandbox-env`
-//
-// OWNER: harness work (issue 6).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
