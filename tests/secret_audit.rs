@@ -442,6 +442,14 @@ fn no_canary_reaches_stderr_reports_or_explain() {
             true,
         ),
         (with(&["harness", "sandbox-env", &ok], &["-o", &so]), false),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "github"]),
+            true,
+        ),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "docker"]),
+            true,
+        ),
         (with(&["harness", "explain", &ok], &[]), false),
         (
             with(&["harness", "explain", &ok], &["--format", "json"]),
