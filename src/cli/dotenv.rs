@@ -5,8 +5,9 @@
 //!   printed, except that `-v` shows each file's diagnostics on stderr.
 //! - `check FILE...`: one `FILE:LINE: error: …` / `FILE:LINE: warning: …`
 //!   line per diagnostic on **stdout** (they are the requested output);
-//!   exit 1 when any line was ignored or a quote never closed (or a file
-//!   could not be read), else 0.
+//!   exit 1 when any line was ignored, a quote never closed, or a
+//!   multi-line value swallowed lines that look like assignments (or a
+//!   file could not be read), else 0.
 //!
 //! An unreadable file (missing, a directory, …) is
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the

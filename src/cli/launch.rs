@@ -189,6 +189,12 @@ pub fn run(a: LaunchArgs) -> i32 {
                 f.error.as_deref().unwrap_or("error")
             );
         }
+        // A broken .env still loads what the grammar reads (the
+        // reference's semantics); say what it did not read. The messages
+        // name the line and key, never a value.
+        for d in &f.problems {
+            crate::warn!("launch: {}:{}: {}", f.path.display(), d.line, d.message);
+        }
     }
     if let Some(p) = &a.report {
         let json = report.to_json_string();
