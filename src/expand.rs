@@ -94,6 +94,57 @@ where
     }
 }
 
+/// [`expand`] with byte-string values: the text of `s` is kept as its
+/// UTF-8 bytes, each name is replaced by whatever bytes `mapping` gives
+/// (host values need not be UTF-8).
+pub fn expand_bytes<F>(s: &str, mut mapping: F) -> Vec<u8>
+where
+    F: FnMut(&str) -> Vec<u8>,
+{
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    let mut j = 0;
+    while j < b.len() {
+        if b[j] == b'$' && j + 1 < b.len() {
+            out.extend_from_slice(&b[i..j]);
+            let (name, w) = shell_name(&s[j + 1..]);
+            if name.is_empty() && w > 0 {
+                // bad syntax: the consumed bytes are dropped
+            } else if name.is_empty() {
+                out.push(b'$');
+            } else {
+                out.extend_from_slice(&mapping(name));
+            }
+            j += w;
+            i = j + 1;
+        }
+        j += 1;
+    }
+    if i < b.len() {
+        out.extend_from_slice(&b[i..]);
+    }
+    out
+}
+
+/// Every name [`expand`] would look up in `s`, in order (braced or not).
+pub fn expanded_names(s: &str) -> Vec<&str> {
+    let b = s.as_bytes();
+    let mut names = Vec::new();
+    let mut j = 0;
+    while j < b.len() {
+        if b[j] == b'$' && j + 1 < b.len() {
+            let (name, w) = shell_name(&s[j + 1..]);
+            if !name.is_empty() {
+                names.push(name);
+            }
+            j += w;
+        }
+        j += 1;
+    }
+    names
+}
+
 /// The names of every `${NAME}` in `s` as the regex `\$\{([^}]+)\}` finds
 /// them (leftmost, non-overlapping), in order. This is the validation scan,
 /// which does not always agree with [`expand`] (`$${X}` checks `X`).
@@ -121,6 +172,28 @@ pub fn braced_names(s: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_variant_agrees_with_expand() {
+        for s in [
+            "",
+            "$",
+            "a$FOO-b",
+            "${FOO:-x}",
+            "${}x${",
+            "$$ $1 ${A${B}",
+            "x${FOO}y$ z",
+        ] {
+            let want = expand(s, env);
+            let got = expand_bytes(s, |n| env(n).into_bytes());
+            assert_eq!(got, want.into_bytes(), "{s}");
+        }
+        assert_eq!(expand_bytes("a${X}b", |_| vec![0xff]), b"a\xffb");
+        assert_eq!(
+            expanded_names("$A ${B} $$ ${} ${C:-d}"),
+            ["A", "B", "$", "C:-d"]
+        );
+    }
 
     fn env(name: &str) -> String {
         match name {

@@ -11,17 +11,50 @@ use std::path::{Path, PathBuf};
 pub enum Mode {
     /// Keep an existing file's mode; a new file gets `0o666 & !umask`.
     KeepOrUmask,
-    /// Always this mode (e.g. `0o600` for secrets).
+    /// Always this mode (e.g. `0o600` for agentenv's own state).
     Exactly(u32),
+    /// A file that can hold values (`--into`, `launch --report`,
+    /// `harness sandbox-env -o`): a new file is `0600`; an existing regular
+    /// file owned by the effective user keeps its mode, with one warning
+    /// naming the path when group or others can read it; an existing file
+    /// owned by someone else is replaced by a `0600` file (its mode is
+    /// never kept).
+    Private,
+}
+
+/// Why a symlink on the way to a write target is not followed: the
+/// kernel's `protected_symlinks` rule. A link in a sticky world-writable
+/// directory (`/tmp`) is followed only when it is owned by the follower or
+/// by the directory's owner.
+fn foreign_symlink(link: &Path) -> io::Result<bool> {
+    use std::os::unix::fs::MetadataExt;
+    let lmd = fs::symlink_metadata(link)?;
+    let dir = match link.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dmd = fs::metadata(dir)?;
+    let sticky_world_writable = dmd.mode() & 0o1002 == 0o1002;
+    let me = rustix::process::geteuid().as_raw();
+    Ok(sticky_world_writable && lmd.uid() != me && lmd.uid() != dmd.uid())
 }
 
 /// Resolve symlinks in the final component so that writing "through" a
-/// symlink replaces its target, not the link.
-fn resolve_target(path: &Path) -> PathBuf {
+/// symlink replaces its target, not the link. A link that the kernel's
+/// `protected_symlinks` rule would not follow (see [`foreign_symlink`]) is
+/// refused with [`InputError::ForeignSymlink`], whatever that sysctl says:
+/// following the link ourselves would bypass it.
+pub fn resolve_target(path: &Path) -> io::Result<PathBuf> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
         match fs::read_link(&p) {
             Ok(t) => {
+                if foreign_symlink(&p)? {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        InputError::ForeignSymlink,
+                    ));
+                }
                 p = if t.is_absolute() {
                     t
                 } else {
@@ -31,7 +64,7 @@ fn resolve_target(path: &Path) -> PathBuf {
             Err(_) => break,
         }
     }
-    p
+    Ok(p)
 }
 
 fn current_umask() -> u32 {
@@ -42,11 +75,25 @@ fn current_umask() -> u32 {
     old.bits() as u32
 }
 
-/// Write `bytes` to `path` atomically. Parent directories are created when
-/// `create_parents` is set.
+/// The mode a [`Mode::Private`] write gives `target` (whose metadata, if it
+/// exists, is `md`), and whether to warn that it stays readable by others.
+fn private_mode(md: Option<&fs::Metadata>) -> (u32, bool) {
+    use std::os::unix::fs::MetadataExt;
+    match md {
+        Some(md) if md.is_file() && md.uid() == rustix::process::geteuid().as_raw() => {
+            let m = md.permissions().mode() & 0o7777;
+            (m, m & 0o044 != 0)
+        }
+        _ => (0o600, false),
+    }
+}
+
+/// Write `bytes` to `path` atomically. Parent directories are created
+/// (`0700`) when `create_parents` is set.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool) -> io::Result<()> {
-    let target = resolve_target(path);
-    if let Ok(md) = fs::metadata(&target) {
+    let target = resolve_target(path)?;
+    let existing = fs::metadata(&target).ok();
+    if let Some(md) = &existing {
         use std::os::unix::fs::FileTypeExt;
         let t = md.file_type();
         if t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket() {
@@ -58,14 +105,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool)
         _ => PathBuf::from("."),
     };
     if create_parents {
-        fs::create_dir_all(&dir)?;
+        use std::os::unix::fs::DirBuilderExt;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)?;
     }
+    let mut warn_readable = false;
     let final_mode = match mode {
         Mode::Exactly(m) => m,
-        Mode::KeepOrUmask => match fs::metadata(&target) {
-            Ok(md) => md.permissions().mode() & 0o7777,
-            Err(_) => 0o666 & !current_umask(),
+        Mode::KeepOrUmask => match &existing {
+            Some(md) => md.permissions().mode() & 0o7777,
+            None => 0o666 & !current_umask(),
         },
+        Mode::Private => {
+            let (m, w) = private_mode(existing.as_ref());
+            warn_readable = w;
+            m
+        }
     };
     let mut tmp = tempfile::Builder::new()
         .prefix(".agentenv-")
@@ -78,6 +135,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool)
     tmp.persist(&target).map_err(|e| e.error)?;
     if let Ok(d) = fs::File::open(&dir) {
         let _ = d.sync_all();
+    }
+    if warn_readable {
+        crate::warn!(
+            "{} is readable by group or others (mode {:04o}) and keeps that mode; \
+             run chmod 600 on it to make it private",
+            path.display(),
+            final_mode
+        );
     }
     Ok(())
 }
@@ -98,7 +163,8 @@ fn write_in_place(target: &Path, bytes: &[u8]) -> io::Result<()> {
     f.flush()
 }
 
-/// Why [`read_input`] refused a file (its message is value-free).
+/// Why [`read_input`] refused to read a file or [`resolve_target`] to
+/// write one (the message is value-free).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputError {
     /// A socket or device where a file is expected.
@@ -107,6 +173,9 @@ pub enum InputError {
     TooLarge(u64),
     /// A pipe whose writer did not finish within [`PIPE_TIMEOUT`].
     PipeTimeout,
+    /// A write target reached through a symlink that another user planted
+    /// in a sticky world-writable directory (see [`resolve_target`]).
+    ForeignSymlink,
 }
 
 impl std::fmt::Display for InputError {
@@ -120,6 +189,9 @@ impl std::fmt::Display for InputError {
             InputError::PipeTimeout => {
                 write!(f, "pipe not finished within {} s", PIPE_TIMEOUT.as_secs())
             }
+            InputError::ForeignSymlink => f.write_str(
+                "a symlink owned by another user in a sticky world-writable directory; not followed",
+            ),
         }
     }
 }

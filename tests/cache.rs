@@ -329,41 +329,58 @@ fn unwritable_cache_is_silent() {
 }
 
 #[test]
-fn into_is_ignored_on_a_hit() {
+fn into_is_written_on_a_hit_and_nothing_is_printed() {
     let t = Tree::new();
     let target = t.w.join("out/env.sh");
     let tgt = target.to_str().unwrap();
     // Miss: writes the file, nothing on stdout.
     assert_eq!(t.run(&["--format", "export", "--into", tgt]), "");
-    assert!(fs::read_to_string(&target)
-        .unwrap()
-        .contains(": dotagents-env-begin"));
+    let miss = fs::read_to_string(&target).unwrap();
+    assert!(miss.contains("\nexport PROJ_VAR='p'\n"), "{miss}");
+    // Hit, untampered: the same bytes, still nothing on stdout (the
+    // reference prints the entry on stdout here and leaves the file alone).
     fs::remove_file(&target).unwrap();
+    let out = t
+        .cmd(&["--format", "export", "--into", tgt])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "a hit printed on stdout");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), miss);
+    assert_eq!(
+        fs::metadata(&target).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    // It really was a hit: a tampered entry is what lands in the file.
     t.tamper();
-    // Hit: stdout, the file is not written.
-    assert!(hit(&t.run(&["--format", "export", "--into", tgt])));
-    assert!(!target.exists());
+    assert_eq!(t.run(&["--format", "export", "--into", tgt]), "");
+    assert_eq!(
+        fs::read_to_string(&target).unwrap(),
+        format!(": dotagents-env-begin\n{MARK}: dotagents-env-end\n")
+    );
+    // `auto` with --into shares the export entry.
+    assert_eq!(t.run(&["--into", tgt]), "");
+    assert!(fs::read_to_string(&target).unwrap().contains("TAMPERED"));
 }
 
 #[test]
-fn into_with_a_non_export_format_stores_then_fails_then_replays() {
+fn into_with_a_non_export_format_fails_before_anything_runs() {
     let t = Tree::new();
     let target = t.w.join("hook.sh");
     fs::write(&target, "keep\n").unwrap();
     let args = ["--format", "json", "--into", target.to_str().unwrap()];
-    let out = t.cmd(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty());
-    assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
-    // The miss stored the rendering before the format check, as the
-    // reference does: the next run is a hit and prints it.
-    assert_eq!(t.entries().len(), 1);
-    let out = t.cmd(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        text.starts_with("{\n") && text.contains("PROJ_VAR"),
-        "{text}"
-    );
-    assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+    for _ in 0..2 {
+        let out = t.cmd(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        assert!(out.stdout.is_empty());
+        assert_eq!(fs::read_to_string(&target).unwrap(), "keep\n");
+        // Refused before the cache or any layer: nothing was stored that a
+        // later run could print.
+        assert!(t.entries().is_empty());
+    }
 }

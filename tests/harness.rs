@@ -163,7 +163,7 @@ fn unset_braced_variable_is_an_error() {
     );
     fails(
         &mut cmd(&["harness", "resolve", p(&h)]),
-        "validating env: env.sandbox[A]: host variable NOPE_VAR is not set",
+        "validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])",
     );
     // set-but-empty passes; OIDC keys never count as set
     resolve_ok(cmd(&["harness", "resolve", p(&h)]).env("NOPE_VAR", ""));
@@ -173,7 +173,7 @@ fn unset_braced_variable_is_an_error() {
     );
     fails(
         cmd(&["harness", "resolve", p(&h2)]).env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x"),
-        "host variable ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set (referenced by env.runner[T])",
     );
 }
 
@@ -255,7 +255,7 @@ fn base_chain_merges_relative_to_declaring_file() {
     let fs = Fs::new();
     fs.write(
         "harness/common/root.yaml",
-        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /d1, optional: true}}\n  - {{src: b, dest: /d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
+        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
     );
     fs.write(
         "harness/common/mid.yaml",
@@ -263,12 +263,13 @@ fn base_chain_merges_relative_to_declaring_file() {
     );
     let h = fs.write(
         "harness/child.yaml",
-        "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
+        "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /tmp/d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
     );
     let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
     assert_eq!(
         j["env"]["runner"],
-        serde_json::json!({"K": "mid", "O": "base-overlay", "R": "root"})
+        // The child's overlay is applied last (each layer resolves its own).
+        serde_json::json!({"K": "mid", "O": "child-overlay", "R": "root"})
     );
     assert_eq!(
         j["env"]["sandbox"],
@@ -398,7 +399,7 @@ fn forge_selection_and_validation() {
     let fs = Fs::new();
     let h = fs.write(
         "harness/f.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n    host_files: [{{dest: /x}}]\n"),
+        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
     );
     let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
     assert_eq!(
@@ -424,8 +425,21 @@ fn forge_selection_and_validation() {
     assert_eq!(j["env"]["runner"]["K"], "gh");
     fails(
         cmd(&["harness", "resolve", p(&h)]).env("GITLAB_CI", "true"),
-        "invalid harness: forge.gitlab.host_files[0]: src is required",
+        "UNSET_IN_GITLAB is not set (referenced by env.runner[K])",
     );
+    // §11.1.1: every block is checked, selected or not, with no platform too.
+    let unsel = fs.write(
+        "harness/u.yaml",
+        &format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
+    );
+    for extra in [&[][..], &["--forge", "github"][..]] {
+        let mut c = cmd(&["harness", "resolve", p(&unsel)]);
+        c.args(extra);
+        fails(
+            &mut c,
+            "invalid harness: forge.gitlab.host_files[0]: src is required",
+        );
+    }
     fails(
         &mut cmd(&["harness", "resolve", p(&h), "--forge", "bitbucket"]),
         "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
@@ -530,12 +544,53 @@ fn env_files_load_first_and_strictly() {
     assert_eq!(j["env"]["sandbox"]["T"], "second");
     assert_eq!(j["platform"], "github");
     assert_eq!(j["env"]["runner"]["G"], "yes");
-    let bad = fs.write("bad.env", "A=1\nthis line is ignored hunter2-envline\n");
+    // §11.1.5: a line without "=" is skipped with a warning naming the file
+    // and line; an invalid name is an error naming file, line and prefix.
+    let skip = fs.write(
+        "skip.env",
+        "FROM_FILE=1\nthis line is ignored hunter2-envline\n",
+    );
+    let o = run(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&skip),
+    ]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains(&format!("{}:2: line skipped", p(&skip))), "{e}");
+    assert!(!e.contains("hunter2"), "{e}");
+    let bad = fs.write("bad.env", "FROM_FILE=1\nTOKEN hunter2-envline=x\n");
     let e = fails(
         &mut cmd(&["harness", "resolve", p(&h), "--env-file", p(&bad)]),
-        &format!("{}:2:", p(&bad)),
+        &format!(
+            "{}:2: invalid env var name \"TOKEN…\" in {}",
+            p(&bad),
+            p(&bad)
+        ),
     );
     assert!(!e.contains("hunter2"), "{e}");
+    // The envfile grammar, not the operator one: leading space kept, text
+    // after a closing quote dropped.
+    let g = fs.write("g.env", "FROM_FILE= \"a\"b\n");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&g),
+    ]));
+    assert_eq!(j["env"]["sandbox"]["T"], " \"a\"b");
+    let g = fs.write("g2.env", "FROM_FILE=\"a\"b\n");
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--env-file",
+        p(&g),
+    ]));
+    assert_eq!(j["env"]["sandbox"]["T"], "a");
     fails(
         &mut cmd(&[
             "harness",
@@ -549,28 +604,39 @@ fn env_files_load_first_and_strictly() {
 }
 
 #[test]
-fn missing_host_file_is_a_stderr_warning() {
+fn missing_host_file_is_an_error_and_a_lint_finding() {
+    // §11.1.3: resolve, run and sandbox-env fail; lint reports a finding.
     let fs = Fs::new();
     let h = fs.write(
         "harness/m.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /d}}\n  - {{src: env/opt.env, dest: /e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /f}}\n"),
+        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"),
     );
-    let o = run(&mut cmd(&["harness", "resolve", p(&h)]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let e = stderr(&o);
-    assert!(
-        e.contains(&format!(
-            "host_files[0].src: stat {}/env/none.env: no such file or directory",
+    let want = format!(
+        "validating files: host_files[0].src: stat {}/env/none.env: no such file or directory",
+        fs.root().display()
+    );
+    for args in [
+        &["harness", "resolve", p(&h)][..],
+        &["harness", "sandbox-env", p(&h)][..],
+        &["harness", "run", p(&h), "--", "true"][..],
+    ] {
+        let e = fails(&mut cmd(args), &want);
+        assert!(
+            !e.contains("host_files[1]") && !e.contains("host_files[2]"),
+            "{e}"
+        );
+    }
+    let o = run(&mut cmd(&["harness", "lint", p(&h)]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "error: host_files[0].src: stat {}/env/none.env: no such file or directory\n",
             fs.root().display()
-        )),
-        "{e}"
+        )
     );
-    assert!(
-        !e.contains("host_files[1]") && !e.contains("host_files[2]"),
-        "{e}"
-    );
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["warnings"], serde_json::json!([]));
+    fs.write("env/none.env", "X=1\n");
+    resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
 }
 
 #[test]
@@ -836,4 +902,614 @@ fn canary_secrets_never_reach_stderr() {
         assert!(!e.contains(C), "canary leaked for {args:?}: {e}");
         assert!(!e.contains("XYZ-7731"), "canary leaked for {args:?}: {e}");
     }
+}
+
+// ---- reference §11: fullsend main as of 2026-10-01 -----------------------
+
+#[test]
+fn s11_1_2_host_files_merge_by_dest_replacing_the_last() {
+    let fs = Fs::new();
+    fs.write(
+        "harness/base.yaml",
+        &format!("{HEAD}host_files:\n  - {{src: z, dest: /tmp/a, optional: true}}\n"),
+    );
+    let h = fs.write(
+        "harness/c.yaml",
+        "base: base.yaml\nhost_files:\n  - {src: x, dest: /tmp/b, optional: true}\n  - {src: y, dest: /tmp/b, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    host_files:\n      - {src: o1, dest: /tmp/c, optional: true}\n      - {src: o2, dest: /tmp/c, optional: true}\n",
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    let got: Vec<(&str, &str, bool)> = j["host_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["src"].as_str().unwrap(),
+                f["dest"].as_str().unwrap(),
+                f["expand"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("z", "/tmp/a", false),
+            ("y", "/tmp/b", true),
+            ("o2", "/tmp/c", false)
+        ]
+    );
+}
+
+#[test]
+fn s11_2_1_every_matching_overlay_merges_later_wins() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/o.yaml",
+        &format!("{HEAD}env:\n  runner: {{K: top, T: top}}\noverlays:\n  - when: 'true'\n    env: {{runner: {{K: first, A: first}}}}\n  - when: \"event.missing == 1\"\n    env: {{runner: {{K: err}}}}\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{K: third}}, sandbox: {{S: third}}}}\n  - when: 'false'\n    env: {{runner: {{K: never}}}}\n"),
+    );
+    let o = run(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        j["env"]["runner"],
+        serde_json::json!({"A": "first", "K": "third", "T": "top"})
+    );
+    assert_eq!(j["env"]["sandbox"]["S"], "third");
+    assert!(stderr(&o).contains("harness: overlay[1].when eval failed: no such key"));
+}
+
+#[test]
+fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
+    let fs = Fs::new();
+    // The base's forge block and overlay set K; the child's top level wins.
+    fs.write(
+        "harness/base.yaml",
+        &format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
+    );
+    let h = fs.write(
+        "harness/child.yaml",
+        "base: base.yaml\nenv:\n  runner: {K: child}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
+    );
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&h),
+        "--forge",
+        "github",
+    ]));
+    assert_eq!(
+        j["env"]["runner"],
+        serde_json::json!({"B": "base", "F": "base-forge", "K": "child", "O": "child-overlay"})
+    );
+    // forge in the base, overlays in the child: fine (exclusivity per file).
+    // A base forge map without the run's platform is dropped silently.
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h), "--forge", "jira"]));
+    assert_eq!(j["env"]["runner"]["K"], "child");
+    assert!(j["env"]["runner"].get("F").is_none());
+    // No platform: every base forge block is dropped.
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(
+        j["env"]["runner"],
+        serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
+    );
+    // A child cannot null a base's platform block any more.
+    let n = fs.write(
+        "harness/null.yaml",
+        "base: base.yaml\nforge:\n  github: ~\n",
+    );
+    let j = resolve_ok(&mut cmd(&[
+        "harness",
+        "resolve",
+        p(&n),
+        "--forge",
+        "github",
+    ]));
+    assert_eq!(j["env"]["runner"]["F"], "base-forge");
+    // Overlays are not concatenated across files: the base's overlay is
+    // evaluated in the base layer, under the child's top level.
+    fs.write(
+        "harness/ob.yaml",
+        &format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
+    );
+    let oc = fs.write(
+        "harness/oc.yaml",
+        "base: ob.yaml\nenv:\n  runner: {K: child}\n",
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&oc)]));
+    assert_eq!(
+        j["env"]["runner"],
+        serde_json::json!({"K": "child", "X": "base-overlay"})
+    );
+    // Errors in a base layer read "invalid base harness".
+    fs.write(
+        "harness/badbase.yaml",
+        &format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
+    );
+    let bc = fs.write("harness/bc.yaml", "base: badbase.yaml\n");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&bc)]),
+        "loading base chain: ",
+    );
+    let e = fails(
+        &mut cmd(&["harness", "resolve", p(&bc)]),
+        "invalid base harness: forge and overlays cannot coexist in the same harness",
+    );
+    assert!(e.contains("badbase.yaml"), "{e}");
+}
+
+#[test]
+fn s11_2_3_unset_variables_are_reported_together() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/u.yaml",
+        &format!("{HEAD}runner_env: {{R: \"${{U2}}\"}}\nenv:\n  runner: {{A: \"${{U1}}\", B: \"${{U2}}${{SET}}\"}}\n  sandbox: {{S: \"${{U1}}\"}}\nhost_files:\n  - {{src: \"${{U3}}/f\", dest: /tmp/f}}\n"),
+    );
+    let e = fails(
+        cmd(&["harness", "resolve", p(&h)]).env("SET", ""),
+        "validating env: 3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[A], env.sandbox[S])\n    U2 is not set (referenced by env.runner[B], runner_env[R])\n    U3 is not set (referenced by host_files[0].src)",
+    );
+    assert!(!e.contains("SET is not set"), "{e}");
+}
+
+#[test]
+fn s11_2_4_the_wider_deny_list() {
+    let fs = Fs::new();
+    let denied = [
+        "FULLSEND_GCP_PROJECT_ID",
+        "FULLSEND_GCP_WIF_PROVIDER",
+        "FULLSEND_OPENAI_AUDIENCE",
+        "FULLSEND_OPENAI_IDENTITY_PROVIDER_ID",
+        "FULLSEND_OPENAI_SERVICE_ACCOUNT_ID",
+        "OPENAI_API_KEY",
+        "FULLSEND_OPENAI_API_KEY",
+        "FULLSEND_TRIGGER_TOKEN",
+        "FULLSEND_WEBHOOK_SECRET",
+        "GH_WORKFLOW_TOKEN",
+    ];
+    for k in denied {
+        // counts as unset for the validation
+        let h = fs.write(
+            "harness/d.yaml",
+            &format!("{HEAD}env:\n  runner: {{A: \"${{{k}}}\"}}\n"),
+        );
+        fails(
+            cmd(&["harness", "resolve", p(&h)]).env(k, "v"),
+            &format!("{k} is not set (referenced by env.runner[A])"),
+        );
+        // expands to "" unbraced, is a reserved sandbox key, and is
+        // stripped from the run child even when declared
+        let h = fs.write(
+            "harness/d.yaml",
+            &format!(
+                "{HEAD}env:\n  runner: {{A: \"x${k}-y\", {k}: declared}}\n  sandbox: {{{k}: s}}\n"
+            ),
+        );
+        let o = run(cmd(&["harness", "resolve", p(&h)]).env(k, "v"));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(j["env"]["runner"]["A"], "x-y");
+        assert_eq!(j["sandbox_lines"], serde_json::json!([]));
+        assert_eq!(
+            j["warnings"][0],
+            format!("env.sandbox key \"{k}\" is reserved for runner infrastructure; skipping")
+        );
+        let o = run(cmd(&["harness", "run", p(&h), "--", "env"]).env(k, "v"));
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!stdout(&o).contains(&format!("{k}=")), "{k}");
+    }
+}
+
+#[test]
+fn s11_2_5_new_reserved_sandbox_keys() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/r.yaml",
+        &format!("{HEAD}env:\n  sandbox:\n    FULLSEND_TIMEOUT_MINUTES: a\n    FULLSEND_ITERATION_DEADLINE: b\n    TRACEPARENT: c\n    FULLSEND_RUNNER_PATH: d\n    KEPT: e\n"),
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    assert_eq!(j["sandbox_lines"], serde_json::json!(["export KEPT='e'"]));
+    assert_eq!(j["warnings"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn s11_2_6_host_file_dest_rules() {
+    let fs = Fs::new();
+    for (dest, msg) in [
+        (
+            "rel/x",
+            "host_files[0]: dest \"rel/x\" must be an absolute path",
+        ),
+        (
+            "/sandbox/a/../b",
+            "host_files[0]: dest \"/sandbox/a/../b\" must not contain a \"..\" path component",
+        ),
+        (
+            "/home/x",
+            "host_files[0]: dest \"/home/x\" must be under /sandbox/ or /tmp/",
+        ),
+        (
+            "/sandbox/workspace/.env",
+            "host_files[0]: dest \"/sandbox/workspace/.env\" is reserved for the runner",
+        ),
+        (
+            "/sandbox/workspace/bin/fullsend",
+            "host_files[0]: dest \"/sandbox/workspace/bin/fullsend\" is reserved for the runner",
+        ),
+        (
+            "/sandbox/.venv/bin/python3",
+            "host_files[0]: dest \"/sandbox/.venv/bin/python3\" is reserved for the runner",
+        ),
+    ] {
+        let h = fs.write(
+            "harness/d.yaml",
+            &format!("{HEAD}host_files:\n  - {{src: a, dest: \"{dest}\", optional: true}}\n"),
+        );
+        fails(
+            &mut cmd(&["harness", "resolve", p(&h)]),
+            &format!("invalid harness: {msg}"),
+        );
+    }
+    // inside blocks, with their prefixes; before ${} validation
+    let h = fs.write(
+        "harness/b.yaml",
+        &format!("{HEAD}forge:\n  gitlab:\n    host_files: [{{src: a, dest: /etc/x}}]\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "forge.gitlab.host_files[0]: dest \"/etc/x\" must be under /sandbox/ or /tmp/",
+    );
+    let h = fs.write(
+        "harness/o.yaml",
+        &format!("{HEAD}env: {{runner: {{A: \"${{UNSET}}\"}}}}\noverlays:\n  - when: 'false'\n    host_files: [{{src: a, dest: /sandbox/claude-config/x}}]\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "overlays[0].host_files[0]: dest \"/sandbox/claude-config/x\" is reserved for the runner",
+    );
+    let ok = fs.write(
+        "harness/ok.yaml",
+        &format!("{HEAD}host_files:\n  - {{src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}}\n  - {{src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}}\n"),
+    );
+    resolve_ok(&mut cmd(&["harness", "resolve", p(&ok)]));
+}
+
+#[test]
+fn s11_2_7_validation_loop_merges_field_by_field() {
+    let fs = Fs::new();
+    fs.write(
+        "harness/base.yaml",
+        &format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
+    );
+    // The child sets only schema: script and preflight come from the base.
+    let h = fs.write(
+        "harness/c.yaml",
+        "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)",
+    );
+    resolve_ok(
+        cmd(&["harness", "resolve", p(&h)])
+            .env("PRE", "")
+            .env("SCHEMA_DIR", ""),
+    );
+    // A forge block may omit script when the top level has one.
+    let f = fs.write(
+        "harness/f.yaml",
+        &format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&f), "--forge", "github"]),
+        "GH_SCHEMA is not set (referenced by validation_loop.schema)",
+    );
+    let nf = fs.write(
+        "harness/nf.yaml",
+        &format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
+    );
+    fails(
+        &mut cmd(&["harness", "resolve", p(&nf)]),
+        "forge.github.validation_loop.script is required when validation_loop is set",
+    );
+}
+
+#[test]
+fn s11_2_8_the_config_map_cel_sees() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/c.yaml",
+        &format!("{HEAD}overlays:\n  - when: \"!has(config.mint_url) && !has(config.inference)\"\n    env: {{runner: {{HIDDEN: 'yes'}}}}\n  - when: \"config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'\"\n    env: {{runner: {{AGENT: 'yes'}}}}\n  - when: \"config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'\"\n    env: {{runner: {{NESTED: 'yes'}}}}\n  - when: \"has(config.kill_switch)\"\n    env: {{runner: {{KILL: 'yes'}}}}\n"),
+    );
+    let c = fs.write(
+        "config.yaml",
+        "mint_url: https://mint\ninference: {project: p}\nkill_switch: false\nagents:\n  - {source: '', name: n, runtime: claude}\ncreate_issues: {allow_targets: {orgs: [o]}}\nstatus_notifications: {comment: {start: s}}\n",
+    );
+    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h), "--config", p(&c)]));
+    assert_eq!(
+        j["env"]["runner"],
+        serde_json::json!({"AGENT": "yes", "HIDDEN": "yes", "NESTED": "yes"})
+    );
+}
+
+#[test]
+fn s11_2_9_lint_warnings() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/l.yaml",
+        &format!("{HEAD}allowed_remote_resources: ['https://example.com/']\nenv:\n  runner: {{U: \"${{GITHUB_ISSUE_URL}}\"}}\n  sandbox: {{S: \"x $GITHUB_ISSUE_URL\"}}\nrunner_env: {{R: \"${{GITHUB_ISSUE_URL}}\"}}\n"),
+    );
+    let o = run(cmd(&["harness", "lint", p(&h)]).env("GITHUB_ISSUE_URL", "u"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "warning: runner_env: runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)\n\
+         warning: allowed_remote_resources: allowed_remote_resources is set without allow_runtime_fetch: true; runtime fetching is enabled for backward compatibility, but this is deprecated — add allow_runtime_fetch: true to the harness to silence this warning\n\
+         warning: env.runner.U: GITHUB_ISSUE_URL is deprecated; use TRIGGER_ENTITY_URL instead (see #6610)\n\
+         warning: env.sandbox.S: GITHUB_ISSUE_URL is deprecated; use TRIGGER_ENTITY_URL instead (see #6610)\n"
+    );
+}
+
+#[test]
+fn s11_2_10_trigger_is_inherited_from_a_base() {
+    let fs = Fs::new();
+    // `runtime` is not declared for triggers: the inherited one fails.
+    fs.write(
+        "harness/base.yaml",
+        &format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
+    );
+    let h = fs.write("harness/c.yaml", "base: base.yaml\n");
+    fails(
+        &mut cmd(&["harness", "resolve", p(&h)]),
+        "invalid harness: trigger: undeclared reference to 'runtime' at 1:1",
+    );
+    let own = fs.write(
+        "harness/own.yaml",
+        "base: base.yaml\ntrigger: \"event.x == 1\"\n",
+    );
+    resolve_ok(&mut cmd(&["harness", "resolve", p(&own)]));
+}
+
+#[test]
+fn s11_2_11_the_run_childs_environment() {
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/r.yaml",
+        &format!("{HEAD}env:\n  runner:\n    JIRA_USER_EMAIL: \"${{JIRA_USER_EMAIL}}\"\n    GITLAB_TOKEN: declared\n    FULLSEND_FORGE_TOKEN: declared\n    FULLSEND_GITLAB_HOST: declared\n    KEEP: \"${{JIRA_TOKEN}}\"\n"),
+    );
+    let o = run(cmd(&["harness", "run", p(&h), "--", "env"])
+        .env("PYTHONDONTWRITEBYTECODE", "0")
+        .env("JIRA_TOKEN", "jt")
+        .env("JIRA_USER_EMAIL", "je")
+        .env("OTEL_EXPORTER_OTLP_HEADERS", "h")
+        .env("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "h")
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "e")
+        .env("GITLAB_TOKEN", "host-gl"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    for want in [
+        "PYTHONDONTWRITEBYTECODE=1",
+        "JIRA_USER_EMAIL=je",
+        "KEEP=jt",
+        "OTEL_EXPORTER_OTLP_ENDPOINT=e",
+        "GITLAB_TOKEN=host-gl",
+    ] {
+        assert!(lines.contains(&want), "missing {want} in {out}");
+    }
+    for gone in [
+        "JIRA_TOKEN=",
+        "OTEL_EXPORTER_OTLP_HEADERS=",
+        "OTEL_EXPORTER_OTLP_TRACES_HEADERS=",
+        "FULLSEND_FORGE_TOKEN=",
+        "FULLSEND_GITLAB_HOST=",
+        "GITLAB_TOKEN=declared",
+    ] {
+        assert!(
+            !lines.iter().any(|l| l.starts_with(gone)),
+            "{gone} in {out}"
+        );
+    }
+}
+
+#[test]
+fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
+    use std::os::unix::ffi::OsStrExt;
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/b.yaml",
+        &format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
+    );
+    let raw = std::ffi::OsStr::from_bytes(b"a\xffb");
+    let o = run(cmd(&[
+        "harness",
+        "run",
+        p(&h),
+        "--",
+        "sh",
+        "-c",
+        "printf %s \"$R\"",
+    ])
+    .env("RAW", raw));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(o.stdout, b"<a\xffb>");
+    let o = run(cmd(&["harness", "sandbox-env", p(&h)]).env("RAW", raw));
+    assert_eq!(o.stdout, b"export S='a\xffb'\n");
+    // JSON escapes it as the session's JSON does.
+    let o = run(cmd(&["harness", "resolve", p(&h)]).env("RAW", raw));
+    let s = stdout(&o);
+    assert!(s.contains("\"S\": \"a\\udcffb\""), "{s}");
+    // An env file value too.
+    let ef = fs.root().join("raw.env");
+    fs::write(&ef, b"RAW=x\xfey\n").unwrap();
+    let o = run(&mut cmd(&[
+        "harness",
+        "sandbox-env",
+        p(&h),
+        "--env-file",
+        p(&ef),
+    ]));
+    assert_eq!(o.stdout, b"export S='x\xfey'\n");
+    // dotenv cannot carry it: refused naming the key.
+    let o = run(cmd(&["harness", "sandbox-env", p(&h), "--format", "dotenv"]).env("RAW", raw));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("env.sandbox[S]"), "{}", stderr(&o));
+}
+
+#[test]
+fn explain_names_file_block_line_and_reads() {
+    let fs = Fs::new();
+    fs.write(
+        "harness/base.yaml",
+        &format!("{HEAD}env:\n  runner:\n    K: base\n    T: \"${{TOK}}\"\nforge:\n  github:\n    env:\n      runner:\n        K: base-forge\n"),
+    );
+    let h = fs.write(
+        "harness/child.yaml",
+        "base: base.yaml\nrunner_env: {R: r}\nenv:\n  runner:\n    R: \"$FROM_FILE/${FULLSEND_DIR}\"\noverlays:\n  - when: 'true'\n    env:\n      runner:\n        K: overlay\n",
+    );
+    let ef = fs.write("e.env", "# c\nFROM_FILE=secret-ef\n");
+    let args = [
+        "harness",
+        "explain",
+        p(&h),
+        "--forge",
+        "github",
+        "--env-file",
+        p(&ef),
+        "--format",
+        "json",
+    ];
+    let o = run(cmd(&args).env("TOK", "secret-tok"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("secret-"), "{out}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    let root = fs.root();
+    let base = root.join("harness/base.yaml");
+    let var = |map: &str, name: &str| -> Value {
+        j["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["map"] == map && v["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{map} {name}: {j}"))
+    };
+    let k = var("env.runner", "K");
+    let by: Vec<(String, String, u64)> = k["set_by"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["file"].as_str().unwrap().to_string(),
+                s["block"].as_str().unwrap().to_string(),
+                s["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        by,
+        [
+            (base.display().to_string(), "top".into(), 5),
+            (base.display().to_string(), "forge.github".into(), 11),
+            (p(&h).to_string(), "overlays[0]".into(), 10),
+        ]
+    );
+    let t = var("env.runner", "T");
+    assert_eq!(
+        t["reads"],
+        serde_json::json!([{"name": "TOK", "from": "host env"}])
+    );
+    let r = var("effective_runner_env", "R");
+    assert_eq!(r["set_by"].as_array().unwrap().len(), 2);
+    assert_eq!(r["set_by"][0]["field"], "runner_env");
+    assert_eq!(r["set_by"][1]["field"], "env.runner");
+    assert_eq!(
+        r["reads"],
+        serde_json::json!([
+            {"name": "FROM_FILE", "from": "env file", "file": p(&ef), "line": 2},
+            {"name": "FULLSEND_DIR", "from": "fullsend dir"}
+        ])
+    );
+    // Values only with --show-values; VAR filters; text format.
+    let mut a2 = args.to_vec();
+    a2.extend(["--show-values", "T"]);
+    let o = run(cmd(&a2).env("TOK", "secret-tok"));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["variables"].as_array().unwrap().len(), 2, "{j}");
+    assert_eq!(j["variables"][0]["value"], "secret-tok");
+    let o = run(cmd(&["harness", "explain", p(&h), "--forge", "github", "K"]).env("TOK", "t"));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.starts_with("K [env.runner]\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "3. set in {}:10, overlays[0], env.runner  <- wins",
+            p(&h)
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "1. set in {}:5 (base), top, env.runner",
+            base.display()
+        )),
+        "{text}"
+    );
+    fails(
+        &mut cmd(&["harness", "explain", p(&h), "--format", "yaml"]),
+        "--format: unknown value",
+    );
+}
+
+#[test]
+fn the_run_child_is_an_assembly_with_provenance() {
+    use agentenv::core::{Action, Env, LayerKind};
+    use std::ffi::{OsStr, OsString};
+    let fs = Fs::new();
+    let h = fs.write(
+        "harness/a.yaml",
+        &format!(
+            "{HEAD}runner_env: {{K: re}}\nenv:\n  runner: {{K: er, OPENAI_API_KEY: declared}}\n"
+        ),
+    );
+    let ef = fs.write("a.env", "K=from-file\nJIRA_TOKEN=jt\n");
+    let mut host = Env::new();
+    host.insert(OsString::from("K"), OsString::from("host"));
+    host.insert(OsString::from("OPENAI_API_KEY"), OsString::from("sk"));
+    let opts = agentenv::harness::Options {
+        file: h.clone(),
+        env_files: vec![ef.clone()],
+        ..Default::default()
+    };
+    let r = agentenv::harness::resolve(&opts, &host).unwrap();
+    let a = &r.assembly;
+    assert_eq!(a.base(), &host);
+    let kinds: Vec<(LayerKind, Option<String>)> = a
+        .touches(OsStr::new("K"))
+        .iter()
+        .map(|t| {
+            let l = &a.layers()[t.layer].info;
+            (l.kind, l.level.clone())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (LayerKind::DotenvFile, None),
+            (LayerKind::Harness, Some("runner_env".into())),
+            (LayerKind::Harness, Some("env.runner".into())),
+        ]
+    );
+    assert_eq!(a.touches(OsStr::new("K"))[0].line, Some(1));
+    assert_eq!(r.child_env().get(OsStr::new("K")).unwrap(), "er");
+    assert!(!r.child_env().contains_key(OsStr::new("JIRA_TOKEN")));
+    assert!(!r.child_env().contains_key(OsStr::new("OPENAI_API_KEY")));
+    assert!(matches!(
+        a.touches(OsStr::new("OPENAI_API_KEY"))
+            .last()
+            .unwrap()
+            .action,
+        Action::Unset
+    ));
 }

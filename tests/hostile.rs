@@ -1048,7 +1048,8 @@ fn nul_values_and_bad_names_are_refused_before_exec_naming_the_variable() {
     let w = W::new();
     for (yaml_key, yaml_val, shown) in [
         ("N", "\"a\\0hostileCANARY93\"", "\"N\""),
-        ("\"A=B\"", "hostileCANARY93", "\"A=B\""),
+        // A name carrying a value is shown up to its valid prefix (#16.10).
+        ("\"GH_TOKEN=hostileCANARY93\"", "v", "\"GH_TOKEN…\""),
     ] {
         let h = w.write(
             "fs/harness/h.yaml",
@@ -1102,4 +1103,272 @@ fn deeply_nested_or_huge_cel_guards_are_errors_not_stack_overflows() {
     let o = run(w.cmd(&["harness", "resolve", h.to_str().unwrap()]), 60);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(o.json()["env"]["runner"]["X"], "y");
+}
+
+// ---- harness, issue #16 items 4–11 ------------------------------------
+
+fn resolve_harness(w: &W, yaml: &str, extra: &[&str], limit: u64) -> Out {
+    let h = w.write("fs/harness/h.yaml", yaml);
+    let mut args = vec!["harness", "resolve", h.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run(w.cmd(&args), limit)
+}
+
+#[test]
+fn cel_guards_that_would_run_forever_are_evaluation_errors() {
+    // #16.4: four nested `exists` over 300-element literals (~2.5 KB, within
+    // the size and nesting caps) used to run forever; nested `map`s
+    // allocated until the process aborted. Now: a budget error, the overlay
+    // does not match, the next one still does.
+    let w = W::new();
+    let l = format!("[{}]", vec!["1"; 300].join(","));
+    for when in [
+        format!("{l}.exists(a, {l}.exists(b, {l}.exists(c, {l}.exists(d, a + b + c + d == 0))))"),
+        format!("size({l}.map(a, {l}.map(b, {l}.map(c, [a, b, c])))) == 0"),
+    ] {
+        let o = resolve_harness(
+            &w,
+            &format!(
+                "agent: a\nrole: r\noverlays:\n  - when: '{when}'\n    env: {{runner: {{X: bad}}}}\n  - when: 'true'\n    env: {{runner: {{Y: good}}}}\n"
+            ),
+            &[],
+            20,
+        );
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert!(o.elapsed < Duration::from_secs(10), "{:?}", o.elapsed);
+        assert!(
+            o.stderr
+                .contains("harness: overlay[0].when eval failed: evaluation budget exceeded"),
+            "{}",
+            o.stderr
+        );
+        let j = o.json();
+        assert_eq!(j["env"]["runner"], serde_json::json!({"Y": "good"}));
+    }
+}
+
+#[test]
+fn host_files_merge_of_large_lists_is_linear() {
+    // #16.5: 150k base entries × 150k child entries were compared pairwise.
+    let w = W::new();
+    let n = 150_000;
+    let list = |tag: &str| {
+        let mut s = String::from("host_files:\n");
+        for i in 0..n {
+            s.push_str(&format!(
+                "- {{src: '${{FULLSEND_DIR}}/{tag}{i}', dest: /tmp/{i}}}\n"
+            ));
+        }
+        s
+    };
+    w.write(
+        "fs/harness/base.yaml",
+        format!("agent: a\nrole: r\n{}", list("b")),
+    );
+    let o = resolve_harness(&w, &format!("base: base.yaml\n{}", list("c")), &[], 120);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(o.elapsed < Duration::from_secs(60), "{:?}", o.elapsed);
+    let j = o.json();
+    let hf = j["host_files"].as_array().unwrap();
+    assert_eq!(hf.len(), n);
+    assert!(hf[n - 1]["src"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/c{}", n - 1)));
+}
+
+#[test]
+fn a_shell_default_literal_is_not_printed() {
+    // #16.6: `${GH_TOKEN:-<token>}` looks up the name `GH_TOKEN:-<token>`;
+    // the message used to print it.
+    let w = W::new();
+    let o = resolve_harness(
+        &w,
+        "agent: a\nrole: r\nenv:\n  runner:\n    T: \"${GH_TOKEN:-hostileCANARY93}\"\n",
+        &[],
+        30,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("${GH_TOKEN…}"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("\":-\" are not supported"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn an_undeclared_cel_identifier_is_named_by_position() {
+    // #16.7: an unquoted token in a guard used to be echoed.
+    let w = W::new();
+    for (when, pos) in [
+        ("hostileCANARY93 == 'x'", "at 1:1"),
+        ("event.a == 1 || hostileCANARY93(1)", "at 1:32"),
+    ] {
+        let o = resolve_harness(
+            &w,
+            &format!("agent: a\nrole: r\noverlays:\n  - when: \"{when}\"\n"),
+            &[],
+            30,
+        );
+        o.no_canary();
+        assert_eq!(o.code, Some(1), "{}", o.stderr);
+        assert!(
+            o.stderr
+                .contains(&format!("overlays[0].when: undeclared reference {pos}")),
+            "{}",
+            o.stderr
+        );
+    }
+}
+
+#[test]
+fn a_bad_config_forge_value_is_not_printed() {
+    // #16.8
+    let w = W::new();
+    let c = w.write("fs/config.yaml", "forge: hostileCANARY93\n");
+    let o = resolve_harness(
+        &w,
+        "agent: a\nrole: r\n",
+        &["--config", c.to_str().unwrap()],
+        30,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("config.forge: not a valid forge platform (valid: github, gitlab, jira)"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn credentials_in_a_url_base_are_never_printed() {
+    // #16.9: a `/` in the password, `HTTPS://`, `https:/` and friends.
+    let w = W::new();
+    let sha = "0".repeat(64);
+    for base in [
+        format!("https://u:pa/hostileCANARY93@example.com/h.yaml#sha256={sha}"),
+        format!("HTTPS://u:hostileCANARY93@example.com/h.yaml#sha256={sha}"),
+        format!("https:/u:hostileCANARY93@example.com/h.yaml#sha256={sha}"),
+        format!("https:u:hostileCANARY93@example.com/h.yaml#sha256={sha}"),
+        "https://u:p#hostileCANARY93@example.com/h.yaml".to_string(),
+        format!("https://u:p?hostileCANARY93@example.com/h.yaml#sha256={sha}"),
+        "ftp://u:hostileCANARY93@example.com/h.yaml".to_string(),
+        "http://u:hostileCANARY93@example.com/h.yaml".to_string(),
+    ] {
+        let o = resolve_harness(&w, &format!("agent: a\nrole: r\nbase: '{base}'\n"), &[], 30);
+        o.no_canary();
+        assert_eq!(o.code, Some(1), "{base}: {}", o.stderr);
+        assert!(o.stderr.contains("loading base chain"), "{}", o.stderr);
+    }
+}
+
+#[test]
+fn a_key_carrying_a_value_is_shown_by_its_valid_prefix() {
+    // #16.10: as an env.sandbox key (skip warning) and an env.runner key
+    // (unset-variable message), and duplicate flow-map keys that are tokens.
+    let w = W::new();
+    let o = resolve_harness(
+        &w,
+        "agent: a\nrole: r\nenv:\n  sandbox:\n    \"GH_TOKEN=hostileCANARY93\": v\n",
+        &[],
+        30,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("env.sandbox key \"GH_TOKEN…\""),
+        "{}",
+        o.stderr
+    );
+    let o = resolve_harness(
+        &w,
+        "agent: a\nrole: r\nenv:\n  runner:\n    \"GH_TOKEN hostileCANARY93\": \"${NOPE}\"\n",
+        &[],
+        30,
+    );
+    o.no_canary();
+    assert!(o.stderr.contains("env.runner[GH_TOKEN…]"), "{}", o.stderr);
+    let o = resolve_harness(
+        &w,
+        "agent: a\nrole: r\nenv: {runner: {hostileCANARY93: 1, hostileCANARY93: 2}}\n",
+        &[],
+        30,
+    );
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("mapping key already defined at line 3"),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn a_base_symlinked_out_of_the_fullsend_dir_is_refused() {
+    // #16.11: containment was a text comparison.
+    let w = W::new();
+    let outside = w.write(
+        "outside/secret.yaml",
+        "agent: a\nrole: r\nenv: {runner: {LEAK: hostileCANARY93}}\n",
+    );
+    w.link(&outside, "fs/harness/common.yaml");
+    let o = resolve_harness(&w, "agent: a\nrole: r\nbase: common.yaml\n", &[], 30);
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("base path \"common.yaml\" escapes workspace root via symlink"),
+        "{}",
+        o.stderr
+    );
+    // A directory link out of the tree too; a link that stays inside is fine.
+    w.link(w.p("outside"), "fs/harness/dir");
+    let o = resolve_harness(&w, "agent: a\nrole: r\nbase: dir/secret.yaml\n", &[], 30);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    let inside = w.write("fs/harness/real.yaml", "env: {runner: {OK: 'yes'}}\n");
+    w.link(&inside, "fs/harness/alias.yaml");
+    let o = resolve_harness(&w, "agent: a\nrole: r\nbase: alias.yaml\n", &[], 30);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.json()["env"]["runner"]["OK"], "yes");
+}
+
+// ---------------------------------------------------------------------------
+// #16.12: layers get /dev/null as stdin
+
+#[test]
+fn layers_read_dev_null_so_the_exec_command_keeps_its_stdin() {
+    // A plain file doing `read -r X` (bash) or an env.py reading stdin used
+    // to swallow the input meant for `exec`'s command (an MCP server's first
+    // message).
+    use std::io::Write;
+    let cases = [
+        ("home/.agents/env", "read -r X\nLAYER_READ=\"got:$X\"\n"),
+        (
+            "home/.agents/env.py",
+            "import json, sys\nprint(json.dumps({'LAYER_READ': 'got:' + sys.stdin.read()}))\n",
+        ),
+    ];
+    for (file, body) in cases {
+        let w = W::new();
+        w.write(file, body);
+        let (r, mut wr) = std::io::pipe().unwrap();
+        wr.write_all(b"first\nsecond\n").unwrap();
+        drop(wr);
+        let mut c = w.cmd(&[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "read -r L; printf '%s|%s' \"$L\" \"$LAYER_READ\"",
+        ]);
+        c.stdin(r);
+        let o = run(c, 60);
+        assert_eq!(o.code, Some(0), "{file}: {}", o.stderr);
+        // The layer ran and read an empty stdin; the command got line one.
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "first|got:", "{file}");
+    }
 }

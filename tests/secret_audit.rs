@@ -224,12 +224,22 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     a.run(&["explain", "--show-values"], &caller_env, true);
 
     // ---- operator layer --------------------------------------------------
-    let v = [a.c("op"), a.c("opbad"), a.c("opdup"), a.c("oplocal")];
+    let v = [
+        a.c("op"),
+        a.c("opbad"),
+        a.c("opdup"),
+        a.c("oplocal"),
+        a.c("opswallow"),
+        a.c("opswallowed"),
+    ];
+    // Every kind of breakage launch now warns about (issue 10 item 4):
+    // an ignored line, trailing text, an unterminated quote (in
+    // .env.local), a closed multi-line value that swallowed assignments.
     a.write(
         "plug/.env",
         &format!(
-            "OP_SECRET={}\nthis line is bad {}\nOP_SECRET=\"{}\" trailing\n",
-            v[0], v[1], v[2]
+            "OP_SECRET={}\nthis line is bad {}\nOP_SECRET=\"{}\" trailing\nSW=\"{}\nSW_LOST={}\nSW_END=\"\n",
+            v[0], v[1], v[2], v[4], v[5]
         ),
     );
     a.write("plug/.env.local", &format!("OP_LOCAL='{}\n", v[3]));
@@ -305,7 +315,7 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     let ok = a.write(
         "fs/harness/ok.yaml",
         &format!(
-            "agent: agents/a.md\nrole: r\nrunner_env:\n  LEGACY: '{5}'\nenv:\n  runner:\n    RUN_SECRET: '{0}'\n    FROM_HOST: '${{CALLER_SECRET}}'\n  sandbox:\n    SB_SECRET: \"{1}\"\n    GH_TOKEN: '{2}'\n    bad-key: '{3}'\nhost_files:\n  - src: /nonexistent/${{CALLER_SECRET}}/f\n    dest: /f\n  - src: /nonexistent/plain\n    dest: /g\noverlays:\n  - when: 'event.action == \"{4}\"'\n    env:\n      sandbox:\n        OVERLAID: '{4}'\n",
+            "agent: agents/a.md\nrole: r\nrunner_env:\n  LEGACY: '{5}'\nenv:\n  runner:\n    RUN_SECRET: '{0}'\n    FROM_HOST: '${{CALLER_SECRET}}'\n  sandbox:\n    SB_SECRET: \"{1}\"\n    GH_TOKEN: '{2}'\n    bad-key: '{3}'\nhost_files:\n  - src: /nonexistent/${{CALLER_SECRET}}/f\n    dest: /tmp/f\n  - src: /nonexistent/plain\n    dest: /tmp/g\n    optional: true\noverlays:\n  - when: 'event.action == \"{4}\"'\n    env:\n      sandbox:\n        OVERLAID: '{4}'\n",
             v[0], v[1], v[2], v[3], v[4], v[5]
         ),
     );
@@ -328,7 +338,16 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         a.c("celtype"),
         a.c("forgeov"),
         a.c("tab"),
+        a.c("default"),
+        a.c("undeclared"),
+        a.c("urlbase"),
+        a.c("keyvalue"),
+        a.c("budget"),
+        a.c("envkey"),
     ];
+    let cfg_forge = a.c("cfgforge");
+    let bad_forge_config = a.write("bad-forge.yaml", &format!("forge: {cfg_forge}\n"));
+    let env_key = a.write("key.env", &format!("TOKEN {}=x\n", hv[12]));
     let error_files = [
         a.write(
             "fs/harness/dup.yaml",
@@ -361,6 +380,35 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         a.write(
             "fs/harness/base.yaml",
             "base: ../../nonexistent/base.yaml\nagent: a\nrole: r\n",
+        ),
+        // issue #16 items 6, 7, 9, 10, 4 and a missing host file
+        a.write(
+            "fs/harness/default.yaml",
+            &format!("agent: a\nrole: r\nenv:\n  runner:\n    K: '${{GH_TOKEN:-{}}}'\n", hv[7]),
+        ),
+        a.write(
+            "fs/harness/undeclared.yaml",
+            &format!("agent: a\nrole: r\noverlays:\n  - when: '{} == 1'\n", hv[8]),
+        ),
+        a.write(
+            "fs/harness/urlbase.yaml",
+            &format!("agent: a\nrole: r\nbase: 'HTTPS://u:p/{}@h.example/x.yaml#sha256={}'\n", hv[9], "0".repeat(64)),
+        ),
+        a.write(
+            "fs/harness/keyvalue.yaml",
+            &format!("agent: a\nrole: r\nenv:\n  sandbox:\n    'GH_TOKEN={0}': v\n  runner:\n    'K {0}': '${{NOPE}}'\n", hv[10]),
+        ),
+        a.write(
+            "fs/harness/budget.yaml",
+            &format!(
+                "agent: a\nrole: r\noverlays:\n  - when: '{0}.exists(a, {0}.exists(b, {0}.exists(c, a == b && b == c && c == 9)))'\n    env: {{runner: {{B: \"{1}\"}}}}\n",
+                format!("[{}]", vec!["1"; 200].join(",")),
+                hv[11]
+            ),
+        ),
+        a.write(
+            "fs/harness/missing.yaml",
+            "agent: a\nrole: r\nhost_files:\n  - {src: /nonexistent/x, dest: /tmp/x}\n",
         ),
     ];
     let hostenv = [
@@ -405,6 +453,20 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         ),
         (with(&["harness", "sandbox-env", &ok], &["-o", &so]), false),
         (
+            with(&["harness", "sandbox-env", &ok], &["--format", "github"]),
+            true,
+        ),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "docker"]),
+            true,
+        ),
+        (with(&["harness", "explain", &ok], &[]), false),
+        (
+            with(&["harness", "explain", &ok], &["--format", "json"]),
+            false,
+        ),
+        (with(&["harness", "explain", &ok], &["--show-values"]), true),
+        (
             with(
                 &["harness", "sandbox-env", &ok],
                 &["-o", "/nonexistent/dir/f"],
@@ -420,15 +482,19 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         ("--env-file", &bad_envfile),
         ("--event", &bad_event),
         ("--config", &bad_config),
+        ("--config", &bad_forge_config),
+        ("--env-file", &env_key),
     ] {
+        // A skipped env-file line is a warning: the resolve succeeds and
+        // prints values on stdout; stderr is what is audited.
         a.run(
             &["harness", "resolve", &ok, flag, bad.to_str().unwrap()],
             &hostenv,
-            false,
+            true,
         );
     }
     for f in &error_files {
-        for sub in ["resolve", "lint", "sandbox-env"] {
+        for sub in ["resolve", "lint", "sandbox-env", "explain"] {
             a.run(&["harness", sub, f.to_str().unwrap()], &hostenv, false);
         }
         a.run(
@@ -439,12 +505,18 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     }
 
     // ---- dotenv -----------------------------------------------------------
-    let dv = [a.c("dparse"), a.c("dcheck"), a.c("dquote"), a.c("ddup")];
+    let dv = [
+        a.c("dparse"),
+        a.c("dcheck"),
+        a.c("dquote"),
+        a.c("ddup"),
+        a.c("dswallow"),
+    ];
     let d1 = a.write(
         "d1.env",
         &format!(
-            "A={}\nbroken line {}\nQ=\"{}\n\nD=x\nD={}\n",
-            dv[0], dv[1], dv[2], dv[3]
+            "S='{4}\nS_LOST={4}\nS_END='\nA={}\nbroken line {}\nQ=\"{}\n\nD=x\nD={}\n",
+            dv[0], dv[1], dv[2], dv[3], dv[4]
         ),
     );
     let d1 = d1.to_str().unwrap().to_string();
@@ -480,6 +552,28 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         );
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
         a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
+        // --into with --cache: the miss and then the hit (issue 10) write
+        // the file and print nothing, so stdout must be clean too; the rc
+        // file is group/world-readable, so each run also warns (path only).
+        std::fs::set_permissions(&rc, std::fs::Permissions::from_mode(0o644)).unwrap();
+        for _ in 0..2 {
+            a.run(
+                &[
+                    "env", "--cache", "--diff", "--format", "export", "--into", &rc,
+                ],
+                &caller_env,
+                false,
+            );
+            a.run(&["env", "--cache", "--into", &rc], &caller_env, false);
+        }
+        let hook_file = a.p("claude/env.sh");
+        let hf = hook_file.to_str().unwrap().to_string();
+        a.run(&["env", "--cache", "--into", &hf], &caller_env, false);
+        a.run(&["env", "--cache", "--into", &hf], &caller_env, false);
+        assert!(std::fs::read_to_string(&hook_file).unwrap().contains(STEM));
+        let m = std::fs::metadata(&hook_file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(m, 0o600, "{}", hook_file.display());
+        a.checked += 1;
         let mut files = 0;
         let cache = a.p("home/.agents/.cache");
         for d in [cache.clone(), cache.join("env")] {
@@ -532,6 +626,59 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     }
     a.run(&["deny"], &trust_env, false);
     a.run(&["deny"], &trust_env, false);
+
+    // ---- integrations (issue 13) --------------------------------------------
+    // github/docker leave out what their readers cannot carry, and cannot
+    // express removals: each warning names the variable, never its value.
+    let iv = [a.c("ghcr"), a.c("ghlf"), a.c("ghgone"), a.c("ghbad")];
+    a.write(
+        "home/.agents/overlays/integ/env.py",
+        &format!(
+            "import json\nprint(json.dumps({{'INTEG_CR': '{0}\\r', 'INTEG_LF': '{1}\\nx', 'INTEG_GONE': None, 'bad key': '{2}'}}))\n",
+            iv[0], iv[1], iv[3]
+        ),
+    );
+    let mut integ_env = caller_env.to_vec();
+    integ_env.push(("INTEG_GONE", iv[2].as_str()));
+    for fmt in ["github", "docker"] {
+        a.run(&["env", "--format", fmt], &integ_env, true);
+        a.run(&["env", "--format", fmt, "--diff"], &integ_env, true);
+        a.run(&["dotenv", "parse", "--format", fmt, &d1], &[], true);
+    }
+    let cr = a.c("dotenvcr");
+    let d2 = a.write("d2.env", &format!("CR=\"{cr}\\r\"\nLF=\"a\\n{cr}\"\n"));
+    let d2 = d2.to_str().unwrap().to_string();
+    a.run(&["dotenv", "parse", "--format", "github", &d2], &[], true);
+    a.run(&["dotenv", "parse", "--format", "docker", &d2], &[], true);
+    // init claude: the settings file's values never reach stderr; stdout
+    // holds the file only with --dry-run.
+    let sv = [a.c("settings"), a.c("settingsbad")];
+    let settings = a.write(
+        "home/.claude/settings.json",
+        &format!(
+            "{{\n  \"env\": {{\n    \"TOKEN\": \"{}\"\n  }}\n}}\n",
+            sv[0]
+        ),
+    );
+    a.run(&["init", "claude"], &[], false);
+    a.run(&["init", "claude", "--dry-run"], &[], true);
+    a.run(&["init", "claude", "--remove", "--dry-run"], &[], true);
+    a.run(&["init", "claude", "--remove"], &[], false);
+    std::fs::write(&settings, format!("{{\"env\": {{\"TOKEN\": {}}}}}", sv[1])).unwrap();
+    a.run(&["init", "claude"], &[], false);
+    a.run(&["init", "claude", "--dry-run"], &[], false);
+    let proj = a.p("proj");
+    let proj = proj.to_str().unwrap().to_string();
+    a.write(
+        "proj/.claude/settings.json",
+        &format!("{{\"env\": {{\"TOKEN\": \"{}\"}}", sv[1]),
+    );
+    a.run(&["init", "claude", "--project", &proj], &[], false);
+    // status: names and paths only, stdout included.
+    a.run(&["status"], &trust_env, false);
+    a.run(&["status", "--format", "json"], &trust_env, false);
+    a.run(&["status", "--require-trust"], &trust_env, false);
+    a.run(&["status", "--format", "json", "-g"], &integ_env, false);
 
     eprintln!(
         "secret_audit: {} canaries planted, {} runs, {} outputs checked",

@@ -5,8 +5,9 @@
 //!   printed, except that `-v` shows each file's diagnostics on stderr.
 //! - `check FILE...`: one `FILE:LINE: error: …` / `FILE:LINE: warning: …`
 //!   line per diagnostic on **stdout** (they are the requested output);
-//!   exit 1 when any line was ignored or a quote never closed (or a file
-//!   could not be read), else 0.
+//!   exit 1 when any line was ignored, a quote never closed, or a
+//!   multi-line value swallowed lines that look like assignments (or a
+//!   file could not be read), else 0.
 //!
 //! An unreadable file (missing, a directory, …) is
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Subcommand)]
 pub enum DotenvCommand {
     /// Print the parsed variables (later files win).
+    #[command(after_help = super::examples::DOTENV_PARSE)]
     Parse {
         #[arg(required = true)]
         files: Vec<PathBuf>,
@@ -30,6 +32,7 @@ pub enum DotenvCommand {
         format: String,
     },
     /// Report ignored lines, unterminated quotes, trailing text, duplicates.
+    #[command(after_help = super::examples::DOTENV_CHECK)]
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,

@@ -1,4 +1,4 @@
-//! `agentenv harness resolve | lint | run | sandbox-env`
+//! `agentenv harness resolve | lint | run | sandbox-env | explain`
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -30,29 +30,44 @@ pub struct HarnessOpts {
 #[derive(Debug, clap::Subcommand)]
 pub enum HarnessCommand {
     /// Print the resolved environment as JSON.
+    #[command(after_help = super::examples::HARNESS_RESOLVE)]
     Resolve(HarnessOpts),
     /// Print diagnostics; exit 1 only on errors.
+    #[command(after_help = super::examples::HARNESS_LINT)]
     Lint(HarnessOpts),
     /// Run a command with the effective runner environment.
+    #[command(after_help = super::examples::HARNESS_RUN)]
     Run {
         #[command(flatten)]
         opts: HarnessOpts,
-        #[arg(
-            required = true,
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "CMD"
-        )]
+        #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
+    /// Show where each variable was set: file, block, YAML line, and the
+    /// host variables its references read (values only with --show-values).
+    #[command(after_help = super::examples::HARNESS_EXPLAIN)]
+    Explain {
+        #[command(flatten)]
+        opts: HarnessOpts,
+        /// text or json.
+        #[arg(long = "format", value_name = "F", default_value = "text")]
+        format: String,
+        /// Print values too.
+        #[arg(long = "show-values")]
+        show_values: bool,
+        /// Only these variables.
+        #[arg(value_name = "VAR", last = false)]
+        vars: Vec<String>,
+    },
     /// Write the sandbox environment file.
+    #[command(after_help = super::examples::HARNESS_SANDBOX_ENV)]
     SandboxEnv {
         #[command(flatten)]
         opts: HarnessOpts,
         /// Output file (default: stdout).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
-        /// export or dotenv.
+        /// export, dotenv, github or docker.
         #[arg(long = "format", value_name = "F", default_value = "export")]
         format: String,
     },
@@ -68,6 +83,7 @@ impl HarnessOpts {
             event: self.event.clone(),
             config: self.config.clone(),
             base_cache: self.base_cache.clone(),
+            files_as_findings: false,
         }
     }
 }
@@ -78,7 +94,11 @@ fn host_env() -> crate::core::Env {
 
 /// Resolve, printing the error (value-free) on failure.
 fn resolve(opts: &HarnessOpts) -> Result<crate::harness::Resolved, i32> {
-    match crate::harness::resolve(&opts.to_options(), &host_env()) {
+    resolve_with(opts.to_options())
+}
+
+fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, i32> {
+    match crate::harness::resolve(&o, &host_env()) {
         Ok(r) => Ok(r),
         Err(e) => {
             crate::error!("{e}");
@@ -114,12 +134,34 @@ pub fn run(c: HarnessCommand) -> i32 {
                 Err(code) => return code,
             };
             print_warnings(&r);
-            let mut s = serde_json::to_string_pretty(&r.to_json()).unwrap_or_default();
-            s.push('\n');
-            write_stdout(s.as_bytes())
+            write_stdout(r.to_json_string().as_bytes())
+        }
+        HarnessCommand::Explain {
+            opts,
+            format,
+            show_values,
+            vars,
+        } => {
+            if format != "text" && format != "json" {
+                crate::error!("--format: unknown value {format:?} (accepted: text, json)");
+                return 1;
+            }
+            let r = match resolve(&opts) {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            print_warnings(&r);
+            let body = if format == "json" {
+                crate::harness::explain::render_json(&r, &vars, show_values).into_bytes()
+            } else {
+                crate::harness::explain::render_text(&r, &vars, show_values)
+            };
+            write_stdout(&body)
         }
         HarnessCommand::Lint(opts) => {
-            let r = match resolve(&opts) {
+            let mut o = opts.to_options();
+            o.files_as_findings = true;
+            let r = match resolve_with(o) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
@@ -145,17 +187,25 @@ pub fn run(c: HarnessCommand) -> i32 {
             for d in &r.diagnostics {
                 crate::warn!("{}: {}", d.field, d.message);
             }
+            if let Some(name) = r.unpassable_name() {
+                crate::error!(
+                    "runner env key {name:?} cannot be passed in an environment (empty, or containing '=' or NUL)"
+                );
+                return 126;
+            }
             let env = r.child_env();
             let (program, args) = command.split_first().expect("clap requires CMD");
-            crate::process::exec(program, args, &env)
+            crate::process::exec(program, args, env)
         }
         HarnessCommand::SandboxEnv {
             opts,
             output,
             format,
         } => {
-            if format != "export" && format != "dotenv" {
-                crate::error!("--format: unknown value {format:?} (accepted: export, dotenv)");
+            if !matches!(format.as_str(), "export" | "dotenv" | "github" | "docker") {
+                crate::error!(
+                    "--format: unknown value {format:?} (accepted: export, dotenv, github, docker)"
+                );
                 return 1;
             }
             let r = match resolve(&opts) {
@@ -165,23 +215,37 @@ pub fn run(c: HarnessCommand) -> i32 {
             print_warnings(&r);
             let body = if format == "dotenv" {
                 match r.sandbox_dotenv() {
-                    Ok(b) => b,
+                    Ok(b) => b.into_bytes(),
                     Err(key) => {
                         crate::error!(
-                            "env.sandbox[{key}]: the value cannot be written in the dotenv format exactly (use --format export)"
+                            "env.sandbox[{}]: the value cannot be written in the dotenv format exactly (use --format export)",
+                            crate::harness::shown_key(&key)
                         );
                         return 1;
                     }
                 }
+            } else if format == "github" || format == "docker" {
+                // agentenv's own formats: the shared renderer (omissions
+                // and what the format cannot carry warned by name).
+                let f = if format == "github" {
+                    crate::render::Format::Github
+                } else {
+                    crate::render::Format::Docker
+                };
+                let pairs = r
+                    .sandbox_entries
+                    .iter()
+                    .map(|(k, v)| (OsString::from(k), v.clone()));
+                crate::render::render(f, &crate::render::View::of(pairs)).into_bytes()
             } else {
                 r.sandbox_export()
             };
             match output {
-                None => write_stdout(body.as_bytes()),
+                None => write_stdout(&body),
                 Some(path) => match crate::fsutil::write_atomic(
                     &path,
-                    body.as_bytes(),
-                    crate::fsutil::Mode::Exactly(0o600),
+                    &body,
+                    crate::fsutil::Mode::Private,
                     false,
                 ) {
                     Ok(()) => 0,

@@ -34,16 +34,12 @@ not already set (a variable still equal to its --manifest-env default may be
 overridden); later files win. Then CMD replaces this process: stdin and
 stdout are the child's. Nothing is printed on stdout.
 
-Example (a pack's launcher script):
-  exec agentenv launch --plugin-root \"$(dirname \"$0\")/..\" \\
-    --manifest-env \"$(dirname \"$0\")/env.json\" -- node server.js
-
 Report (--report FILE): {\"applied\": [names], \"files\": [{\"applied\"?, \"path\", \"state\"}]}
 with state absent | unreadable | loaded. Exit: the child's status; 127 CMD
 not found, 126 not executable; 1 bad --manifest-env or unwritable --report.";
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::examples::after(AFTER_HELP, super::examples::LAUNCH))]
 pub struct LaunchArgs {
     /// Fallback plugin root (default: the current directory); a non-blank
     /// AGENT_BUNDLE_PLUGIN_ROOT without a ${…} token overrides it.
@@ -62,12 +58,7 @@ pub struct LaunchArgs {
     #[arg(long = "report", value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// The command and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -196,11 +187,17 @@ pub fn run(a: LaunchArgs) -> i32 {
                 f.error.as_deref().unwrap_or("error")
             );
         }
+        // A broken .env still loads what the grammar reads (the
+        // reference's semantics); say what it did not read. The messages
+        // name the line and key, never a value.
+        for d in &f.problems {
+            crate::warn!("launch: {}:{}: {}", f.path.display(), d.line, d.message);
+        }
     }
     if let Some(p) = &a.report {
         let json = report.to_json_string();
         if let Err(e) =
-            crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::KeepOrUmask, false)
+            crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::Private, false)
         {
             crate::error!(
                 "launch: cannot write report {}: {}",

@@ -3,9 +3,13 @@
 
 pub mod completions;
 pub mod dotenv;
+pub mod examples;
 pub mod harness;
+pub mod init;
 pub mod launch;
+pub mod man;
 pub mod session;
+pub mod status;
 pub mod trust;
 
 use clap::{ArgAction, Parser, Subcommand};
@@ -13,6 +17,7 @@ use clap::{ArgAction, Parser, Subcommand};
 /// Build the environment a process starts with, from layers.
 #[derive(Debug, Parser)]
 #[command(name = "agentenv", version, about, propagate_version = true)]
+#[command(after_help = examples::AGENTENV)]
 pub struct Cli {
     /// Less output: -q errors only, -qq nothing.
     #[arg(short = 'q', long = "quiet", action = ArgAction::Count, global = true)]
@@ -27,27 +32,44 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the session environment assembled from the agent stores.
+    #[command(after_help = examples::ENV)]
     Env(session::EnvArgs),
     /// Run a command in the assembled session environment.
+    #[command(after_help = examples::EXEC)]
     Exec(session::ExecArgs),
     /// Show where each variable of the session environment came from.
+    #[command(after_help = examples::EXPLAIN)]
     Explain(session::ExplainArgs),
     /// Fill the environment from the operator's .env files, then run a command.
     Launch(launch::LaunchArgs),
     /// Resolve, lint and run harness YAML environments.
     #[command(subcommand)]
+    #[command(after_help = examples::HARNESS)]
     Harness(harness::HarnessCommand),
     /// Parse and check dotenv files with the project's grammar.
     #[command(subcommand)]
+    #[command(after_help = examples::DOTENV)]
     Dotenv(dotenv::DotenvCommand),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Print the shell hook: eval "$(agentenv hook bash)" in ~/.bashrc.
+    #[command(after_help = examples::HOOK)]
     Hook(trust::HookArgs),
     /// Let the shell hook (and --require-trust) load a project's .agents as it is now.
+    #[command(after_help = examples::ALLOW)]
     Allow(trust::TrustArgs),
     /// Forget an allowed project's .agents.
+    #[command(after_help = examples::DENY)]
     Deny(trust::TrustArgs),
+    /// Wire agentenv into an agent: init claude adds its SessionStart hook.
+    #[command(subcommand)]
+    #[command(after_help = examples::INIT)]
+    Init(init::InitCommand),
+    /// Show what env would walk here (stores, trust, files, cache); runs nothing.
+    #[command(after_help = examples::STATUS)]
+    Status(status::StatusArgs),
+    /// Print the man page of every command, or write one page per command.
+    Man(man::ManArgs),
 }
 
 impl Cli {
@@ -71,5 +93,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Hook(a) => trust::run_hook(a),
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
+        Command::Init(c) => init::run(c),
+        Command::Status(a) => status::run(a),
+        Command::Man(a) => man::run(a),
     }
 }

@@ -38,8 +38,9 @@ pub struct EnvArgs {
     /// in <user store>/.cache/env.
     #[arg(long = "cache")]
     pub cache: bool,
-    /// Write the rendering into FILE as its one owned block (export format
-    /// only); nothing on stdout.
+    /// Write the rendering into FILE as its one owned block (export format;
+    /// `auto` means export); nothing on stdout, also on a cache hit. A new
+    /// FILE is created 0600.
     #[arg(long = "into", value_name = "FILE")]
     pub into: Option<PathBuf>,
 }
@@ -53,12 +54,7 @@ pub struct ExecArgs {
     #[arg(long = "agent", value_name = "NAME")]
     pub agent: Option<String>,
     /// The command and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
 }
 
@@ -116,6 +112,26 @@ pub fn run_env(a: EnvArgs) -> i32 {
             return 1;
         }
     };
+    // --into writes the export format: `auto` means export whatever shell
+    // is detected; an explicit other format is refused before any layer
+    // runs (the reference checks after rendering and storing the cache
+    // entry, which a later hit then printed on stdout).
+    let format = match (&a.into, choice) {
+        (None, c) => c.resolve(),
+        (Some(_), crate::render::FormatChoice::Auto) => crate::render::Format::Export,
+        (Some(_), crate::render::FormatChoice::Named { format, .. })
+            if format == crate::render::Format::Export =>
+        {
+            format
+        }
+        (Some(_), crate::render::FormatChoice::Named { format, .. }) => {
+            crate::error!(
+                "--into writes the export format only, not '{}'",
+                format.name()
+            );
+            return 1;
+        }
+    };
     let opts = match options(&a.scope) {
         Ok(o) => o,
         Err(msg) => {
@@ -123,7 +139,6 @@ pub fn run_env(a: EnvArgs) -> i32 {
             return 2;
         }
     };
-    let format = choice.resolve();
     let base = crate::core::process_env();
     let prepared = match crate::session::prepare(&opts, &base) {
         Ok(p) => p,
@@ -132,14 +147,21 @@ pub fn run_env(a: EnvArgs) -> i32 {
             return 1;
         }
     };
-    // --cache: replay before any layer runs (fast path, issue 4).
+    // --cache: replay before any layer runs (fast path, issue 4). With
+    // --into the replayed bytes go into the file, never to stdout.
     let cache = if a.cache {
         let given = match choice {
             crate::render::FormatChoice::Auto => format.name(),
             crate::render::FormatChoice::Named { given, .. } => given,
         };
         match cache_lookup(&prepared, &base, given, a.diff) {
-            CacheState::Hit(bytes) => return print_out(&bytes),
+            CacheState::Hit(bytes) => {
+                return match &a.into {
+                    // An entry is UTF-8 (lookup checks it).
+                    Some(path) => write_into(path, &String::from_utf8_lossy(&bytes)),
+                    None => print_out(&bytes),
+                };
+            }
             state => state,
         }
     } else {
@@ -151,7 +173,7 @@ pub fn run_env(a: EnvArgs) -> i32 {
         crate::session::cache::store(dir, key, text.as_bytes());
     }
     if let Some(path) = &a.into {
-        return write_into(path, &text, format);
+        return write_into(path, &text);
     }
     print_out(text.as_bytes())
 }
@@ -186,15 +208,9 @@ fn cache_lookup(
     }
 }
 
-/// `--into FILE`: the export format only (exit 1 otherwise, file untouched).
-fn write_into(path: &std::path::Path, text: &str, format: crate::render::Format) -> i32 {
-    if format != crate::render::Format::Export {
-        crate::error!(
-            "--into writes the export format only, not '{}'",
-            format.name()
-        );
-        return 1;
-    }
+/// `--into FILE`: write the export rendering as FILE's owned block;
+/// exit 1 (nothing on stdout) when it cannot be written.
+fn write_into(path: &std::path::Path, text: &str) -> i32 {
     match crate::session::into::write_into(path, text) {
         Ok(()) => 0,
         Err(e) => {

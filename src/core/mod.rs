@@ -12,6 +12,7 @@
 
 mod assembly;
 mod changes;
+pub mod explain;
 
 pub use assembly::{Action, Assembly, LayerInfo, LayerKind, Touch};
 pub use changes::ChangeSet;

@@ -1,15 +1,11 @@
-//! `base:` chains (reference §2): locating bases (relative to the declaring
-//! file, containment in the workspace root, `https://…#sha256=` from a local
-//! content-addressed cache), depth and cycle limits, and the per-field
-//! merge rules of `mergeBaseIntoChild` / `mergeForgeConfig`.
+//! Every merge of the harness (reference §2.4, §3.2, §11.1.2, §11.2.2 and
+//! §11.2.7): a flat base layer into the layer that names it
+//! (`mergeBaseIntoChild`: the overriding layer wins), and a forge block or
+//! overlay entry over the top level (`mergeForgeConfig`: the block wins).
+//! Pure: no I/O.
 
-use super::schema::{Config, EnvConfig, EnvMap, Harness, HostFile};
-use super::{sha256, Error};
-use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
-
-/// `MaxBaseDepth`.
-pub const MAX_BASE_DEPTH: usize = 5;
+use super::schema::{Config, EnvConfig, EnvMap, Harness, HostFile, ValidationLoop};
+use std::collections::HashMap;
 
 /// Copy base keys missing from `over` (child / block keys win).
 fn merge_map(base: &Option<EnvMap>, over: &mut Option<EnvMap>) {
@@ -29,19 +25,65 @@ fn merge_env(base: &Option<EnvConfig>, over: &mut Option<EnvConfig>) {
     }
 }
 
-/// Base entries first; an `over` entry whose `dest` exactly equals a base
-/// entry's replaces it in place; the others are appended.
-fn merge_host_files(base: &Option<Vec<HostFile>>, over: &mut Option<Vec<HostFile>>) {
-    if let Some(b) = base {
-        let mut res = b.clone();
-        let n = res.len();
-        for c in over.take().unwrap_or_default() {
-            match res[..n].iter().position(|x| x.dest == c.dest) {
-                Some(i) => res[i] = c,
-                None => res.push(c),
+/// `mergeHostFiles(base, over)`: the base entries in order, then each `over`
+/// entry in order: one whose `dest` (exact text) is already present
+/// replaces the *last* entry with that dest — possibly one appended a
+/// moment ago from `over` itself — otherwise it is appended. Indexed by
+/// dest: linear in the sizes of both lists.
+pub fn merge_host_files(base: &[HostFile], over: &[HostFile]) -> Vec<HostFile> {
+    let mut res: Vec<HostFile> = Vec::with_capacity(base.len() + over.len());
+    let mut last: HashMap<&str, usize> = HashMap::with_capacity(base.len() + over.len());
+    for f in base {
+        last.insert(f.dest.as_str(), res.len());
+        res.push(f.clone());
+    }
+    for f in over {
+        match last.get(f.dest.as_str()) {
+            Some(&i) => res[i] = f.clone(),
+            None => {
+                last.insert(f.dest.as_str(), res.len());
+                res.push(f.clone());
             }
         }
-        *over = Some(res);
+    }
+    res
+}
+
+/// `mergeValidationLoop(base, over)`: field by field, the overriding
+/// side's value when non-empty (non-zero), else the other's.
+pub fn merge_validation_loop(base: &ValidationLoop, over: &ValidationLoop) -> ValidationLoop {
+    let pick = |o: &String, b: &String| if o.is_empty() { b.clone() } else { o.clone() };
+    let zero = |s: &str| {
+        let t = s.replace('_', "");
+        let t = t.trim_start_matches(['+', '-']);
+        let digits = t
+            .strip_prefix("0x")
+            .or_else(|| t.strip_prefix("0o"))
+            .or_else(|| t.strip_prefix("0b"))
+            .unwrap_or(t);
+        digits.bytes().all(|b| b == b'0')
+    };
+    ValidationLoop {
+        script: pick(&over.script, &base.script),
+        schema: pick(&over.schema, &base.schema),
+        max_iterations: if zero(&over.max_iterations) {
+            base.max_iterations.clone()
+        } else {
+            over.max_iterations.clone()
+        },
+        feedback_mode: pick(&over.feedback_mode, &base.feedback_mode),
+        preflight_check: pick(&over.preflight_check, &base.preflight_check),
+    }
+}
+
+fn merge_loops(
+    base: &Option<ValidationLoop>,
+    over: &Option<ValidationLoop>,
+) -> Option<ValidationLoop> {
+    match (base, over) {
+        (Some(b), Some(o)) => Some(merge_validation_loop(b, o)),
+        (b, None) => b.clone(),
+        (None, o) => o.clone(),
     }
 }
 
@@ -51,283 +93,98 @@ fn merge_scalar(base: &str, over: &mut String) {
     }
 }
 
-/// Merge `base` under `over` (`over` wins). `carry_preflight`: a replacing
-/// `validation_loop` keeps the base's `preflight_check` when it has none
-/// (base composition only).
-pub fn merge_config(base: &Config, over: &mut Config, carry_preflight: bool) {
+/// Merge a flat base layer's field set under `over` (`over` wins):
+/// scalars when empty, env maps additively (keys of `over` win), host
+/// files by dest (only when the base has a list, as the reference does),
+/// validation_loop field by field.
+pub fn merge_config(base: &Config, over: &mut Config) {
     merge_scalar(&base.pre_script, &mut over.pre_script);
     merge_scalar(&base.post_script, &mut over.post_script);
     merge_scalar(&base.policy, &mut over.policy);
     merge_map(&base.runner_env, &mut over.runner_env);
     merge_env(&base.env, &mut over.env);
-    merge_host_files(&base.host_files, &mut over.host_files);
-    match (&base.validation_loop, &mut over.validation_loop) {
-        (Some(b), Some(o)) if carry_preflight && o.preflight_check.is_empty() => {
-            o.preflight_check = b.preflight_check.clone();
+    if let Some(b) = &base.host_files {
+        let o = over.host_files.take().unwrap_or_default();
+        over.host_files = Some(merge_host_files(b, &o));
+    }
+    over.validation_loop = merge_loops(&base.validation_loop, &over.validation_loop);
+}
+
+/// `mergeForgeConfig`: apply a forge block or overlay entry over the top
+/// level (the block wins). Host files merge whenever the block has a list.
+pub fn apply_block(top: &mut Config, block: &Config) {
+    for (t, b) in [
+        (&mut top.pre_script, &block.pre_script),
+        (&mut top.post_script, &block.post_script),
+        (&mut top.policy, &block.policy),
+    ] {
+        if !b.is_empty() {
+            *t = b.clone();
         }
-        (Some(b), None) => over.validation_loop = Some(b.clone()),
-        _ => {}
+    }
+    if let Some(b) = &block.host_files {
+        let t = top.host_files.take().unwrap_or_default();
+        top.host_files = Some(merge_host_files(&t, b));
+    }
+    let over = |t: &mut Option<EnvMap>, b: &Option<EnvMap>| {
+        if let Some(b) = b {
+            let t = t.get_or_insert_with(EnvMap::new);
+            for (k, v) in b {
+                t.insert(k.clone(), v.clone());
+            }
+        }
+    };
+    over(&mut top.runner_env, &block.runner_env);
+    if let Some(be) = &block.env {
+        let te = top.env.get_or_insert_with(EnvConfig::default);
+        over(&mut te.runner, &be.runner);
+        over(&mut te.sandbox, &be.sandbox);
+    }
+    if block.validation_loop.is_some() {
+        top.validation_loop = merge_loops(&top.validation_loop, &block.validation_loop);
     }
 }
 
-/// Apply `block` over `top` (the block wins): ResolveForge / overlays.
-pub fn apply_block(top: &mut Config, block: Config) {
-    let mut o = block;
-    merge_config(top, &mut o, false);
-    *top = o;
-}
-
-/// `mergeBaseIntoChild(base, child)`.
+/// `mergeBaseIntoChild(base, child)` with a flat base (its forge block and
+/// overlays already resolved and dropped, fullsend main since #6798): the
+/// child's values win; `trigger` is inherited (#7350);
+/// `allowed_remote_resources` and `allow_runtime_fetch` never are.
 pub fn merge_base_into_child(base: &Harness, child: &mut Harness) {
+    debug_assert!(base.forge.is_none() && base.overlays.is_none());
     merge_scalar(&base.agent, &mut child.agent);
     merge_scalar(&base.role, &mut child.role);
     merge_scalar(&base.slug, &mut child.slug);
     merge_scalar(&base.trigger, &mut child.trigger);
-    merge_config(&base.cfg, &mut child.cfg, true);
-    if let Some(bf) = &base.forge {
-        let cf = child.forge.get_or_insert_with(Default::default);
-        for (k, bb) in bf {
-            match cf.get_mut(k) {
-                Some(Some(cb)) => {
-                    if let Some(bb) = bb {
-                        merge_config(bb, cb, true);
-                    }
-                }
-                Some(None) => {} // explicitly nulled in the child
-                None => {
-                    cf.insert(k.clone(), bb.clone());
-                }
-            }
-        }
-    }
-    if let Some(bo) = &base.overlays {
-        let mut all = bo.clone();
-        all.extend(child.overlays.take().unwrap_or_default());
-        child.overlays = Some(all);
-    }
+    merge_config(&base.cfg, &mut child.cfg);
     child.base = None;
-}
-
-/// Lexical `filepath.Clean` of an absolute path.
-pub fn clean(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("/");
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// Make `p` absolute (against the current directory) and clean it.
-pub fn absolute(p: &Path) -> PathBuf {
-    if p.is_absolute() {
-        clean(p)
-    } else {
-        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        clean(&cwd.join(p))
-    }
-}
-
-/// Where bases come from.
-pub struct BaseSource<'a> {
-    /// Containment root (the fullsend dir).
-    pub root: &'a Path,
-    /// `--base-cache DIR`.
-    pub cache: Option<&'a Path>,
-}
-
-/// A URL without userinfo, query and fragment, for messages and cycle keys.
-fn url_display(url: &str) -> String {
-    let no_frag = url.split('#').next().unwrap_or("");
-    let no_query = no_frag.split('?').next().unwrap_or("");
-    match no_query.strip_prefix("https://") {
-        Some(rest) => {
-            let (host, path) = match rest.find('/') {
-                Some(i) => (&rest[..i], &rest[i..]),
-                None => (rest, ""),
-            };
-            let host = host.rsplit('@').next().unwrap_or(host);
-            format!("https://{host}{path}")
-        }
-        None => no_query.to_string(),
-    }
-}
-
-fn read_file(path: &Path) -> Result<String, Error> {
-    let bytes = crate::fsutil::read_input(path, super::inputs::MAX_INPUT_FILE).map_err(|e| {
-        Error::new(format!(
-            "reading harness file: {}: {}",
-            path.display(),
-            crate::process::io_kind(&e)
-        ))
-    })?;
-    String::from_utf8(bytes).map_err(|e| {
-        Error::new(format!(
-            "reading harness file: {}: not valid UTF-8 (byte {})",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        ))
-    })
-}
-
-/// Load one harness file.
-pub fn load_file(path: &Path) -> Result<Harness, Error> {
-    let text = read_file(path)?;
-    super::schema::parse_harness(&text, path)
-}
-
-/// One link of a chain: its parsed harness, and where a relative `base:`
-/// written in it resolves (the declaring file's directory; for a URL base,
-/// the nearest local file's directory — the reference's quirk).
-struct Link {
-    harness: Harness,
-    dir: PathBuf,
-}
-
-fn load_url_base(url: &str, src: &BaseSource<'_>) -> Result<(String, Harness, String), Error> {
-    let shown = url_display(url);
-    let Some((_, frag)) = url.split_once('#') else {
-        return Err(Error::new(format!(
-            "base URL {shown} requires a #sha256=<64 hex digits> fragment"
-        )));
-    };
-    let hex = frag.strip_prefix("sha256=").unwrap_or("");
-    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::new(format!(
-            "base URL {shown} requires a #sha256=<64 hex digits> fragment"
-        )));
-    }
-    let hex = hex.to_ascii_lowercase();
-    let Some(cache) = src.cache else {
-        return Err(Error::new(format!(
-            "base URL {shown}: URL base requires org-level allowed_remote_resources; agentenv resolves URL bases only from a local cache instead: pass --base-cache DIR holding a file named {hex} (no network access)"
-        )));
-    };
-    let file = cache.join(&hex);
-    let bytes = crate::fsutil::read_input(&file, super::inputs::MAX_INPUT_FILE).map_err(|e| {
-        Error::new(format!(
-            "base URL {shown}: not in base cache {} (expected file {hex}): {}",
-            cache.display(),
-            crate::process::io_kind(&e)
-        ))
-    })?;
-    if sha256::hex_digest(&bytes) != hex {
-        return Err(Error::new(format!(
-            "base URL {shown}: integrity check failed: {} does not have sha256 {hex}",
-            file.display()
-        )));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| {
-        Error::new(format!(
-            "base URL {shown}: cached file {} is not valid UTF-8",
-            file.display()
-        ))
-    })?;
-    let h = super::schema::parse_harness(&text, Path::new(&shown))?;
-    Ok((shown, h, hex))
-}
-
-/// Load `child_path` and its whole base chain, merged (deepest ancestor
-/// first). Forge and overlays are not resolved here.
-pub fn load_with_base(child_path: &Path, src: &BaseSource<'_>) -> Result<Harness, Error> {
-    let child_abs = absolute(child_path);
-    let child = load_file(child_path)?;
-    let mut visited: HashSet<String> = HashSet::new();
-    visited.insert(child_abs.to_string_lossy().into_owned());
-    let mut links = vec![Link {
-        harness: child,
-        dir: child_abs.parent().unwrap_or(Path::new("/")).to_path_buf(),
-    }];
-    let wrap = |e: Error| Error::new(format!("loading base chain: {e}"));
-    let root = clean(src.root);
-    loop {
-        let last = links.last().expect("non-empty");
-        let Some((reference, _pos)) = last.harness.base.clone() else {
-            break;
-        };
-        let depth = links.len(); // the child's direct base is depth 1
-        if depth > MAX_BASE_DEPTH {
-            return Err(wrap(Error::new(format!(
-                "exceeded maximum base depth of {MAX_BASE_DEPTH}"
-            ))));
-        }
-        if reference.starts_with("http://") {
-            return Err(wrap(Error::new(
-                "base URL scheme must be https, got http://".to_string(),
-            )));
-        }
-        if reference.starts_with("https://") {
-            let key = url_display(&reference);
-            if !visited.insert(key.clone()) {
-                return Err(wrap(Error::new(format!("circular base reference: {key}"))));
-            }
-            let (_, h, _) = load_url_base(&reference, src).map_err(wrap)?;
-            let dir = last.dir.clone();
-            links.push(Link { harness: h, dir });
-            continue;
-        }
-        let declared = Path::new(&reference);
-        let abs = if declared.is_absolute() {
-            clean(declared)
-        } else {
-            clean(&last.dir.join(declared))
-        };
-        match abs.strip_prefix(&root) {
-            Ok(_) => {}
-            Err(_) => {
-                return Err(wrap(Error::new(format!(
-                    "base path {reference:?} escapes workspace root"
-                ))))
-            }
-        }
-        let key = abs.to_string_lossy().into_owned();
-        if !visited.insert(key.clone()) {
-            return Err(wrap(Error::new(format!("circular base reference: {key}"))));
-        }
-        let h = load_file(&abs).map_err(|e| {
-            wrap(Error::new(format!(
-                "loading base harness {}: {e}",
-                abs.display()
-            )))
-        })?;
-        links.push(Link {
-            harness: h,
-            dir: abs.parent().unwrap_or(Path::new("/")).to_path_buf(),
-        });
-    }
-    let mut acc = links.pop().expect("non-empty").harness;
-    while let Some(mut l) = links.pop() {
-        merge_base_into_child(&acc, &mut l.harness);
-        acc = l.harness;
-    }
-    acc.base = None;
-    Ok(acc)
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::schema::parse_harness;
     use super::*;
+    use std::path::Path;
 
     fn h(s: &str) -> Harness {
         parse_harness(s, Path::new("t.yaml")).unwrap()
     }
 
+    fn files(hf: &[HostFile]) -> Vec<(&str, &str)> {
+        hf.iter()
+            .map(|f| (f.src.as_str(), f.dest.as_str()))
+            .collect()
+    }
+
     #[test]
-    fn scalars_child_wins_unless_empty() {
-        let base = h("agent: a\nrole: r\nslug: s\n");
+    fn scalars_child_wins_unless_empty_and_trigger_is_inherited() {
+        let base = h("agent: a\nrole: r\nslug: s\ntrigger: \"event.x == 1\"\nallowed_remote_resources: ['https://x/']\n");
         let mut child = h("agent: ''\nrole: c\n");
         merge_base_into_child(&base, &mut child);
         assert_eq!(child.agent, "a");
         assert_eq!(child.role, "c");
         assert_eq!(child.slug, "s");
+        assert_eq!(child.trigger, "event.x == 1");
+        assert_eq!(child.allowed_remote_resources, None);
     }
 
     #[test]
@@ -356,88 +213,99 @@ mod tests {
         merge_base_into_child(&base, &mut child);
         let r = child.cfg.runner_env.unwrap();
         assert_eq!((r["A"].as_str(), r["K"].as_str()), ("b", "c"));
-        let base = h("agent: x\n");
-        let mut child = h("runner_env: {K: c}\n");
-        merge_base_into_child(&base, &mut child);
-        assert_eq!(child.cfg.runner_env.unwrap().len(), 1);
     }
 
     #[test]
-    fn host_files_by_dest_in_place() {
+    fn host_files_replace_the_last_entry_with_that_dest() {
+        // Reference §11.1.2: child [x→/b, y→/b] over base [z→/a] = [/a←z, /b←y].
+        let base = h("host_files:\n  - {src: z, dest: /a}\n");
+        let mut child = h("host_files:\n  - {src: x, dest: /b}\n  - {src: y, dest: /b}\n");
+        merge_base_into_child(&base, &mut child);
+        assert_eq!(
+            files(&child.cfg.host_files.unwrap()),
+            [("z", "/a"), ("y", "/b")]
+        );
+        // In place, exact text, taking over expand/optional.
         let base = h("host_files:\n  - {src: a, dest: /x}\n  - {src: b, dest: /y, expand: true}\n");
         let mut child = h(
             "host_files:\n  - {src: c, dest: /z}\n  - {src: d, dest: /y}\n  - {src: e, dest: /X}\n",
         );
         merge_base_into_child(&base, &mut child);
         let hf = child.cfg.host_files.unwrap();
-        let got: Vec<_> = hf
-            .iter()
-            .map(|f| (f.src.as_str(), f.dest.as_str(), f.expand))
-            .collect();
         assert_eq!(
-            got,
-            [
-                ("a", "/x", false),
-                ("d", "/y", false),
-                ("c", "/z", false),
-                ("e", "/X", false)
-            ]
+            files(&hf),
+            [("a", "/x"), ("d", "/y"), ("c", "/z"), ("e", "/X")]
         );
+        assert!(!hf[1].expand);
+        // Duplicates within the base stay; the child replaces the last.
+        let got = merge_host_files(
+            &h("host_files: [{src: 1, dest: /d}, {src: 2, dest: /d}]\n")
+                .cfg
+                .host_files
+                .unwrap(),
+            &h("host_files: [{src: 3, dest: /d}]\n")
+                .cfg
+                .host_files
+                .unwrap(),
+        );
+        assert_eq!(files(&got), [("1", "/d"), ("3", "/d")]);
+        // A block collapses its own duplicates even over an empty top.
+        let mut top = h("agent: a\n").cfg;
+        apply_block(
+            &mut top,
+            &h("host_files: [{src: 1, dest: /d}, {src: 2, dest: /d}]\n").cfg,
+        );
+        assert_eq!(files(&top.host_files.unwrap()), [("2", "/d")]);
+        // No base list: the child's list is kept as written.
+        let mut child = h("host_files: [{src: 1, dest: /d}, {src: 2, dest: /d}]\n");
+        merge_base_into_child(&h("agent: a\n"), &mut child);
+        assert_eq!(child.cfg.host_files.unwrap().len(), 2);
     }
 
     #[test]
-    fn validation_loop_replaced_with_preflight_carried() {
-        let base = h("validation_loop: {script: s1, schema: sc1, preflight_check: p1}\n");
-        let mut child = h("validation_loop: {script: s2}\n");
+    fn host_file_merge_is_linear() {
+        let mk = |n: usize, tag: &str| -> Vec<HostFile> {
+            (0..n)
+                .map(|i| HostFile {
+                    src: format!("{tag}{i}"),
+                    dest: format!("/sandbox/{i}"),
+                    ..Default::default()
+                })
+                .collect()
+        };
+        let (b, c) = (mk(150_000, "b"), mk(150_000, "c"));
+        let t = std::time::Instant::now();
+        let got = merge_host_files(&b, &c);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            t.elapsed()
+        );
+        assert_eq!(got.len(), 150_000);
+        assert_eq!(got[149_999].src, "c149999");
+    }
+
+    #[test]
+    fn validation_loop_merges_field_by_field() {
+        let base = h("validation_loop: {script: s1, schema: sc1, max_iterations: 3, feedback_mode: append, preflight_check: p1}\n");
+        let mut child = h("validation_loop: {schema: sc2, max_iterations: 0}\n");
         merge_base_into_child(&base, &mut child);
         let vl = child.cfg.validation_loop.unwrap();
         assert_eq!(
             (
                 vl.script.as_str(),
                 vl.schema.as_str(),
+                vl.max_iterations.as_str(),
+                vl.feedback_mode.as_str(),
                 vl.preflight_check.as_str()
             ),
-            ("s2", "", "p1")
+            ("s1", "sc2", "3", "append", "p1")
         );
-    }
-
-    #[test]
-    fn forge_blocks_key_by_key_and_null_drops() {
-        let base = h("forge:\n  github: {env: {runner: {A: b, K: b}}}\n  gitlab: {env: {runner: {G: b}}}\n  jira: {runner_env: {J: b}}\n");
-        let mut child = h("forge:\n  github: {env: {runner: {K: c}}}\n  gitlab: ~\n");
-        merge_base_into_child(&base, &mut child);
-        let f = child.forge.unwrap();
-        let gh = f["github"]
-            .as_ref()
-            .unwrap()
-            .env
-            .as_ref()
-            .unwrap()
-            .runner
-            .as_ref()
-            .unwrap();
-        assert_eq!((gh["A"].as_str(), gh["K"].as_str()), ("b", "c"));
-        assert_eq!(f["gitlab"], None);
-        assert!(f["jira"].is_some());
-        // a base forge: {} makes the child's map non-nil
-        let base = h("forge: {}\n");
-        let mut child = h("agent: a\n");
-        merge_base_into_child(&base, &mut child);
-        assert!(child.forge.is_some());
-    }
-
-    #[test]
-    fn overlays_base_first() {
-        let base = h("overlays:\n  - {when: 'b'}\n");
-        let mut child = h("overlays:\n  - {when: 'c'}\n");
-        merge_base_into_child(&base, &mut child);
-        let w: Vec<_> = child
-            .overlays
-            .unwrap()
-            .iter()
-            .map(|o| o.when.clone())
-            .collect();
-        assert_eq!(w, ["b", "c"]);
+        // A block too: it may omit script.
+        let mut top = h("validation_loop: {script: top.sh, schema: a}\n").cfg;
+        apply_block(&mut top, &h("validation_loop: {schema: b}\n").cfg);
+        let vl = top.validation_loop.unwrap();
+        assert_eq!((vl.script.as_str(), vl.schema.as_str()), ("top.sh", "b"));
     }
 
     #[test]
@@ -445,24 +313,10 @@ mod tests {
         let mut top =
             h("env:\n  runner: {K: top, T: top}\nhost_files:\n  - {src: a, dest: /d}\n").cfg;
         let block = h("env:\n  runner: {K: blk}\nhost_files:\n  - {src: b, dest: /d}\nvalidation_loop: {script: x}\n").cfg;
-        apply_block(&mut top, block);
+        apply_block(&mut top, &block);
         let r = top.env.as_ref().unwrap().runner.as_ref().unwrap();
         assert_eq!((r["K"].as_str(), r["T"].as_str()), ("blk", "top"));
         assert_eq!(top.host_files.unwrap()[0].src, "b");
         assert_eq!(top.validation_loop.unwrap().script, "x");
-    }
-
-    #[test]
-    fn clean_paths() {
-        assert_eq!(clean(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
-        assert_eq!(clean(Path::new("/../x")), PathBuf::from("/x"));
-    }
-
-    #[test]
-    fn url_display_strips_secrets() {
-        assert_eq!(
-            url_display("https://user:tok@example.com/h.yaml?sig=abc#sha256=00"),
-            "https://example.com/h.yaml"
-        );
     }
 }

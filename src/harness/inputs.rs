@@ -1,12 +1,14 @@
-//! The side inputs of a harness resolution: `--env-file` (the project's
-//! dotenv grammar, strict), `--event` (JSON) and `--config` (JSON or YAML).
+//! The side inputs of a harness resolution: `--env-file` (fullsend's
+//! `envfile` grammar), `--event` (JSON) and `--config` (JSON or YAML, and
+//! the `config` map CEL guards see).
 //! Messages name files, lines and columns, never values.
 
 use super::yaml::{self, Kind, Node};
 use super::Error;
-use crate::core::Env;
+use crate::core::ChangeSet;
 use std::ffi::OsString;
-use std::path::Path;
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
 
 /// Largest env file accepted (the reference's limit).
 pub const MAX_ENV_FILE: u64 = 1_048_576;
@@ -24,9 +26,73 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
     })
 }
 
-/// Load `path` into `env` (later files and lines win). Strict: a line the
-/// grammar ignores is an error naming the file and line.
-pub fn load_env_file(path: &Path, env: &mut Env) -> Result<(), Error> {
+/// Where a host variable came from: the `--env-file` file and line that
+/// set it last (a variable not listed here comes from the process env).
+pub type Origins = std::collections::HashMap<OsString, (PathBuf, usize)>;
+
+/// Go's `unicode.IsSpace`.
+fn is_go_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{85}' | '\u{a0}'
+    ) || (c as u32 > 0xff && c.is_whitespace())
+}
+
+/// `strings.TrimSpace` on bytes (only valid UTF-8 at the ends is decoded).
+fn trim_space(mut b: &[u8]) -> &[u8] {
+    loop {
+        let s = match std::str::from_utf8(&b[..b.len().min(4)]) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or(""),
+        };
+        match s.chars().next() {
+            Some(c) if is_go_space(c) => b = &b[c.len_utf8()..],
+            _ => break,
+        }
+    }
+    loop {
+        let tail = &b[b.len().saturating_sub(4)..];
+        let mut found = None;
+        for i in 0..tail.len() {
+            if let Ok(s) = std::str::from_utf8(&tail[i..]) {
+                found = s.chars().last();
+                break;
+            }
+        }
+        match found {
+            Some(c) if is_go_space(c) => b = &b[..b.len() - c.len_utf8()],
+            _ => break,
+        }
+    }
+    b
+}
+
+/// The value of one line (after the key and `=`), as `envfile.Load` reads
+/// it: a quoted value is the text between the first two quotes (anything
+/// after is dropped); an unquoted value ends at the first ` #`, trailing
+/// spaces trimmed. No escapes, no expansion.
+fn env_value(v: &[u8]) -> &[u8] {
+    if v.len() >= 2 && (v[0] == b'"' || v[0] == b'\'') {
+        if let Some(end) = v[1..].iter().position(|&c| c == v[0]) {
+            return &v[1..1 + end];
+        }
+    }
+    let cut = v.windows(2).position(|w| w == b" #").unwrap_or(v.len());
+    let mut v = &v[..cut];
+    while let [rest @ .., b' '] = v {
+        v = rest;
+    }
+    v
+}
+
+/// Read `path` with fullsend's own `envfile.Load` grammar into a change
+/// set (keys with their lines; reference §5.4, §11.1.5): later lines win
+/// (and later files, as layers of the run's assembly); blank lines and
+/// comments are skipped, and so is a line without `=`, with a warning in
+/// `notes` naming the file and line. An invalid name is an error naming
+/// the file and line and only the name's valid prefix. Values are bytes.
+pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, Error> {
+    let mut cs = ChangeSet::new();
     let wrap = |m: String| Error::new(format!("loading env file {}: {m}", path.display()));
     let md = std::fs::metadata(path)
         .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
@@ -38,19 +104,45 @@ pub fn load_env_file(path: &Path, env: &mut Env) -> Result<(), Error> {
     }
     let bytes = crate::fsutil::read_input(path, MAX_ENV_FILE)
         .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
-    let parsed = crate::dotenv::parse_bytes(&bytes);
-    if let Some(d) = parsed.diagnostics.iter().find(|d| d.is_error) {
-        return Err(Error::new(format!(
-            "{}:{}: loading env file: {}",
-            path.display(),
-            d.line,
-            d.message
-        )));
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let n = i + 1;
+        let mut line = raw;
+        while let [rest @ .., b'\r'] = line {
+            line = rest;
+        }
+        let line = trim_space(line);
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        let Some(eq) = line.iter().position(|&b| b == b'=') else {
+            notes.push(format!(
+                "{}:{n}: line skipped (no \"=\"; an env file line is KEY=value)",
+                path.display()
+            ));
+            continue;
+        };
+        let line = line.strip_prefix(b"export ").unwrap_or(line);
+        let eq = line.iter().position(|&b| b == b'=').unwrap_or(eq);
+        let key = String::from_utf8_lossy(&line[..eq]);
+        if !super::sandbox::is_posix_name(&key) {
+            return Err(Error::new(format!(
+                "{}:{n}: invalid env var name {:?} in {}",
+                path.display(),
+                super::shown_key(&key),
+                path.display()
+            )));
+        }
+        let value = env_value(&line[eq + 1..]);
+        if value.contains(&0) {
+            return Err(wrap(format!("line {n}: setting {key}: invalid argument")));
+        }
+        cs.set_at(
+            OsString::from(key.into_owned()),
+            OsString::from_vec(value.to_vec()),
+            n as u32,
+        );
     }
-    for e in parsed.entries {
-        env.insert(OsString::from(e.key), OsString::from(e.value));
-    }
-    Ok(())
+    Ok(cs)
 }
 
 fn json_error(path: &Path, what: &str, e: &serde_json::Error) -> Error {
@@ -169,6 +261,108 @@ pub fn load_config(path: &Path) -> Result<serde_json::Value, Error> {
     }
 }
 
+/// `BuildConfigMap` (reference §3.3, §11.2.8): the `config` variable of
+/// CEL guards, from the per-repo config. Keys only when non-empty;
+/// `kill_switch` only when active; each `agents[]` item with `source`,
+/// `name`, `enabled`, `runtime`, `model`, `effort` when set. `mint_url`
+/// and `inference` are never exposed, nor anything else.
+pub fn config_map(raw: &serde_json::Value) -> serde_json::Value {
+    use serde_json::{Map, Value as J};
+    let text = |v: Option<&J>| -> Option<String> {
+        match v? {
+            J::String(s) if !s.is_empty() => Some(s.clone()),
+            J::Number(n) => Some(match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+                _ => n.to_string(),
+            }),
+            J::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    };
+    let strings = |v: Option<&J>| -> Option<J> {
+        let items: Vec<J> = v?
+            .as_array()?
+            .iter()
+            .filter_map(|x| text(Some(x)))
+            .map(J::String)
+            .collect();
+        (!items.is_empty()).then_some(J::Array(items))
+    };
+    let mut m = Map::new();
+    for k in ["forge", "tracker", "runtime"] {
+        if let Some(v) = text(raw.get(k)) {
+            m.insert(k.into(), J::String(v));
+        }
+    }
+    if let Some(v) = strings(raw.get("roles")) {
+        m.insert("roles".into(), v);
+    }
+    if let Some(v) = text(raw.get("version")) {
+        m.insert("version".into(), J::String(v));
+    }
+    if raw.get("kill_switch") == Some(&J::Bool(true)) {
+        m.insert("kill_switch".into(), J::Bool(true));
+    }
+    if let Some(agents) = raw.get("agents").and_then(|a| a.as_array()) {
+        let items: Vec<J> = agents
+            .iter()
+            .map(|a| {
+                let mut o = Map::new();
+                for k in ["source", "name"] {
+                    if let Some(v) = text(a.get(k)) {
+                        o.insert(k.into(), J::String(v));
+                    }
+                }
+                if let Some(J::Bool(b)) = a.get("enabled") {
+                    o.insert("enabled".into(), J::Bool(*b));
+                }
+                for k in ["runtime", "model", "effort"] {
+                    if let Some(v) = text(a.get(k)) {
+                        o.insert(k.into(), J::String(v));
+                    }
+                }
+                J::Object(o)
+            })
+            .collect();
+        if !items.is_empty() {
+            m.insert("agents".into(), J::Array(items));
+        }
+    }
+    if let Some(v) = strings(raw.get("allowed_remote_resources")) {
+        m.insert("allowed_remote_resources".into(), v);
+    }
+    if let Some(t) = raw
+        .get("create_issues")
+        .and_then(|c| c.get("allow_targets"))
+    {
+        let mut o = Map::new();
+        if let Some(v) = strings(t.get("orgs")) {
+            o.insert("allow_orgs".into(), v);
+        }
+        if let Some(v) = strings(t.get("repos")) {
+            o.insert("allow_repos".into(), v);
+        }
+        if !o.is_empty() {
+            m.insert("create_issues".into(), J::Object(o));
+        }
+    }
+    if let Some(c) = raw
+        .get("status_notifications")
+        .and_then(|s| s.get("comment"))
+    {
+        let mut o = Map::new();
+        for k in ["start", "completion"] {
+            if let Some(v) = text(c.get(k)) {
+                o.insert(k.into(), J::String(v));
+            }
+        }
+        if !o.is_empty() {
+            m.insert("status_notifications".into(), J::Object(o));
+        }
+    }
+    J::Object(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,6 +410,80 @@ mod tests {
         let e = load_event(&p).unwrap_err().to_string();
         assert!(e.contains(":1:"), "{e}");
         assert!(!e.contains("secret"));
+    }
+
+    #[test]
+    fn config_map_exposes_only_the_documented_keys() {
+        let raw = json!({
+            "forge": "github", "tracker": "", "version": 1.0, "roles": ["a", ""],
+            "kill_switch": false, "mint_url": "https://secret", "inference": {"project": "p"},
+            "agents": [{"source": "", "name": "n", "enabled": false, "runtime": "claude", "model": "m", "effort": "", "x": 1}],
+            "allowed_remote_resources": [],
+            "create_issues": {"allow_targets": {"orgs": ["o"], "repos": []}},
+            "status_notifications": {"comment": {"start": "s"}},
+            "other": true
+        });
+        assert_eq!(
+            config_map(&raw),
+            json!({
+                "forge": "github", "version": "1", "roles": ["a"],
+                "agents": [{"name": "n", "enabled": false, "runtime": "claude", "model": "m"}],
+                "create_issues": {"allow_orgs": ["o"]},
+                "status_notifications": {"start": "s"}
+            })
+        );
+        assert_eq!(
+            config_map(&json!({"kill_switch": true}))["kill_switch"],
+            json!(true)
+        );
+        assert_eq!(config_map(&json!({})), json!({}));
+    }
+
+    fn load(body: &[u8]) -> (Result<(), Error>, crate::core::Env, Vec<String>) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("e.env");
+        std::fs::write(&p, body).unwrap();
+        let mut notes = Vec::new();
+        let mut env = crate::core::Env::new();
+        let r = load_env_file(&p, &mut notes).map(|cs| cs.apply_to(&mut env));
+        (r, env, notes)
+    }
+
+    #[test]
+    fn env_file_grammar_is_envfile_load() {
+        let (r, env, notes) = load(
+            b"# c\n\nA= v\nexport B=\"a\"b\nC='it''s'\nD=v # c\nE=v#tag\nF=\"value'\nG=\"\nexportH=x\nno equals here\r\nI=a\xffb\n  J=trim  \n",
+        );
+        r.unwrap();
+        let get = |k: &str| {
+            env.get(std::ffi::OsStr::new(k))
+                .map(|v| v.as_encoded_bytes().to_vec())
+        };
+        assert_eq!(get("A").unwrap(), b" v");
+        assert_eq!(get("B").unwrap(), b"a");
+        assert_eq!(get("C").unwrap(), b"it");
+        assert_eq!(get("D").unwrap(), b"v");
+        assert_eq!(get("E").unwrap(), b"v#tag");
+        assert_eq!(get("F").unwrap(), b"\"value'");
+        assert_eq!(get("G").unwrap(), b"\"");
+        assert_eq!(get("exportH").unwrap(), b"x");
+        assert_eq!(get("I").unwrap(), b"a\xffb");
+        assert_eq!(get("J").unwrap(), b"trim");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].ends_with(":11: line skipped (no \"=\"; an env file line is KEY=value)"),
+            "{notes:?}"
+        );
+        for (body, shown) in [
+            (&b"K =v\n"[..], "\"K…\""),
+            (b"export  K=v\n", "\"…\""),
+            (b"GH_TOKEN ghp_secret=v\n", "\"GH_TOKEN…\""),
+        ] {
+            let e = load(body).0.unwrap_err().to_string();
+            assert!(e.contains(&format!("invalid env var name {shown}")), "{e}");
+            assert!(e.contains(":1: "), "{e}");
+            assert!(!e.contains("secret"), "{e}");
+        }
     }
 
     #[test]

@@ -1,29 +1,43 @@
 //! The harness environment (`agentenv harness …`): one harness YAML
 //! declares `env.runner` (host-side scripts) and `env.sandbox` (the agent
 //! sandbox), composed through `base:` chains, `forge.<platform>` blocks and
-//! CEL-guarded `overlays:`, with Go `os.Expand` expansion.
+//! CEL-guarded `overlays:`, with Go `os.Expand` expansion. It follows
+//! fullsend main as of 2026-10-01 (reference §11).
 //!
-//! Pipeline ([`resolve`]), as the reference runner does it:
-//! env files → platform → load + base chain → forge key check → overlay
-//! checks → ResolveForge → ResolveOverlays → Validate → `${}` validation →
-//! expansion → file checks → Lint → effective runner env → sandbox lines.
+//! Pipeline ([`resolve`]):
+//! env files → platform → load the chain (`base.rs`) → per layer, deepest
+//! first: merge the flat ancestor under it (`compose.rs`), check and apply
+//! its own forge block and matching overlays (`select.rs`, `validate.rs`,
+//! `cel.rs`) → `Validate` → `${}` validation → expansion (`expansion.rs`)
+//! → file checks → Lint (`lint.rs`) → effective runner env, sandbox lines
+//! (`sandbox.rs`). `explain.rs` is a view of the record kept on the way.
 //!
-//! No error or warning ever contains a value read from a file or the
-//! environment: only files, lines, fields, keys and variable names.
+//! Values are bytes from the host env to the child and the sandbox lines;
+//! only JSON output converts (`json.rs`). No error or warning ever
+//! contains a value read from a file or the environment: only files,
+//! lines, fields, keys and variable names.
 
+pub mod base;
+pub mod cel;
 pub mod compose;
-pub mod forge;
+pub mod expansion;
+pub mod explain;
 pub mod inputs;
-pub mod overlays;
+pub mod json;
+pub mod lint;
 pub mod sandbox;
 pub mod schema;
+pub mod select;
 pub mod sha256;
 pub mod validate;
 pub mod yaml;
 
-use crate::core::Env;
+use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
+use expansion::ValueMap;
+use json::J;
 use schema::{EnvMap, HostFile};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// A harness error: a complete, value-free message.
@@ -52,6 +66,23 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// How a key or variable name is shown in a message. A name made of
+/// `[A-Za-z0-9_.-]` (at most 64 bytes) is shown in full; anything else can
+/// carry a value (`"GH_TOKEN=ghp_…"` as a key), so only its leading
+/// `[A-Za-z0-9_]` run is shown, followed by `…`.
+pub fn shown_key(k: &str) -> String {
+    let plain = k.len() <= 64
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if plain {
+        return k.to_string();
+    }
+    let lead = k.len()
+        - k.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            .len();
+    format!("{}…", &k[..lead.min(64)])
+}
+
 /// What to resolve, and with which inputs.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -62,34 +93,46 @@ pub struct Options {
     pub event: Option<PathBuf>,
     pub config: Option<PathBuf>,
     pub base_cache: Option<PathBuf>,
+    /// `lint`: a missing host file is a finding (an error diagnostic), not
+    /// a failure.
+    pub files_as_findings: bool,
 }
 
 /// The resolved harness environment.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Resolved {
     pub platform: String,
     pub fullsend_dir: PathBuf,
-    pub runner_env: EnvMap,
-    pub env_runner: EnvMap,
-    pub env_sandbox: EnvMap,
-    pub effective_runner_env: EnvMap,
+    pub runner_env: ValueMap,
+    pub env_runner: ValueMap,
+    pub env_sandbox: ValueMap,
+    pub effective_runner_env: ValueMap,
     /// The kept sandbox entries, sorted by key.
-    pub sandbox_entries: Vec<(String, String)>,
-    pub sandbox_lines: Vec<String>,
+    pub sandbox_entries: Vec<(String, OsString)>,
+    pub sandbox_lines: Vec<Vec<u8>>,
     pub host_files: Vec<HostFile>,
-    pub diagnostics: Vec<sandbox::Diagnostic>,
+    pub diagnostics: Vec<lint::Diagnostic>,
     /// The sandbox skip messages (`warnings` in the JSON).
     pub warnings: Vec<String>,
     /// Other warnings, for stderr only: overlay evaluation failures and
-    /// missing host files.
+    /// skipped env-file lines.
     pub notes: Vec<String>,
     /// The host env after the `--env-file` loads.
     pub host_env: Env,
+    /// The `run` child's environment as an assembly: the process env as
+    /// base, a layer per `--env-file`, then the run's own layers (host
+    /// variables not inherited, `runner_env`, `env.runner`, the deny list
+    /// and `PYTHONDONTWRITEBYTECODE`). The child gets `current()`.
+    pub assembly: Assembly,
+    /// Which `--env-file` line set a host variable.
+    pub origins: inputs::Origins,
+    /// Every place an env key was set, in order (for `explain`).
+    pub trace: explain::Trace,
 }
 
 /// Default fullsend dir: the parent of the harness file's directory.
 fn default_fullsend_dir(file: &Path) -> PathBuf {
-    let abs = compose::absolute(file);
+    let abs = base::absolute(file);
     let dir = abs.parent().unwrap_or(Path::new("/"));
     dir.parent().unwrap_or(dir).to_path_buf()
 }
@@ -97,7 +140,7 @@ fn default_fullsend_dir(file: &Path) -> PathBuf {
 /// Stack for a resolution: the CEL parser (an ANTLR grammar) recurses deeply
 /// per nesting level, so it runs on its own thread with room to spare (the
 /// memory is reserved, not committed). Nesting itself is capped in
-/// [`overlays::compile`].
+/// [`cel::compile`].
 pub(crate) const RESOLVE_STACK: usize = 256 << 20;
 
 /// Resolve `opts.file` against the host environment `host`.
@@ -118,93 +161,120 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
 }
 
 fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
-    let mut host_env = host.clone();
+    let mut asm = Assembly::new(host.clone());
+    let mut origins = inputs::Origins::new();
+    let mut notes = Vec::new();
     for f in &opts.env_files {
-        inputs::load_env_file(f, &mut host_env)?;
+        let cs = inputs::load_env_file(f, &mut notes)?;
+        for (k, line) in &cs.lines {
+            origins.insert(k.clone(), (f.clone(), *line as usize));
+        }
+        let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(f));
+        asm.apply(layer, &cs);
     }
-    let lookup = |name: &str| -> Option<String> {
-        host_env
-            .get(&OsString::from(name))
-            .map(|v| v.to_string_lossy().into_owned())
-    };
-
+    let host_env = asm.current().clone();
     let fullsend_dir = match &opts.fullsend_dir {
-        Some(d) => compose::absolute(d),
+        Some(d) => base::absolute(d),
         None => default_fullsend_dir(&opts.file),
     };
-    let fullsend_str = fullsend_dir.to_string_lossy().into_owned();
 
     let config = match &opts.config {
         Some(p) => inputs::load_config(p)?,
         None => serde_json::Value::Object(Default::default()),
     };
     let config_forge = config.get("forge").and_then(|v| v.as_str());
-    let platform = forge::detect_platform(opts.forge.as_deref(), config_forge, lookup)?;
+    let platform = select::detect_platform(opts.forge.as_deref(), config_forge, &host_env)?;
     let event = match &opts.event {
         Some(p) => inputs::load_event(p)?,
         None => serde_json::Value::Object(Default::default()),
     };
+    let sel = select::Selection::new(platform.clone(), &event, &inputs::config_map(&config));
 
-    let src = compose::BaseSource {
+    let src = base::BaseSource {
         root: &fullsend_dir,
         cache: opts.base_cache.as_deref(),
     };
-    let mut h = compose::load_with_base(&opts.file, &src)?;
+    let links = base::load_chain(&opts.file, &src)?;
 
     // Errors after loading name the harness file first.
     let file = opts.file.display().to_string();
     let at = |e: Error| e.wrap(&file);
-    forge::validate_forge_keys(&h).map_err(|e| at(e.wrap("invalid harness")))?;
-    forge::validate_overlays(&h).map_err(|e| at(e.wrap("invalid harness")))?;
-    forge::resolve_forge(&mut h, &platform).map_err(at)?;
-    let mut notes = Vec::new();
-    forge::resolve_overlays(
-        &mut h,
-        &overlays::json_to_cel(&event),
-        &platform,
-        &overlays::json_to_cel(&config),
-        &mut notes,
-    )
-    .map_err(at)?;
-    validate::validate(&h).map_err(|e| at(e.wrap("invalid harness")))?;
-    validate::validate_env(&h, &lookup).map_err(|e| at(e.wrap("validating env")))?;
-    let map = validate::expander(&fullsend_str, &lookup);
-    validate::expand_harness(&mut h, &map);
+    let mut trace = explain::Trace {
+        files: links.iter().map(|l| l.label.clone()).collect(),
+        sets: Vec::new(),
+    };
+    let mut flat: Option<schema::Harness> = None;
+    for (idx, link) in links.into_iter().enumerate().rev() {
+        let mut h = link.harness;
+        trace.record(idx, explain::Block::Top, &h.cfg);
+        if let Some(ancestor) = flat.take() {
+            compose::merge_base_into_child(&ancestor, &mut h);
+        }
+        let child = idx == 0;
+        select::resolve_layer(&mut h, &sel, child, idx, &mut trace, &mut notes).map_err(|e| {
+            if child {
+                at(e)
+            } else {
+                at(Error::new(format!(
+                    "loading base chain: {}: {e}",
+                    link.label
+                )))
+            }
+        })?;
+        flat = Some(h);
+    }
+    let h = flat.expect("a chain has a file");
+    validate::validate(&h, &sel.env).map_err(|e| at(e.wrap("invalid harness")))?;
+    validate::validate_env(&h, &|n| expansion::is_set(n, &host_env))
+        .map_err(|e| at(e.wrap("validating env")))?;
 
     let resolve_src = |s: &str| -> String {
         if s.contains("${") || Path::new(s).is_absolute() {
             s.to_string()
         } else {
-            compose::clean(&fullsend_dir.join(s))
+            base::clean(&fullsend_dir.join(s))
                 .to_string_lossy()
                 .into_owned()
         }
     };
-    // ValidateFilesExist for host_files: reported, not fatal (see docs).
+    let mut diagnostics = lint::lint(&h, &resolve_src);
+    // ValidateFilesExist for host_files (§11.1.3).
     for (i, f) in h.cfg.host_files.iter().flatten().enumerate() {
         if f.optional || f.src.contains("${") {
             continue;
         }
         let p = resolve_src(&f.src);
         if let Err(e) = std::fs::metadata(&p) {
-            notes.push(format!(
-                "host_files[{i}].src: stat {p}: {}",
-                crate::process::io_kind(&e).to_lowercase()
-            ));
+            let message = format!("stat {p}: {}", crate::process::io_kind(&e).to_lowercase());
+            if opts.files_as_findings {
+                diagnostics.push(lint::Diagnostic {
+                    error: true,
+                    field: format!("host_files[{i}].src"),
+                    message,
+                });
+            } else {
+                return Err(at(Error::new(format!(
+                    "validating files: host_files[{i}].src: {message}"
+                ))));
+            }
         }
     }
 
-    let diagnostics = sandbox::lint(&h, &resolve_src);
-
+    let x = expansion::Expander {
+        fullsend_dir: fullsend_dir.as_os_str(),
+        host: &host_env,
+    };
     let cfg = h.cfg;
     let env = cfg.env.unwrap_or_default();
-    let runner_env = cfg.runner_env.unwrap_or_default();
-    let env_runner = env.runner.unwrap_or_default();
-    let env_sandbox = env.sandbox.unwrap_or_default();
+    let empty = EnvMap::new();
+    let runner_env = x.map(cfg.runner_env.as_ref().unwrap_or(&empty));
+    let env_runner = x.map(env.runner.as_ref().unwrap_or(&empty));
+    let env_sandbox = x.map(env.sandbox.as_ref().unwrap_or(&empty));
     let mut effective = runner_env.clone();
     for (k, v) in &env_runner {
         effective.insert(k.clone(), v.clone());
     }
+    run_layers(&mut asm, &opts.file, &runner_env, &env_runner);
     let (kept, warnings) = sandbox::sandbox_entries(&env_sandbox);
     let sandbox_lines = kept
         .iter()
@@ -223,64 +293,170 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         diagnostics,
         warnings,
         notes,
-        host_env: host_env.clone(),
+        host_env,
+        assembly: asm,
+        origins,
+        trace,
     })
 }
 
+/// The `run` child's layers over the host env (§11.2.11): host variables
+/// it never inherits removed; `runner_env` then `env.runner` (runner wins)
+/// without `TRACEPARENT` and the GitLab token names; the deny list removed
+/// even when declared; `PYTHONDONTWRITEBYTECODE=1`.
+fn run_layers(asm: &mut Assembly, file: &Path, runner_env: &ValueMap, env_runner: &ValueMap) {
+    let mut cs = ChangeSet::new();
+    for k in asm.current().keys() {
+        if not_inherited(k.as_bytes()) {
+            cs.remove(k.clone());
+        }
+    }
+    let layer =
+        asm.add_layer(LayerInfo::new(LayerKind::Harness).with_level("not inherited by run"));
+    asm.apply(layer, &cs);
+    for (level, m) in [("runner_env", runner_env), ("env.runner", env_runner)] {
+        let mut cs = ChangeSet::new();
+        for (k, v) in m {
+            if k != "TRACEPARENT" && !dropped_entry(k) {
+                cs.set(OsString::from(k), v.clone());
+            }
+        }
+        let layer = asm.add_layer(
+            LayerInfo::new(LayerKind::Harness)
+                .with_path(file)
+                .with_level(level),
+        );
+        asm.apply(layer, &cs);
+    }
+    let mut cs = ChangeSet::new();
+    for k in expansion::DENIED {
+        if asm.current().contains_key(OsStr::new(k)) {
+            cs.remove(k);
+        }
+    }
+    cs.set("PYTHONDONTWRITEBYTECODE", "1");
+    let layer = asm.add_layer(LayerInfo::new(LayerKind::Harness).with_level("run child"));
+    asm.apply(layer, &cs);
+}
+
+/// Host variables the `run` child never inherits (they still expand, and
+/// reach the child when `env.runner` declares them): §11.2.11.
+fn not_inherited(name: &[u8]) -> bool {
+    matches!(
+        name,
+        b"JIRA_TOKEN" | b"JIRA_USER_EMAIL" | b"OTEL_EXPORTER_OTLP_HEADERS"
+    ) || (name.starts_with(b"OTEL_EXPORTER_OTLP_") && name.ends_with(b"_HEADERS"))
+}
+
+/// Runner env entries dropped from the `run` child (GitLab credentials
+/// are the runner's own business): §11.2.11.
+fn dropped_entry(name: &str) -> bool {
+    name == "GITLAB_TOKEN" || name == "FULLSEND_FORGE_TOKEN" || name.starts_with("FULLSEND_GITLAB_")
+}
+
+fn map_json(m: &ValueMap) -> J {
+    J::Obj(
+        m.iter()
+            .map(|(k, v)| (k.clone(), J::str(v.as_bytes())))
+            .collect(),
+    )
+}
+
 impl Resolved {
-    /// The `resolve` JSON (SPEC §7).
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "platform": self.platform,
-            "runner_env": self.runner_env,
-            "env": {"runner": self.env_runner, "sandbox": self.env_sandbox},
-            "effective_runner_env": self.effective_runner_env,
-            "sandbox_lines": self.sandbox_lines,
-            "host_files": self.host_files,
-            "diagnostics": self.diagnostics.iter().map(|d| d.to_string()).collect::<Vec<_>>(),
-            "warnings": self.warnings,
-        })
+    /// The `resolve` JSON (SPEC §7), as text.
+    pub fn to_json_string(&self) -> String {
+        let files = self
+            .host_files
+            .iter()
+            .map(|f| {
+                J::Obj(vec![
+                    ("src".into(), J::str(&f.src)),
+                    ("dest".into(), J::str(&f.dest)),
+                    ("expand".into(), J::Bool(f.expand)),
+                    ("optional".into(), J::Bool(f.optional)),
+                ])
+            })
+            .collect();
+        let strs = |v: &[String]| J::Arr(v.iter().map(J::str).collect());
+        json::to_string(&J::Obj(vec![
+            ("platform".into(), J::str(&self.platform)),
+            ("runner_env".into(), map_json(&self.runner_env)),
+            (
+                "env".into(),
+                J::Obj(vec![
+                    ("runner".into(), map_json(&self.env_runner)),
+                    ("sandbox".into(), map_json(&self.env_sandbox)),
+                ]),
+            ),
+            (
+                "effective_runner_env".into(),
+                map_json(&self.effective_runner_env),
+            ),
+            (
+                "sandbox_lines".into(),
+                J::Arr(self.sandbox_lines.iter().map(J::str).collect()),
+            ),
+            ("host_files".into(), J::Arr(files)),
+            (
+                "diagnostics".into(),
+                strs(
+                    &self
+                        .diagnostics
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+            ("warnings".into(), strs(&self.warnings)),
+        ]))
     }
 
-    /// The child environment of `harness run`: the host env (after the env
-    /// files) plus the effective runner env (runner wins), with the OIDC
-    /// keys removed and a declared `TRACEPARENT` not applied.
-    pub fn child_env(&self) -> Env {
-        let mut env = self.host_env.clone();
-        for (k, v) in &self.effective_runner_env {
-            if k == "TRACEPARENT" {
-                continue;
-            }
-            env.insert(OsString::from(k), OsString::from(v));
-        }
-        for k in validate::OIDC_KEYS {
-            env.remove(&OsString::from(k));
-        }
-        env
+    /// The `resolve` JSON as a value (for tests and the fuzz target; a
+    /// byte that is not UTF-8 reads back as U+FFFD).
+    pub fn to_json(&self) -> serde_json::Value {
+        let s = self.to_json_string();
+        serde_json::from_str(&s).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A runner env name that an environment cannot carry (empty, or with
+    /// `=` or NUL), shown up to its valid prefix.
+    pub fn unpassable_name(&self) -> Option<String> {
+        self.effective_runner_env
+            .keys()
+            .find(|k| k.is_empty() || k.contains('=') || k.contains('\0'))
+            .map(|k| shown_key(k))
+    }
+
+    /// The child environment of `harness run` (§11.2.11): the host env
+    /// (after the env files) without the JIRA / OTLP-header secrets, plus
+    /// the effective runner env (runner wins) except `TRACEPARENT` and the
+    /// GitLab token names, without the deny list, and
+    /// `PYTHONDONTWRITEBYTECODE=1`.
+    pub fn child_env(&self) -> &Env {
+        self.assembly.current()
     }
 
     /// The sandbox file in `dotenv` format, or the first key whose value the
-    /// project's dotenv grammar cannot carry.
+    /// project's dotenv grammar cannot carry (not UTF-8 included).
     pub fn sandbox_dotenv(&self) -> Result<String, String> {
         let mut out = String::new();
         for (k, v) in &self.sandbox_entries {
-            match crate::dotenv::write_value(k, v) {
-                Some(line) => {
-                    out.push_str(&line);
-                    out.push('\n');
-                }
-                None => return Err(k.clone()),
-            }
+            let line = v
+                .to_str()
+                .and_then(|v| crate::dotenv::write_value(k, v))
+                .ok_or_else(|| k.clone())?;
+            out.push_str(&line);
+            out.push('\n');
         }
         Ok(out)
     }
 
     /// The sandbox file in `export` format.
-    pub fn sandbox_export(&self) -> String {
-        let mut out = String::new();
+    pub fn sandbox_export(&self) -> Vec<u8> {
+        let mut out = Vec::new();
         for l in &self.sandbox_lines {
-            out.push_str(l);
-            out.push('\n');
+            out.extend_from_slice(l);
+            out.push(b'\n');
         }
         out
     }

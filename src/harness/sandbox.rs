@@ -1,10 +1,14 @@
-//! The `env.sandbox` lines (reference §5.3) and the lint rules L1–L3 (§6).
+//! The `env.sandbox` lines (reference §5.3, §11.2.5): invalid and reserved
+//! keys skipped with a warning, the rest sorted by key (byte order), each
+//! as `export KEY='V'` with `'` written `'\''`. Values are bytes.
 
-use super::schema::{EnvMap, Harness};
-use super::validate::OIDC_KEYS;
+use super::expansion::{is_denied, ValueMap};
+use super::shown_key;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 
-/// Keys reserved for runner infrastructure (plus the OIDC keys).
-pub const RESERVED: [&str; 15] = [
+/// Keys reserved for runner infrastructure (plus the expansion deny list).
+pub const RESERVED: [&str; 19] = [
     "PATH",
     "HOME",
     "SHELL",
@@ -20,6 +24,11 @@ pub const RESERVED: [&str; 15] = [
     "FULLSEND_TARGET_REPO_DIR",
     "FULLSEND_ROLE",
     "FULLSEND_SLUG",
+    // written per iteration into .fullsend/iteration.env (fullsend main)
+    "FULLSEND_TIMEOUT_MINUTES",
+    "FULLSEND_ITERATION_DEADLINE",
+    "TRACEPARENT",
+    "FULLSEND_RUNNER_PATH",
 ];
 
 /// `^[A-Za-z_][A-Za-z0-9_]*$`
@@ -31,18 +40,19 @@ pub fn is_posix_name(k: &str) -> bool {
 }
 
 pub fn is_reserved(k: &str) -> bool {
-    RESERVED.contains(&k) || OIDC_KEYS.contains(&k)
+    RESERVED.contains(&k) || is_denied(k)
 }
 
 /// The sandbox entries kept (sorted by key, byte order) and the skip
-/// warnings.
-pub fn sandbox_entries(sandbox: &EnvMap) -> (Vec<(String, String)>, Vec<String>) {
+/// warnings. A key is named up to its valid prefix (it can carry a value).
+pub fn sandbox_entries(sandbox: &ValueMap) -> (Vec<(String, OsString)>, Vec<String>) {
     let mut kept = Vec::new();
     let mut warnings = Vec::new();
     for (k, v) in sandbox {
         if !is_posix_name(k) {
             warnings.push(format!(
-                "env.sandbox key {k:?} is not a valid POSIX identifier; skipping"
+                "env.sandbox key {:?} is not a valid POSIX identifier; skipping",
+                shown_key(k)
             ));
         } else if is_reserved(k) {
             warnings.push(format!(
@@ -55,91 +65,52 @@ pub fn sandbox_entries(sandbox: &EnvMap) -> (Vec<(String, String)>, Vec<String>)
     (kept, warnings)
 }
 
-/// `export KEY='V'` with every `'` as `'\''`.
-pub fn export_line(k: &str, v: &str) -> String {
-    format!("export {k}='{}'", v.replace('\'', "'\\''"))
-}
-
-/// One diagnostic of `Lint()`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    pub error: bool,
-    pub field: &'static str,
-    pub message: String,
-}
-
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let sev = if self.error { "error" } else { "warning" };
-        write!(f, "{sev}: {}: {}", self.field, self.message)
-    }
-}
-
-/// L1–L3 on the resolved, expanded harness. `src_shown` gives the src as
-/// reported (resolved against the fullsend dir unless it contains `${`).
-pub fn lint(h: &Harness, src_shown: &dyn Fn(&str) -> String) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let c = &h.cfg;
-    let runner_env_n = c.runner_env.as_ref().map_or(0, |m| m.len());
-    let env_runner_n = c
-        .env
-        .as_ref()
-        .and_then(|e| e.runner.as_ref())
-        .map_or(0, |m| m.len());
-    let env_sandbox_n = c
-        .env
-        .as_ref()
-        .and_then(|e| e.sandbox.as_ref())
-        .map_or(0, |m| m.len());
-    if runner_env_n > 0 {
-        let message = if env_runner_n == 0 {
-            "runner_env is deprecated; use env.runner instead (see ADR 0055)"
+/// `export KEY='V'` with every `'` as `'\''`, as bytes.
+pub fn export_line(k: &str, v: &std::ffi::OsStr) -> Vec<u8> {
+    let mut out = Vec::with_capacity(k.len() + v.len() + 12);
+    out.extend_from_slice(b"export ");
+    out.extend_from_slice(k.as_bytes());
+    out.extend_from_slice(b"='");
+    for &b in v.as_bytes() {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
         } else {
-            "runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)"
-        };
-        out.push(Diagnostic {
-            error: false,
-            field: "runner_env",
-            message: message.into(),
-        });
-    }
-    if env_sandbox_n > 0 {
-        if let Some(f) = c
-            .host_files
-            .iter()
-            .flatten()
-            .find(|f| f.expand && f.dest.contains(".env.d/"))
-        {
-            out.push(Diagnostic {
-                error: false,
-                field: "env.sandbox",
-                message: format!(
-                    "env.sandbox coexists with host_files entry {} (dest: {}); env.sandbox values take precedence on key collision",
-                    src_shown(&f.src),
-                    f.dest
-                ),
-            });
+            out.push(b);
         }
     }
+    out.push(b'\'');
     out
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::schema::parse_harness;
     use super::*;
-    use std::path::Path;
-
-    fn h(s: &str) -> Harness {
-        parse_harness(s, Path::new("t.yaml")).unwrap()
-    }
 
     #[test]
     fn lines_sorted_filtered_quoted() {
-        let x = h("env:\n  sandbox:\n    ZED: \"it's\"\n    A_1: '$x `y` \"z\" \\\\'\n    PATH: p\n    ACTIONS_ID_TOKEN_REQUEST_URL: u\n    1BAD: b\n    my-key: c\n    CLAUDE_CONFIG_DIR: c\n    TIRITH_X: t\n    E: ''\n");
-        let sb = x.cfg.env.unwrap().sandbox.unwrap();
+        let sb: ValueMap = [
+            ("ZED", "it's"),
+            ("A_1", "$x `y` \"z\" \\\\"),
+            ("PATH", "p"),
+            ("ACTIONS_ID_TOKEN_REQUEST_URL", "u"),
+            ("OPENAI_API_KEY", "k"),
+            ("TRACEPARENT", "t"),
+            ("FULLSEND_RUNNER_PATH", "r"),
+            ("1BAD", "b"),
+            ("my-key", "c"),
+            ("GH_TOKEN=ghp_secret", "c"),
+            ("CLAUDE_CONFIG_DIR", "c"),
+            ("TIRITH_X", "t"),
+            ("E", ""),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), OsString::from(v)))
+        .collect();
         let (kept, warns) = sandbox_entries(&sb);
-        let lines: Vec<_> = kept.iter().map(|(k, v)| export_line(k, v)).collect();
+        let lines: Vec<String> = kept
+            .iter()
+            .map(|(k, v)| String::from_utf8(export_line(k, v)).unwrap())
+            .collect();
         assert_eq!(
             lines,
             [
@@ -155,33 +126,17 @@ mod tests {
             [
                 "env.sandbox key \"1BAD\" is not a valid POSIX identifier; skipping",
                 "env.sandbox key \"ACTIONS_ID_TOKEN_REQUEST_URL\" is reserved for runner infrastructure; skipping",
+                "env.sandbox key \"FULLSEND_RUNNER_PATH\" is reserved for runner infrastructure; skipping",
+                "env.sandbox key \"GH_TOKEN…\" is not a valid POSIX identifier; skipping",
+                "env.sandbox key \"OPENAI_API_KEY\" is reserved for runner infrastructure; skipping",
                 "env.sandbox key \"PATH\" is reserved for runner infrastructure; skipping",
+                "env.sandbox key \"TRACEPARENT\" is reserved for runner infrastructure; skipping",
                 "env.sandbox key \"my-key\" is not a valid POSIX identifier; skipping",
             ]
         );
-    }
-
-    #[test]
-    fn lint_rules() {
-        let id = |s: &str| s.to_string();
-        let d =
-            |s: &str| -> Vec<String> { lint(&h(s), &id).iter().map(|d| d.to_string()).collect() };
         assert_eq!(
-            d("runner_env: {A: b}\n"),
-            ["warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)"]
-        );
-        assert_eq!(
-            d("runner_env: {A: b}\nenv: {runner: {B: c}}\n"),
-            ["warning: runner_env: runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)"]
-        );
-        assert!(d("runner_env: {}\nenv: {runner: {B: c}}\n").is_empty());
-        assert_eq!(
-            d("env: {sandbox: {PATH: x}}\nhost_files:\n  - {src: a, dest: /x/.env.d/a.env}\n  - {src: b, dest: /w/.env.d/b.env, expand: true}\n  - {src: c, dest: /w/.env.d/c.env, expand: true}\n"),
-            ["warning: env.sandbox: env.sandbox coexists with host_files entry b (dest: /w/.env.d/b.env); env.sandbox values take precedence on key collision"]
-        );
-        assert!(
-            d("env: {sandbox: {}}\nhost_files: [{src: b, dest: .env.d/b, expand: true}]\n")
-                .is_empty()
+            export_line("K", std::ffi::OsStr::from_bytes(b"a\xff'b")),
+            b"export K='a\xff'\\''b'"
         );
     }
 }

@@ -31,7 +31,31 @@ pub struct HostFile {
 pub struct ValidationLoop {
     pub script: String,
     pub schema: String,
+    /// The literal text of the integer (`0` and empty count as unset).
+    pub max_iterations: String,
+    pub feedback_mode: String,
     pub preflight_check: String,
+}
+
+/// The YAML line of each env key of a block.
+pub type KeyLines = BTreeMap<(Field, String), usize>;
+
+/// Which env map of a [`Config`] a key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Field {
+    RunnerEnv,
+    EnvRunner,
+    EnvSandbox,
+}
+
+impl Field {
+    pub fn name(self) -> &'static str {
+        match self {
+            Field::RunnerEnv => "runner_env",
+            Field::EnvRunner => "env.runner",
+            Field::EnvSandbox => "env.sandbox",
+        }
+    }
 }
 
 /// The field set shared by the top level, a `forge.<p>` block and an
@@ -45,6 +69,9 @@ pub struct Config {
     pub validation_loop: Option<ValidationLoop>,
     pub runner_env: Option<EnvMap>,
     pub env: Option<EnvConfig>,
+    /// The YAML line of each env key declared in this block (for
+    /// `harness explain`); merges leave it alone.
+    pub lines: KeyLines,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,6 +92,9 @@ pub struct Harness {
     /// `None` = absent or null; a null block value = explicitly nulled.
     pub forge: Option<IndexMap<String, Option<Config>>>,
     pub overlays: Option<Vec<Overlay>>,
+    /// `allowed_remote_resources` (never inherited from a base).
+    pub allowed_remote_resources: Option<Vec<String>>,
+    pub allow_runtime_fetch: bool,
 }
 
 /// Conversion context: the file name for messages.
@@ -130,32 +160,95 @@ impl Conv<'_> {
         }
     }
 
-    fn string_map(&self, n: &Node, field: &str) -> Result<Option<EnvMap>, Error> {
+    fn string_map(
+        &self,
+        n: &Node,
+        field: &str,
+        lines: Option<(Field, &mut KeyLines)>,
+    ) -> Result<Option<EnvMap>, Error> {
         let Some(es) = self.entries(n, field)? else {
             return Ok(None);
         };
         let mut m = EnvMap::new();
+        let mut lines = lines;
         for (k, v) in es {
             let key = self.string(k, &format!("{field} key"))?;
-            let val = self.string(v, &format!("{field}.{key}"))?;
+            // A key is named in messages only up to its valid prefix.
+            let val = self.string(v, &format!("{field}.{}", super::shown_key(&key)))?;
+            if let Some((f, l)) = lines.as_mut() {
+                l.insert((*f, key.clone()), k.pos.line);
+            }
             m.insert(key, val);
         }
         Ok(Some(m))
     }
 
-    fn env(&self, n: &Node, field: &str) -> Result<Option<EnvConfig>, Error> {
+    fn env(&self, n: &Node, field: &str, lines: &mut KeyLines) -> Result<Option<EnvConfig>, Error> {
         let Some(es) = self.entries(n, field)? else {
             return Ok(None);
         };
         let mut e = EnvConfig::default();
         for (k, v) in es {
             match k.key_text() {
-                Some("runner") => e.runner = self.string_map(v, &format!("{field}.runner"))?,
-                Some("sandbox") => e.sandbox = self.string_map(v, &format!("{field}.sandbox"))?,
+                Some("runner") => {
+                    e.runner = self.string_map(
+                        v,
+                        &format!("{field}.runner"),
+                        Some((Field::EnvRunner, &mut *lines)),
+                    )?
+                }
+                Some("sandbox") => {
+                    e.sandbox = self.string_map(
+                        v,
+                        &format!("{field}.sandbox"),
+                        Some((Field::EnvSandbox, &mut *lines)),
+                    )?
+                }
                 _ => {}
             }
         }
         Ok(Some(e))
+    }
+
+    /// yaml.v3 decoding into `int`: decimal, `0x`, `0o`, `0b`, a sign,
+    /// `_` separators; null → 0. Kept as its text.
+    fn int(&self, n: &Node, field: &str) -> Result<String, Error> {
+        match &n.kind {
+            Kind::Null => Ok(String::new()),
+            Kind::Scalar { text, plain: true } => {
+                let t = text.replace('_', "");
+                let t = t.strip_prefix(['+', '-']).unwrap_or(&t);
+                let ok = if let Some(h) = t.strip_prefix("0x") {
+                    !h.is_empty() && h.bytes().all(|b| b.is_ascii_hexdigit())
+                } else if let Some(o) = t.strip_prefix("0o") {
+                    !o.is_empty() && o.bytes().all(|b| (b'0'..=b'7').contains(&b))
+                } else if let Some(b) = t.strip_prefix("0b") {
+                    !b.is_empty() && b.bytes().all(|c| c == b'0' || c == b'1')
+                } else {
+                    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
+                };
+                if ok {
+                    Ok(text.clone())
+                } else {
+                    Err(self.err(n.pos, field, "expected an integer"))
+                }
+            }
+            Kind::Scalar { .. } => Err(self.err(n.pos, field, "expected an integer")),
+            _ => Err(self.mismatch(n, field, "an integer")),
+        }
+    }
+
+    fn string_list(&self, n: &Node, field: &str) -> Result<Option<Vec<String>>, Error> {
+        match &n.kind {
+            Kind::Null => Ok(None),
+            Kind::Seq(items) => items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| self.string(it, &format!("{field}[{i}]")))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            _ => Err(self.mismatch(n, field, "a sequence")),
+        }
     }
 
     fn host_files(&self, n: &Node, field: &str) -> Result<Option<Vec<HostFile>>, Error> {
@@ -195,6 +288,12 @@ impl Conv<'_> {
             match k.key_text() {
                 Some("script") => vl.script = self.string(v, &format!("{field}.script"))?,
                 Some("schema") => vl.schema = self.string(v, &format!("{field}.schema"))?,
+                Some("max_iterations") => {
+                    vl.max_iterations = self.int(v, &format!("{field}.max_iterations"))?
+                }
+                Some("feedback_mode") => {
+                    vl.feedback_mode = self.string(v, &format!("{field}.feedback_mode"))?
+                }
                 Some("preflight_check") => {
                     vl.preflight_check = self.string(v, &format!("{field}.preflight_check"))?
                 }
@@ -219,8 +318,10 @@ impl Conv<'_> {
             "policy" => cfg.policy = self.string(v, &f)?,
             "host_files" => cfg.host_files = self.host_files(v, &f)?,
             "validation_loop" => cfg.validation_loop = self.validation_loop(v, &f)?,
-            "runner_env" => cfg.runner_env = self.string_map(v, &f)?,
-            "env" => cfg.env = self.env(v, &f)?,
+            "runner_env" => {
+                cfg.runner_env = self.string_map(v, &f, Some((Field::RunnerEnv, &mut cfg.lines)))?
+            }
+            "env" => cfg.env = self.env(v, &f, &mut cfg.lines)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -256,6 +357,12 @@ impl Conv<'_> {
                 "role" => h.role = self.string(v, "role")?,
                 "slug" => h.slug = self.string(v, "slug")?,
                 "trigger" => h.trigger = self.string(v, "trigger")?,
+                "allowed_remote_resources" => {
+                    h.allowed_remote_resources = self.string_list(v, "allowed_remote_resources")?
+                }
+                "allow_runtime_fetch" => {
+                    h.allow_runtime_fetch = self.boolean(v, "allow_runtime_fetch")?
+                }
                 "base" => {
                     let b = self.string(v, "base")?;
                     h.base = if b.is_empty() { None } else { Some((b, v.pos)) };

@@ -1,37 +1,95 @@
-//! Checks on the resolved harness (reference §1.3), the unset-variable
-//! validation for braced references (§4.3) and the expander mapping (§4.2).
+//! Every check of a harness (reference §1.3, §4.3, §11.1.1, §11.1.3,
+//! §11.2.3, §11.2.6): the per-block checks (a forge block, an overlay
+//! entry), the top-level `Validate` on the resolved harness, the
+//! host_files `dest` rules, the unset-variable validation and the file
+//! checks. Each check runs once, where the reference runs it.
 
-use super::overlays::{self, CompileError};
-use super::schema::{Config, EnvMap, Harness};
-use super::Error;
-use crate::expand::{braced_names, expand};
+use super::cel::{self, CompileError, Guard};
+use super::schema::{Config, EnvMap, Harness, HostFile, ValidationLoop};
+use super::{shown_key, Error};
+use std::collections::BTreeMap;
 
-/// The OIDC keys: never visible to expansion, stripped from child envs.
-pub const OIDC_KEYS: [&str; 4] = [
-    "ACTIONS_ID_TOKEN_REQUEST_URL",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-    "FULLSEND_GCP_OIDC_URL",
-    "FULLSEND_GCP_OIDC_AUTH_FILE",
-];
+/// `ForgeKeyList`, sorted.
+pub const FORGE_KEYS: [&str; 3] = ["github", "gitlab", "jira"];
+
+pub fn forge_key_list() -> String {
+    FORGE_KEYS.join(", ")
+}
+
+pub fn is_valid_platform(p: &str) -> bool {
+    FORGE_KEYS.contains(&p)
+}
 
 fn is_url(s: &str) -> bool {
     s.starts_with("http://") || s.starts_with("https://")
 }
 
-/// Checks of one ForgeConfig field set; `prefix` is "" for the top level,
-/// `forge.<p>.` or `overlays[i].` for blocks.
-pub fn check_config(cfg: &Config, prefix: &str) -> Result<(), Error> {
-    for (name, v) in [
-        ("pre_script", &cfg.pre_script),
-        ("post_script", &cfg.post_script),
-    ] {
-        if is_url(v) {
-            return Err(Error::new(format!(
-                "{prefix}{name} must be a local path, not a URL"
-            )));
+/// Runner-owned sandbox paths (`hostfile_dest.go`).
+const RESERVED_EXACT: [&str; 1] = ["/sandbox/workspace/.env"];
+const RESERVED_BIN_DIR: &str = "/sandbox/workspace/bin";
+const RESERVED_BINARIES: [&str; 6] = [
+    "claude",
+    "codex",
+    "pi",
+    "opencode",
+    "fullsend",
+    "fullsend-check-output",
+];
+const RESERVED_DIRS: [&str; 7] = [
+    "/sandbox/claude-config",
+    "/sandbox/codex-config",
+    "/sandbox/pi-config",
+    "/sandbox/workspace/.fullsend",
+    "/sandbox/workspace/.security",
+    "/sandbox/.venv",
+    "/sandbox/go/bin",
+];
+
+/// Go's `path.Clean` of an absolute slash path.
+fn clean_slash(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
         }
     }
-    for (i, f) in cfg.host_files.iter().flatten().enumerate() {
+    format!("/{}", parts.join("/"))
+}
+
+/// `ValidateHostFileDest` (§11.2.6): absolute, no `..` component, under
+/// `/sandbox/` or `/tmp/`, not runner-owned. The dest is a path, not a
+/// value; it is quoted as the reference quotes it.
+pub fn check_dest(dest: &str) -> Result<(), String> {
+    if !dest.starts_with('/') {
+        return Err(format!("dest {dest:?} must be an absolute path"));
+    }
+    if dest.split('/').any(|c| c == "..") {
+        return Err(format!(
+            "dest {dest:?} must not contain a \"..\" path component"
+        ));
+    }
+    let clean = clean_slash(dest);
+    if !(clean.starts_with("/sandbox/") || clean.starts_with("/tmp/")) {
+        return Err(format!("dest {dest:?} must be under /sandbox/ or /tmp/"));
+    }
+    let (dir, base) = clean.rsplit_once('/').unwrap_or(("", &clean));
+    let reserved = RESERVED_EXACT.contains(&clean.as_str())
+        || (dir == RESERVED_BIN_DIR && RESERVED_BINARIES.contains(&base))
+        || RESERVED_DIRS
+            .iter()
+            .any(|d| clean == *d || clean.starts_with(&format!("{d}/")));
+    if reserved {
+        return Err(format!("dest {dest:?} is reserved for the runner"));
+    }
+    Ok(())
+}
+
+fn check_host_files(files: &[HostFile], prefix: &str, urls_here: bool) -> Result<(), Error> {
+    for (i, f) in files.iter().enumerate() {
         if f.src.is_empty() {
             return Err(Error::new(format!(
                 "{prefix}host_files[{i}]: src is required"
@@ -42,20 +100,119 @@ pub fn check_config(cfg: &Config, prefix: &str) -> Result<(), Error> {
                 "{prefix}host_files[{i}]: dest is required"
             )));
         }
-        if is_url(&f.src) {
+        check_dest(&f.dest).map_err(|m| Error::new(format!("{prefix}host_files[{i}]: {m}")))?;
+        if urls_here && is_url(&f.src) {
             return Err(Error::new(format!(
                 "{prefix}host_files[{i}].src must be a local path, not a URL"
             )));
         }
     }
+    Ok(())
+}
+
+fn check_loop_urls(vl: &ValidationLoop, prefix: &str) -> Result<(), Error> {
+    if is_url(&vl.script) {
+        return Err(Error::new(format!(
+            "{prefix}validation_loop.script must be a local path, not a URL"
+        )));
+    }
+    if is_url(&vl.schema) {
+        return Err(Error::new(format!(
+            "{prefix}validation_loop.schema must be a local path, not a URL"
+        )));
+    }
+    Ok(())
+}
+
+/// The checks of one forge block or overlay entry (`prefix` is
+/// `forge.<p>.` or `overlays[i].`). `top_has_script`: the layer's top
+/// level has a `validation_loop.script`, which a block may then omit.
+pub fn check_block(cfg: &Config, prefix: &str, top_has_script: bool) -> Result<(), Error> {
+    for (name, v) in [
+        ("pre_script", &cfg.pre_script),
+        ("post_script", &cfg.post_script),
+    ] {
+        if is_url(v) {
+            return Err(Error::new(format!(
+                "{prefix}{name} must be a local path, not a URL"
+            )));
+        }
+    }
+    check_host_files(cfg.host_files.as_deref().unwrap_or_default(), prefix, true)?;
     if let Some(vl) = &cfg.validation_loop {
-        if vl.script.is_empty() {
+        if vl.script.is_empty() && !top_has_script {
             return Err(Error::new(format!(
                 "{prefix}validation_loop.script is required when validation_loop is set"
             )));
         }
+        check_loop_urls(vl, prefix)?;
     }
     Ok(())
+}
+
+fn top_has_script(h: &Harness) -> bool {
+    h.cfg
+        .validation_loop
+        .as_ref()
+        .is_some_and(|v| !v.script.is_empty())
+}
+
+/// `validateForge`: every key valid, every block's own checks — for every
+/// platform key, selected or not, with or without a platform (§11.1.1).
+/// Keys in sorted order (Go's map order is random).
+pub fn validate_forge(h: &Harness) -> Result<(), Error> {
+    let Some(f) = &h.forge else { return Ok(()) };
+    let mut keys: Vec<&String> = f.keys().collect();
+    keys.sort();
+    let inherit = top_has_script(h);
+    for k in keys {
+        if !is_valid_platform(k) {
+            return Err(Error::new(format!(
+                "forge: unrecognized key {:?} (valid: {})",
+                shown_key(k),
+                forge_key_list()
+            )));
+        }
+        if let Some(Some(block)) = f.get(k) {
+            check_block(block, &format!("forge.{k}."), inherit)?;
+        }
+    }
+    Ok(())
+}
+
+/// `validateOverlays` for one file: coexistence with `forge:` in the same
+/// file, `when` required, compiles, static type bool, and each entry's
+/// fields. Returns the compiled guards, in order.
+pub fn validate_overlays(h: &Harness, env: &cel::Env) -> Result<Vec<Guard>, Error> {
+    let Some(ovs) = h.overlays.as_ref().filter(|o| !o.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    if h.forge.is_some() {
+        return Err(Error::new(
+            "forge and overlays cannot coexist in the same harness; migrate forge entries to overlays",
+        ));
+    }
+    let inherit = top_has_script(h);
+    let mut guards = Vec::with_capacity(ovs.len());
+    for (i, o) in ovs.iter().enumerate() {
+        let when = o.when.trim();
+        if when.is_empty() {
+            return Err(Error::new(format!("overlays[{i}].when is required")));
+        }
+        match cel::compile(env, when, &["event", "runtime", "config"]) {
+            Ok(g) => guards.push(g),
+            Err(CompileError::Invalid(m)) => {
+                return Err(Error::new(format!("overlays[{i}].when: {m}")))
+            }
+            Err(CompileError::NotBool(t)) => {
+                return Err(Error::new(format!(
+                    "overlays[{i}].when must evaluate to bool, got {t}"
+                )))
+            }
+        }
+        check_block(&o.cfg, &format!("overlays[{i}]."), inherit)?;
+    }
+    Ok(guards)
 }
 
 fn role_ok(r: &str) -> bool {
@@ -76,9 +233,9 @@ fn slug_ok(s: &str) -> bool {
             .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
 }
 
-/// `Validate` on the resolved harness. Messages are wrapped by the caller
-/// as `invalid harness: …`.
-pub fn validate(h: &Harness) -> Result<(), Error> {
+/// `Validate` on the resolved harness (forge and overlays consumed).
+/// Messages are wrapped by the caller as `invalid harness: …`.
+pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
     if h.agent.is_empty() {
         return Err(Error::new("agent field is required"));
     }
@@ -94,11 +251,52 @@ pub fn validate(h: &Harness) -> Result<(), Error> {
     if !h.slug.is_empty() && !slug_ok(&h.slug) {
         return Err(Error::new("slug must match ^[a-zA-Z0-9][a-zA-Z0-9_-]*$"));
     }
-    check_config(&h.cfg, "")?;
-    super::forge::validate_forge_keys(h)?;
-    if !h.trigger.is_empty() {
-        let env = overlays::cel_env();
-        match overlays::compile(&env, &h.trigger, &["event"]) {
+    let c = &h.cfg;
+    check_host_files(c.host_files.as_deref().unwrap_or_default(), "", false)?;
+    if let Some(vl) = &c.validation_loop {
+        if vl.script.is_empty() {
+            return Err(Error::new(
+                "validation_loop.script is required when validation_loop is set",
+            ));
+        }
+        if !matches!(vl.feedback_mode.as_str(), "" | "none" | "append") {
+            return Err(Error::new(
+                "validation_loop.feedback_mode must be \"none\" or \"append\"",
+            ));
+        }
+    }
+    // ValidateResourceTypes
+    for (name, v) in [
+        ("pre_script", &c.pre_script),
+        ("post_script", &c.post_script),
+    ] {
+        if is_url(v) {
+            return Err(Error::new(format!(
+                "{name} must be a local path, not a URL"
+            )));
+        }
+    }
+    if let Some(vl) = &c.validation_loop {
+        check_loop_urls(vl, "")?;
+    }
+    for (i, f) in c.host_files.iter().flatten().enumerate() {
+        if is_url(&f.src) {
+            return Err(Error::new(format!(
+                "host_files[{i}].src must be a local path, not a URL"
+            )));
+        }
+    }
+    if h.allow_runtime_fetch
+        && h.allowed_remote_resources
+            .as_ref()
+            .is_none_or(|v| v.is_empty())
+    {
+        return Err(Error::new(
+            "allow_runtime_fetch requires at least one entry in allowed_remote_resources",
+        ));
+    }
+    if !h.trigger.trim().is_empty() {
+        match cel::compile(env, &h.trigger, &["event"]) {
             Ok(_) => {}
             Err(CompileError::Invalid(m)) => return Err(Error::new(format!("trigger: {m}"))),
             Err(CompileError::NotBool(t)) => {
@@ -111,102 +309,81 @@ pub fn validate(h: &Harness) -> Result<(), Error> {
     Ok(())
 }
 
-/// Lookup semantics of the validation: `FULLSEND_DIR` is always set, the
-/// OIDC keys are always unset, else the host decides (set-but-empty is set).
-fn is_set(name: &str, host: &dyn Fn(&str) -> Option<String>) -> bool {
-    if name == "FULLSEND_DIR" {
-        return true;
+/// One unresolved braced reference as it is shown: a plain name in full;
+/// otherwise only its leading name, because the rest can be a value
+/// (`${GH_TOKEN:-ghp_…}` looks up the name `GH_TOKEN:-ghp_…`).
+fn shown_reference(name: &str) -> String {
+    let plain = name.len()
+        - name
+            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            .len();
+    if plain == name.len() {
+        return name.to_string();
     }
-    if OIDC_KEYS.contains(&name) {
-        return false;
+    let lead = &name[..plain];
+    let rest = &name[plain..];
+    if rest.starts_with(":-") || rest.starts_with('-') || rest.starts_with(":=") {
+        format!("${{{lead}…}} (shell defaults like \":-\" are not supported: the whole braced text is looked up as one name)")
+    } else {
+        format!("${{{lead}…}} (the braced text is not a plain variable name)")
     }
-    host(name).is_some()
 }
 
-fn check_value(
-    source: &str,
-    value: &str,
-    host: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), Error> {
-    for name in braced_names(value) {
-        if !is_set(name, host) {
-            return Err(Error::new(format!(
-                "{source}: host variable {name} is not set"
-            )));
+/// `ValidateRunnerEnvWith` (§11.2.3): every braced `${NAME}` that is not
+/// set is collected; the error lists each once with the sorted places that
+/// reference it, lines sorted. `is_set` decides (FULLSEND_DIR set, deny
+/// list unset). Wrapped by the caller as `validating env: …`.
+pub fn validate_env(h: &Harness, is_set: &dyn Fn(&str) -> bool) -> Result<(), Error> {
+    let mut refs: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut check = |source: String, value: &str| {
+        for name in crate::expand::braced_names(value) {
+            if !is_set(name) {
+                refs.entry(shown_reference(name))
+                    .or_default()
+                    .push(source.clone());
+            }
         }
-    }
-    Ok(())
-}
-
-fn check_map(
-    field: &str,
-    m: &Option<EnvMap>,
-    host: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), Error> {
-    for (k, v) in m.iter().flatten() {
-        check_value(&format!("{field}[{k}]"), v, host)?;
-    }
-    Ok(())
-}
-
-/// `ValidateRunnerEnvWith`: every braced `${NAME}` must be set, in the
-/// reference's order (keys sorted within a map). The raw value is not
-/// quoted in the message (a deliberate difference: values never reach
-/// stderr). Wrapped by the caller as `validating env: …`.
-pub fn validate_env(h: &Harness, host: &dyn Fn(&str) -> Option<String>) -> Result<(), Error> {
+    };
     let c = &h.cfg;
-    check_map("runner_env", &c.runner_env, host)?;
+    let map = |m: &Option<EnvMap>, field: &str, check: &mut dyn FnMut(String, &str)| {
+        for (k, v) in m.iter().flatten() {
+            check(format!("{field}[{}]", shown_key(k)), v);
+        }
+    };
+    map(&c.runner_env, "runner_env", &mut check);
     for (i, f) in c.host_files.iter().flatten().enumerate() {
         if !f.optional {
-            check_value(&format!("host_files[{i}].src"), &f.src, host)?;
+            check(format!("host_files[{i}].src"), &f.src);
         }
     }
     if let Some(vl) = &c.validation_loop {
-        check_value("validation_loop.schema", &vl.schema, host)?;
-        check_value("validation_loop.preflight_check", &vl.preflight_check, host)?;
+        check("validation_loop.schema".into(), &vl.schema);
+        check(
+            "validation_loop.preflight_check".into(),
+            &vl.preflight_check,
+        );
     }
-    let env = c.env.clone().unwrap_or_default();
-    check_map("env.runner", &env.runner, host)?;
-    check_map("env.sandbox", &env.sandbox, host)?;
-    Ok(())
-}
-
-/// The expander of §4.2: `FULLSEND_DIR` → the fullsend dir, OIDC keys →
-/// "", anything else → the host value or "".
-pub fn expander<'a>(
-    fullsend_dir: &'a str,
-    host: &'a dyn Fn(&str) -> Option<String>,
-) -> impl Fn(&str) -> String + 'a {
-    move |name: &str| {
-        if name == "FULLSEND_DIR" {
-            fullsend_dir.to_string()
-        } else if OIDC_KEYS.contains(&name) {
-            String::new()
-        } else {
-            host(name).unwrap_or_default()
-        }
+    if let Some(env) = &c.env {
+        map(&env.runner, "env.runner", &mut check);
+        map(&env.sandbox, "env.sandbox", &mut check);
     }
-}
-
-/// Expand the env maps and the `${`-containing validation_loop paths.
-pub fn expand_harness(h: &mut Harness, map: &dyn Fn(&str) -> String) {
-    let ex = |m: &mut Option<EnvMap>| {
-        for v in m.iter_mut().flat_map(|m| m.values_mut()) {
-            *v = expand(v, map);
-        }
-    };
-    ex(&mut h.cfg.runner_env);
-    if let Some(env) = &mut h.cfg.env {
-        ex(&mut env.runner);
-        ex(&mut env.sandbox);
+    if refs.is_empty() {
+        return Ok(());
     }
-    if let Some(vl) = &mut h.cfg.validation_loop {
-        for v in [&mut vl.schema, &mut vl.preflight_check] {
-            if v.contains("${") {
-                *v = expand(v, map);
-            }
-        }
-    }
+    let mut lines: Vec<String> = refs
+        .into_iter()
+        .map(|(name, mut sources)| {
+            sources.sort();
+            sources.dedup();
+            format!("{name} is not set (referenced by {})", sources.join(", "))
+        })
+        .collect();
+    lines.sort();
+    Err(Error::new(format!(
+        "{} unresolved host variable(s):\n    {}",
+        lines.len(),
+        lines.join("\n    ")
+    )))
 }
 
 #[cfg(test)]
@@ -219,25 +396,21 @@ mod tests {
         parse_harness(s, Path::new("t.yaml")).unwrap()
     }
 
-    fn host(name: &str) -> Option<String> {
-        match name {
-            "SET" => Some("v".into()),
-            "EMPTY" => Some(String::new()),
-            "ACTIONS_ID_TOKEN_REQUEST_TOKEN" => Some("oidc".into()),
-            _ => None,
-        }
+    fn set(name: &str) -> bool {
+        matches!(name, "SET" | "EMPTY" | "FULLSEND_DIR")
     }
 
     #[test]
     fn required_fields_and_checks() {
-        let msg = |s: &str| validate(&h(s)).unwrap_err().to_string();
+        let env = cel::cel_env();
+        let msg = |s: &str| validate(&h(s), &env).unwrap_err().to_string();
         assert_eq!(msg(""), "agent field is required");
         assert_eq!(msg("agent: a\n"), "role field is required");
         assert!(msg("agent: a\nrole: Bad\n").starts_with("role must match"));
         assert!(msg("agent: a\nrole: a--b\n").contains("--"));
         assert!(msg("agent: a\nrole: r\nslug: -x\n").starts_with("slug must match"));
         assert_eq!(
-            msg("agent: a\nrole: r\nhost_files: [{dest: d}]\n"),
+            msg("agent: a\nrole: r\nhost_files: [{dest: /tmp/d}]\n"),
             "host_files[0]: src is required"
         );
         assert_eq!(
@@ -245,7 +418,7 @@ mod tests {
             "host_files[0]: dest is required"
         );
         assert_eq!(
-            msg("agent: a\nrole: r\nhost_files: [{src: 'https://x', dest: d}]\n"),
+            msg("agent: a\nrole: r\nhost_files: [{src: 'https://x', dest: /tmp/d}]\n"),
             "host_files[0].src must be a local path, not a URL"
         );
         assert_eq!(
@@ -253,87 +426,170 @@ mod tests {
             "validation_loop.script is required when validation_loop is set"
         );
         assert!(
-            msg("agent: a\nrole: r\nforge: {bogus: {}}\n").contains("unrecognized key \"bogus\"")
+            msg("agent: a\nrole: r\nvalidation_loop: {script: s, feedback_mode: x}\n")
+                .contains("feedback_mode")
         );
         assert!(
             msg("agent: a\nrole: r\ntrigger: 'runtime.forge == \"x\"'\n").starts_with("trigger: ")
         );
-        validate(&h(
-            "agent: a\nrole: r-1_x\nslug: A-b_9\ntrigger: \"event.kind == 'push'\"\n",
+        validate(
+            &h("agent: a\nrole: r-1_x\nslug: A-b_9\ntrigger: \"event.kind == 'push'\"\n"),
+            &env,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn dest_rules_in_order() {
+        for (d, want) in [
+            ("rel/x", "dest \"rel/x\" must be an absolute path"),
+            (
+                "/sandbox/../etc/x",
+                "dest \"/sandbox/../etc/x\" must not contain a \"..\" path component",
+            ),
+            ("/etc/x", "dest \"/etc/x\" must be under /sandbox/ or /tmp/"),
+            (
+                "/sandbox",
+                "dest \"/sandbox\" must be under /sandbox/ or /tmp/",
+            ),
+            (
+                "/sandbox/workspace/.env",
+                "dest \"/sandbox/workspace/.env\" is reserved for the runner",
+            ),
+            (
+                "/sandbox//workspace/.env/",
+                "dest \"/sandbox//workspace/.env/\" is reserved for the runner",
+            ),
+            (
+                "/sandbox/workspace/bin/claude",
+                "dest \"/sandbox/workspace/bin/claude\" is reserved for the runner",
+            ),
+            (
+                "/sandbox/claude-config",
+                "dest \"/sandbox/claude-config\" is reserved for the runner",
+            ),
+            (
+                "/sandbox/workspace/.fullsend/iteration.env",
+                "dest \"/sandbox/workspace/.fullsend/iteration.env\" is reserved for the runner",
+            ),
+            (
+                "/sandbox/go/bin/go",
+                "dest \"/sandbox/go/bin/go\" is reserved for the runner",
+            ),
+        ] {
+            assert_eq!(check_dest(d).unwrap_err(), want);
+        }
+        for ok in [
+            "/sandbox/workspace/.env.d/a.env",
+            "/sandbox/workspace/bin/my-tool.sh",
+            "/tmp/x",
+            "/sandbox/go/binx",
+            "/sandbox/workspace/.envx",
+        ] {
+            check_dest(ok).unwrap();
+        }
+        let env = cel::cel_env();
+        let e = validate(
+            &h("agent: a\nrole: r\nhost_files: [{src: s, dest: /etc/passwd}]\n"),
+            &env,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "host_files[0]: dest \"/etc/passwd\" must be under /sandbox/ or /tmp/"
+        );
+    }
+
+    #[test]
+    fn every_forge_block_is_checked_even_unselected() {
+        let e = validate_forge(&h("forge:\n  github: {host_files: [{dest: /d}]}\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "forge.github.host_files[0]: src is required");
+        let e = validate_forge(&h("forge:\n  jira: {host_files: [{src: s, dest: /x}]}\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "forge.jira.host_files[0]: dest \"/x\" must be under /sandbox/ or /tmp/"
+        );
+        let e = validate_forge(&h("forge:\n  zz: {}\n  bb: {}\n  github: {}\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "forge: unrecognized key \"bb\" (valid: github, gitlab, jira)"
+        );
+        // A block may omit script when the top level has one.
+        let e = validate_forge(&h("forge:\n  github: {validation_loop: {schema: s}}\n"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "forge.github.validation_loop.script is required when validation_loop is set"
+        );
+        validate_forge(&h(
+            "validation_loop: {script: t}\nforge:\n  github: {validation_loop: {schema: s}}\n",
         ))
         .unwrap();
     }
 
     #[test]
-    fn env_validation_order_and_rules() {
-        let msg = |s: &str| validate_env(&h(s), &host).err().map(|e| e.to_string());
+    fn overlay_validation() {
+        let env = cel::cel_env();
+        let e = |s: &str| validate_overlays(&h(s), &env).err().unwrap().to_string();
+        assert!(e("forge: {}\noverlays: [{when: 'true'}]\n").contains("cannot coexist"));
+        assert_eq!(
+            e("overlays: [{when: '  '}]\n"),
+            "overlays[0].when is required"
+        );
+        assert_eq!(
+            e("overlays: [{when: 'true'}, {when: 'event.flag'}]\n"),
+            "overlays[1].when must evaluate to bool, got dyn"
+        );
+        assert!(e("overlays: [{when: 'event.a ==', env: {}}]\n")
+            .starts_with("overlays[0].when: syntax error"));
+        assert_eq!(
+            e("overlays: [{when: 'true', pre_script: 'https://x/y.sh'}]\n"),
+            "overlays[0].pre_script must be a local path, not a URL"
+        );
+        assert_eq!(
+            validate_overlays(&h("overlays: [{when: true}]\n"), &env)
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn unset_variables_are_reported_together() {
+        let msg = |s: &str| validate_env(&h(s), &set).err().map(|e| e.to_string());
         assert_eq!(
             msg("env: {sandbox: {A: '${SET}${EMPTY}$UNSET ${FULLSEND_DIR}'}}\n"),
             None
         );
+        let all = "runner_env: {R: '${U1}'}\nhost_files: [{src: '${U2}', dest: /tmp/d}, {src: '${U9}', dest: /tmp/e, optional: true}]\nvalidation_loop: {script: s, schema: '${U3}', preflight_check: '${U1}'}\nenv: {runner: {A: '${U5}', B: '${U1}'}, sandbox: {B: '${U2}${U2}'}}\n";
         assert_eq!(
-            msg("env: {sandbox: {A: '${NOPE}'}}\n").unwrap(),
-            "env.sandbox[A]: host variable NOPE is not set"
+            msg(all).unwrap(),
+            "3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[B], runner_env[R], validation_loop.preflight_check)\n    U2 is not set (referenced by env.sandbox[B], host_files[0].src)\n    U3 is not set (referenced by validation_loop.schema)\n    U5 is not set (referenced by env.runner[A])"
+                .replace("3 unresolved", "4 unresolved")
         );
-        assert_eq!(
-            msg("env: {runner: {A: '${ACTIONS_ID_TOKEN_REQUEST_TOKEN}'}}\n").unwrap(),
-            "env.runner[A]: host variable ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set"
-        );
-        assert_eq!(
-            msg("env: {runner: {A: '${X:-on}'}}\n").unwrap(),
-            "env.runner[A]: host variable X:-on is not set"
-        );
-        // order: runner_env, host_files, schema, preflight, env.runner, env.sandbox
-        let all = "runner_env: {R: '${U1}'}\nhost_files: [{src: '${U2}', dest: d}]\nvalidation_loop: {script: s, schema: '${U3}', preflight_check: '${U4}'}\nenv: {runner: {A: '${U5}'}, sandbox: {B: '${U6}'}}\n";
-        assert!(msg(all)
-            .unwrap()
-            .starts_with("runner_env[R]: host variable U1"));
-        let no1 = all.replace("${U1}", "x");
-        assert!(msg(&no1)
-            .unwrap()
-            .starts_with("host_files[0].src: host variable U2"));
-        let no2 = no1.replace("${U2}", "x");
-        assert!(msg(&no2)
-            .unwrap()
-            .starts_with("validation_loop.schema: host variable U3"));
-        let no3 = no2.replace("${U3}", "x");
-        assert!(msg(&no3)
-            .unwrap()
-            .starts_with("validation_loop.preflight_check: host variable U4"));
-        let no4 = no3.replace("${U4}", "x");
-        assert!(msg(&no4)
-            .unwrap()
-            .starts_with("env.runner[A]: host variable U5"));
-        let no5 = no4.replace("${U5}", "x");
-        assert!(msg(&no5)
-            .unwrap()
-            .starts_with("env.sandbox[B]: host variable U6"));
-        // optional host files are not checked; sorted keys inside a map
-        assert_eq!(
-            msg("host_files: [{src: '${U}', dest: d, optional: true}]\n"),
-            None
-        );
-        assert!(msg("env: {runner: {Z: '${U9}', A: '${U8}'}}\n")
-            .unwrap()
-            .contains("U8"));
-        // reserved/invalid sandbox keys are still validated
-        assert!(msg("env: {sandbox: {PATH: '${U7}'}}\n")
-            .unwrap()
-            .contains("U7"));
     }
 
     #[test]
-    fn expansion_mapping() {
-        let mut x = h("runner_env: {A: '$SET'}\nenv: {runner: {D: '${FULLSEND_DIR}/x'}, sandbox: {O: 'a${ACTIONS_ID_TOKEN_REQUEST_TOKEN}b', U: '$NOPE.'}}\nvalidation_loop: {script: s, schema: '${FULLSEND_DIR}/s', preflight_check: '$SET'}\n");
-        let map = expander("/fs", &host);
-        expand_harness(&mut x, &map);
-        assert_eq!(x.cfg.runner_env.as_ref().unwrap()["A"], "v");
-        let env = x.cfg.env.as_ref().unwrap();
-        assert_eq!(env.runner.as_ref().unwrap()["D"], "/fs/x");
-        assert_eq!(env.sandbox.as_ref().unwrap()["O"], "ab");
-        assert_eq!(env.sandbox.as_ref().unwrap()["U"], ".");
-        let vl = x.cfg.validation_loop.as_ref().unwrap();
-        assert_eq!(vl.schema, "/fs/s");
-        assert_eq!(vl.preflight_check, "$SET");
+    fn a_default_literal_is_never_printed() {
+        let msg = |s: &str| validate_env(&h(s), &set).unwrap_err().to_string();
+        let e = msg("env: {runner: {A: '${GH_TOKEN:-ghp_secret1}'}}\n");
+        assert!(!e.contains("ghp_secret1"), "{e}");
+        assert!(e.contains("${GH_TOKEN…}"), "{e}");
+        assert!(e.contains("\":-\" are not supported"), "{e}");
+        let e = msg("env: {sandbox: {A: '${X y_secret2}'}}\n");
+        assert!(!e.contains("secret2"), "{e}");
+        assert!(e.contains("${X…}"), "{e}");
+        // A key carrying a value is shown up to its valid prefix.
+        let e = msg("env: {runner: {'GH_TOKEN=ghp_secret3': '${NOPE}'}}\n");
+        assert!(!e.contains("secret3"), "{e}");
+        assert!(e.contains("env.runner[GH_TOKEN…]"), "{e}");
     }
 }

@@ -56,7 +56,7 @@ pub(crate) fn dotenv(p: &Prepared, out: &mut Lines) {
 }
 
 /// One JSON string as Python's `json.dumps` (ensure_ascii) writes it.
-fn json_string(out: &mut String, s: &[u8]) {
+pub(crate) fn json_string(out: &mut String, s: &[u8]) {
     out.push('"');
     for chunk in s.utf8_chunks() {
         escape_with(

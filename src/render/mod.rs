@@ -5,12 +5,14 @@
 //! done by [`View::full`] / [`View::diff`]; rendering never looks at the
 //! process environment.
 
-mod data;
+pub(crate) mod data;
 mod detect;
+mod own;
 mod printable;
 mod pystr;
 mod shell;
 
+pub use own::{github_delimiter, Omission, DOCKER_MAX_LINE};
 pub use pystr::py_repr;
 
 use crate::core::{ChangeSet, Env};
@@ -28,6 +30,10 @@ pub enum Format {
     Json,
     Ini,
     Yaml,
+    /// agentenv's own: the `$GITHUB_ENV` file of GitHub Actions.
+    Github,
+    /// agentenv's own: the `--env-file` of `docker run`.
+    Docker,
 }
 
 /// What `--format` said: `auto`, or a name (kept as given, since the cache
@@ -59,6 +65,9 @@ pub const ACCEPTED: &[&str] = &[
     "yaml",
 ];
 
+/// agentenv's own `--format` values (no reference has them), sorted.
+pub const OWN: &[&str] = &["docker", "github"];
+
 /// Parse a `--format` value (case-sensitive). The error is the message to
 /// print after `error: `.
 pub fn parse_format(value: &str) -> Result<FormatChoice, String> {
@@ -72,19 +81,24 @@ pub fn parse_format(value: &str) -> Result<FormatChoice, String> {
         "json" => Format::Json,
         "ini" => Format::Ini,
         "yaml" => Format::Yaml,
+        "github" => Format::Github,
+        "docker" => Format::Docker,
         _ => {
+            // The reference's message, then agentenv's own formats.
             return Err(format!(
-                "--format must be one of {} (got {})",
+                "--format must be one of {} (got {}); agentenv's own: {}",
                 ACCEPTED.join(", "),
-                py_repr(value)
-            ))
+                py_repr(value),
+                OWN.join(", ")
+            ));
         }
     };
     let given = ACCEPTED
         .iter()
+        .chain(OWN)
         .copied()
         .find(|a| *a == value)
-        .expect("every alias is in ACCEPTED");
+        .expect("every alias is in ACCEPTED or OWN");
     Ok(FormatChoice::Named { given, format })
 }
 
@@ -100,10 +114,15 @@ impl Format {
             Format::Json => "json",
             Format::Ini => "ini",
             Format::Yaml => "yaml",
+            Format::Github => "github",
+            Format::Docker => "docker",
         }
     }
 
-    /// Every canonical format.
+    /// agentenv's own formats.
+    pub const OWN: [Format; 2] = [Format::Github, Format::Docker];
+
+    /// Every canonical format of the reference.
     pub const ALL: [Format; 8] = [
         Format::Export,
         Format::Dotenv,
@@ -321,9 +340,36 @@ impl Lines {
     }
 }
 
-/// Render `view` in `format`, including the final newline.
+/// A rendering and what it had to leave out.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The text, with the final newline.
+    pub text: String,
+    /// Variables the format could not carry, and removals it cannot
+    /// express (`github`, `docker`; always empty for the reference's
+    /// formats), in output order.
+    pub omitted: Vec<Omission>,
+}
+
+/// Render `view` in `format`, including the final newline. What the format
+/// could not carry is logged as one warning per name (never a value).
 pub fn render(format: Format, view: &View) -> String {
+    let r = render_checked(format, view);
+    for o in &r.omitted {
+        crate::warn!(
+            "{} left out of the {} format: {}",
+            py_repr(&String::from_utf8_lossy(&o.name)),
+            format.name(),
+            o.reason
+        );
+    }
+    r.text
+}
+
+/// [`render`] without logging: the text and the omissions (pure).
+pub fn render_checked(format: Format, view: &View) -> Rendered {
     let p = Prepared::new(view);
+    let mut omitted = Vec::new();
     let estimate = view
         .assignments
         .iter()
@@ -343,10 +389,12 @@ pub fn render(format: Format, view: &View) -> String {
         Format::Ini => data::ini(&p, &mut lines),
         Format::Yaml => data::yaml(&p, &mut lines),
         Format::Json => data::json(&p, &mut lines.out),
+        Format::Github => own::github(&p, &mut lines, &mut omitted),
+        Format::Docker => own::docker(&p, &mut lines, &mut omitted),
     }
-    let mut out = lines.out;
-    out.push('\n');
-    out
+    let mut text = lines.out;
+    text.push('\n');
+    Rendered { text, omitted }
 }
 
 #[cfg(test)]
@@ -406,12 +454,19 @@ pub(crate) mod tests {
         assert_eq!(parse_format("auto"), Ok(FormatChoice::Auto));
         assert_eq!(
             parse_format("JSON").unwrap_err(),
-            "--format must be one of auto, bash, bat, batch, cmd, dotenv, env, export, fish, ini, json, posix, powershell, ps, pwsh, sh, yaml (got 'JSON')"
+            "--format must be one of auto, bash, bat, batch, cmd, dotenv, env, export, fish, ini, json, posix, powershell, ps, pwsh, sh, yaml (got 'JSON'); agentenv's own: docker, github"
         );
-        assert!(parse_format("").unwrap_err().ends_with("(got '')"));
+        for (given, f) in [("github", Format::Github), ("docker", Format::Docker)] {
+            assert_eq!(
+                parse_format(given),
+                Ok(FormatChoice::Named { given, format: f })
+            );
+            assert_eq!(f.name(), given);
+        }
+        assert!(parse_format("").unwrap_err().contains("(got '');"));
         assert!(parse_format("it's")
             .unwrap_err()
-            .ends_with("(got \"it's\")"));
+            .contains("(got \"it's\");"));
         let mut sorted = ACCEPTED.to_vec();
         sorted.sort();
         assert_eq!(sorted, ACCEPTED);

@@ -169,7 +169,7 @@ pub fn py_repr(s: &str) -> String {
 
 /// CPython's `str.isprintable()` for one character (the reference
 /// interpreter's Unicode tables, see `printable.rs`).
-fn is_printable(c: char) -> bool {
+pub(crate) fn is_printable(c: char) -> bool {
     let n = c as u32;
     if n < 0x100 {
         return !(n < 0x20 || (0x7f..=0xa0).contains(&n) || n == 0xad);

@@ -67,23 +67,27 @@ pub fn rewrite(existing: &str, rendered: &str) -> String {
 pub const MAX_INTO_FILE: u64 = 16 << 20;
 
 /// Rewrite `path` with `rendered` as its owned block: atomically, through
-/// symlinks, keeping an existing file's mode (a new file gets the umask
-/// default), creating parent directories. A missing file counts as empty;
-/// an existing file that is not UTF-8 is an `InvalidData` error and is left
-/// untouched.
+/// symlinks (not through another user's link in a sticky world-writable
+/// directory: [`crate::fsutil::resolve_target`]), creating parent
+/// directories `0700`. A new file is `0600`; an existing one keeps its mode
+/// (a warning names it when others can read it) unless someone else owns
+/// it ([`Mode::Private`]). A missing file counts as empty; an existing file
+/// that is not UTF-8 is an `InvalidData` error and is left untouched.
 pub fn write_into(path: &Path, rendered: &str) -> io::Result<()> {
+    // Refuse a foreign link before reading through it.
+    let target = crate::fsutil::resolve_target(path)?;
     // A device is refused (reading /dev/full or /dev/zero never ends), a
     // pipe is bounded by its timeout, a huge file by the size limit.
-    let existing = match crate::fsutil::read_input(path, MAX_INTO_FILE) {
+    let existing = match crate::fsutil::read_input(&target, MAX_INTO_FILE) {
         Ok(b) => String::from_utf8(b)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(e),
     };
     write_atomic(
-        path,
+        &target,
         rewrite(&existing, rendered).as_bytes(),
-        Mode::KeepOrUmask,
+        Mode::Private,
         true,
     )
 }

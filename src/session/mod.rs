@@ -12,7 +12,8 @@
 //! ([`cache`], [`into`]).
 
 pub mod cache;
-pub mod explain;
+/// The provenance view lives in `core` (it is generic over an assembly).
+pub use crate::core::explain;
 pub mod identity;
 pub mod into;
 pub mod native;

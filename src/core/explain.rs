@@ -1,4 +1,5 @@
-//! `agentenv explain`: where each variable of a session env came from.
+//! The provenance view of an [`Assembly`] (`agentenv explain` shows a
+//! session env with it): where each variable came from.
 //!
 //! Built only from an [`Assembly`]'s provenance: for each variable, its
 //! final state against the base environment and every layer that touched
@@ -48,7 +49,7 @@
 //!
 //! ```
 //! use agentenv::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
-//! use agentenv::session::explain;
+//! use agentenv::core::explain;
 //!
 //! let mut base = Env::new();
 //! base.insert("PATH".into(), "/usr/bin".into());

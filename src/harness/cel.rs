@@ -7,8 +7,9 @@
 //! No message here ever contains a value: parse errors give only the
 //! position inside the expression, evaluation errors only their kind.
 
-use cel::common::ast::{operators, Expr, IdedExpr, LiteralValue};
-use cel::{Context, Env, Program, Value};
+use cel::common::ast::{operators, Expr, IdedExpr, LiteralValue, SourceInfo};
+use cel::{Context, Program};
+pub use cel::{Env, Value};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -85,13 +86,44 @@ fn function_type(name: &str) -> Option<Ty> {
     })
 }
 
+/// Every variable some CEL environment of a harness declares: naming one
+/// of these in a message is safe (an unquoted token is not one).
+const KNOWN_VARS: &[&str] = &["event", "runtime", "config"];
+
 struct Checker<'a> {
     vars: &'a [&'a str],
     scopes: Vec<(String, Ty)>,
+    info: &'a SourceInfo,
+}
+
+/// `line:col` (1-based) of byte offset `start` in `src`.
+fn line_col(src: &str, start: usize) -> (usize, usize) {
+    let before = &src.as_bytes()[..start.min(src.len())];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let col = 1 + before.iter().rev().take_while(|&&b| b != b'\n').count();
+    (line, col)
 }
 
 impl Checker<'_> {
-    fn ident(&self, name: &str) -> Result<Ty, String> {
+    /// "undeclared reference" naming the position, and the name only when
+    /// it is a variable of some harness CEL environment: an identifier can
+    /// be an unquoted token (`ghp_…`), so it is never printed otherwise.
+    fn undeclared(&self, id: u64, name: &str) -> String {
+        let pos = match self.info.offset_for(id) {
+            Some((start, _)) => {
+                let (l, c) = line_col(&self.info.source, start as usize);
+                format!(" at {l}:{c}")
+            }
+            None => String::new(),
+        };
+        if KNOWN_VARS.contains(&name) {
+            format!("undeclared reference to '{name}'{pos}")
+        } else {
+            format!("undeclared reference{pos}")
+        }
+    }
+
+    fn ident(&self, id: u64, name: &str) -> Result<Ty, String> {
         if let Some((_, t)) = self.scopes.iter().rev().find(|(n, _)| n == name) {
             return Ok(t.clone());
         }
@@ -101,7 +133,7 @@ impl Checker<'_> {
         if TYPE_IDENTS.contains(&name) {
             return Ok(Ty::Type);
         }
-        Err(format!("undeclared reference to '{name}'"))
+        Err(self.undeclared(id, name))
     }
 
     fn same_or_dyn(a: Ty, b: Ty) -> Ty {
@@ -115,7 +147,7 @@ impl Checker<'_> {
     fn check(&mut self, e: &IdedExpr) -> Result<Ty, String> {
         match &e.expr {
             Expr::Unspecified => Ok(Ty::Dyn),
-            Expr::Ident(name) => self.ident(name),
+            Expr::Ident(name) => self.ident(e.id, name),
             Expr::Literal(l) => Ok(match l {
                 LiteralValue::Boolean(_) => Ty::Bool,
                 LiteralValue::Int(_) => Ty::Int,
@@ -214,7 +246,7 @@ impl Checker<'_> {
                             let _ = target;
                             Ok(t)
                         }
-                        None => Err(format!("undeclared reference to '{f}'")),
+                        None => Err(self.undeclared(e.id, f)),
                     },
                 }
             }
@@ -224,7 +256,7 @@ impl Checker<'_> {
 
 /// A compiled guard.
 pub struct Guard {
-    program: Program,
+    program: Arc<Program>,
 }
 
 /// Why a guard did not compile (messages without values).
@@ -290,6 +322,7 @@ pub fn compile(env: &Env, src: &str, vars: &[&str]) -> Result<Guard, CompileErro
     let mut c = Checker {
         vars,
         scopes: Vec::new(),
+        info: program.source_info(),
     };
     let ty = c
         .check(program.expression())
@@ -297,7 +330,9 @@ pub fn compile(env: &Env, src: &str, vars: &[&str]) -> Result<Guard, CompileErro
     if ty != Ty::Bool {
         return Err(CompileError::NotBool(ty.name()));
     }
-    Ok(Guard { program })
+    Ok(Guard {
+        program: Arc::new(program),
+    })
 }
 
 /// An evaluation error's kind, never its values.
@@ -323,17 +358,259 @@ fn describe(e: &cel::ExecutionError) -> String {
     }
 }
 
+// ---- evaluation budget ----------------------------------------------------
+//
+// The `cel` crate has no cost tracking and cannot be interrupted, and a
+// guard within the size and nesting caps can still ask for billions of
+// steps (four nested `exists` over 300-element literals) or allocate until
+// the process aborts (nested `map`s). Before a guard runs, its cost is
+// bounded statically against the actual inputs; the run itself has a
+// wall-clock deadline. Running out is an evaluation error: the overlay does
+// not match, and the usual index-only warning says why.
+
+/// Largest estimated cost of one evaluation: AST nodes visited, with every
+/// comprehension body counted once per possible iteration, plus the
+/// elements copied by list concatenation.
+pub const COST_LIMIT: u64 = 1_000_000;
+/// Largest product of range sizes along one nesting of comprehensions
+/// (how many times the innermost body can run).
+pub const NESTING_LIMIT: u64 = 100_000;
+/// Wall-clock deadline of one evaluation.
+pub const EVAL_DEADLINE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The largest list or map anywhere in `v`.
+fn largest_container(v: &Value) -> u64 {
+    match v {
+        Value::List(l) => l
+            .iter()
+            .map(largest_container)
+            .fold(l.len() as u64, u64::max),
+        Value::Map(m) => m
+            .map
+            .values()
+            .map(largest_container)
+            .fold(m.map.len() as u64, u64::max),
+        _ => 0,
+    }
+}
+
+/// The largest list or map literal in `e`, and the number of user-written
+/// `+` nodes (the macros' own accumulator appends not counted).
+fn literal_stats(e: &IdedExpr, largest: &mut u64, adds: &mut u64) {
+    match &e.expr {
+        Expr::List(l) => {
+            *largest = (*largest).max(l.elements.len() as u64);
+            for el in &l.elements {
+                literal_stats(el, largest, adds);
+            }
+        }
+        Expr::Map(m) => {
+            *largest = (*largest).max(m.entries.len() as u64);
+            for entry in &m.entries {
+                if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
+                    literal_stats(&me.key, largest, adds);
+                    literal_stats(&me.value, largest, adds);
+                }
+            }
+        }
+        Expr::Select(s) => literal_stats(&s.operand, largest, adds),
+        Expr::Comprehension(c) => {
+            for x in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                literal_stats(x, largest, adds);
+            }
+        }
+        Expr::Call(call) => {
+            let macro_append = call
+                .args
+                .first()
+                .is_some_and(|a| matches!(&a.expr, Expr::Ident(n) if n.starts_with('@')));
+            if call.func_name == operators::ADD && !macro_append {
+                *adds += 1;
+            }
+            for a in call.target.iter().map(|t| &**t).chain(&call.args) {
+                literal_stats(a, largest, adds);
+            }
+        }
+        _ => {}
+    }
+}
+
+struct Estimate {
+    /// Bound on the size of any list or map value the expression can see
+    /// or build that is not known more precisely.
+    general: u64,
+    /// Accumulator variables in scope with the bound of their range.
+    accus: Vec<(String, u64)>,
+    /// Largest iteration product seen.
+    deepest: u64,
+}
+
+impl Estimate {
+    /// An upper bound on the number of elements of `e`'s value.
+    fn size(&self, e: &IdedExpr) -> u64 {
+        match &e.expr {
+            Expr::List(l) => l.elements.len() as u64,
+            Expr::Map(m) => m.entries.len() as u64,
+            Expr::Comprehension(c) => self.size(&c.iter_range),
+            Expr::Ident(n) => self
+                .accus
+                .iter()
+                .rev()
+                .find(|(a, _)| a == n)
+                .map_or(self.general, |(_, b)| *b),
+            Expr::Call(c) if c.func_name == operators::ADD && c.args.len() == 2 => {
+                self.size(&c.args[0]).saturating_add(self.size(&c.args[1]))
+            }
+            Expr::Call(c) if c.func_name == operators::CONDITIONAL && c.args.len() == 3 => {
+                self.size(&c.args[1]).max(self.size(&c.args[2]))
+            }
+            _ => self.general,
+        }
+    }
+
+    /// An upper bound on the steps evaluating `e` once takes; `mult` is how
+    /// often the enclosing comprehensions can run it.
+    fn cost(&mut self, e: &IdedExpr, mult: u64) -> u64 {
+        match &e.expr {
+            Expr::List(l) => {
+                let mut c = 1 + l.elements.len() as u64;
+                for el in &l.elements {
+                    c = c.saturating_add(self.cost(el, mult));
+                }
+                c
+            }
+            Expr::Map(m) => {
+                let mut c = 1 + m.entries.len() as u64;
+                for entry in &m.entries {
+                    if let cel::common::ast::EntryExpr::MapEntry(me) = &entry.expr {
+                        c = c
+                            .saturating_add(self.cost(&me.key, mult))
+                            .saturating_add(self.cost(&me.value, mult));
+                    }
+                }
+                c
+            }
+            Expr::Select(s) => 1u64.saturating_add(self.cost(&s.operand, mult)),
+            Expr::Comprehension(c) => {
+                let range = self.size(&c.iter_range).max(1);
+                let inner = mult.saturating_mul(range);
+                self.deepest = self.deepest.max(inner);
+                let mut total = 1u64
+                    .saturating_add(self.cost(&c.iter_range, mult))
+                    .saturating_add(self.cost(&c.accu_init, mult));
+                self.accus.push((c.accu_var.clone(), range));
+                let body = self
+                    .cost(&c.loop_cond, inner)
+                    .saturating_add(self.cost(&c.loop_step, inner));
+                total = total.saturating_add(range.saturating_mul(body));
+                total = total.saturating_add(self.cost(&c.result, mult));
+                self.accus.pop();
+                total
+            }
+            Expr::Call(call) => {
+                let mut c = 1u64;
+                if call.func_name == operators::ADD && call.args.len() == 2 {
+                    // A list or string concatenation copies its operands.
+                    c = c.saturating_add(self.size(e));
+                }
+                for a in call.target.iter().map(|t| &**t).chain(&call.args) {
+                    c = c.saturating_add(self.cost(a, mult));
+                }
+                c
+            }
+            _ => 1,
+        }
+    }
+}
+
+/// Check `program` against the budget for these inputs.
+fn within_budget(program: &Program, vars: &[(&str, Value)]) -> Result<(), String> {
+    let data = vars
+        .iter()
+        .map(|(_, v)| largest_container(v))
+        .max()
+        .unwrap_or(0);
+    let (mut lit, mut adds) = (0u64, 0u64);
+    literal_stats(program.expression(), &mut lit, &mut adds);
+    let mut est = Estimate {
+        general: data.max(lit).max(1).saturating_mul(adds + 1),
+        accus: Vec::new(),
+        deepest: 1,
+    };
+    let cost = est.cost(program.expression(), 1);
+    if est.deepest > NESTING_LIMIT {
+        return Err(format!(
+            "evaluation budget exceeded: comprehensions nest to more than {NESTING_LIMIT} iterations"
+        ));
+    }
+    if cost > COST_LIMIT {
+        return Err(format!(
+            "evaluation budget exceeded: estimated cost over {COST_LIMIT}"
+        ));
+    }
+    Ok(())
+}
+
+fn run_program(program: &Program, env: &Arc<Env>, vars: &[(&str, Value)]) -> Result<bool, String> {
+    let mut ctx = Context::with_env(env.clone());
+    for (name, v) in vars {
+        ctx.add_variable_from_value(*name, v.clone());
+    }
+    match program.execute(&ctx) {
+        Ok(Value::Bool(b)) => Ok(b),
+        Ok(_) => Err("result is not a bool".into()),
+        Err(e) => Err(describe(&e)),
+    }
+}
+
 impl Guard {
     /// Evaluate with `vars`; `Ok(bool)` or a value-free error text.
     pub fn eval(&self, env: &Arc<Env>, vars: &[(&str, Value)]) -> Result<bool, String> {
-        let mut ctx = Context::with_env(env.clone());
-        for (name, v) in vars {
-            ctx.add_variable_from_value(*name, v.clone());
+        self.eval_within(env, vars, EVAL_DEADLINE)
+    }
+
+    /// [`Guard::eval`] with an explicit deadline. The evaluation runs on its
+    /// own thread; past the deadline it is abandoned (it cannot be
+    /// interrupted, but the static budget keeps what is left of it small).
+    pub fn eval_within(
+        &self,
+        env: &Arc<Env>,
+        vars: &[(&str, Value)],
+        deadline: std::time::Duration,
+    ) -> Result<bool, String> {
+        within_budget(&self.program, vars)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let program = self.program.clone();
+        let thread_env = env.clone();
+        let owned: Vec<(String, Value)> = vars
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.clone()))
+            .collect();
+        let spawned = std::thread::Builder::new()
+            .name("harness-cel".into())
+            .stack_size(super::RESOLVE_STACK)
+            .spawn(move || {
+                let vars: Vec<(&str, Value)> =
+                    owned.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
+                let _ = tx.send(run_program(&program, &thread_env, &vars));
+            });
+        if spawned.is_err() {
+            // No thread to be had: run here, bounded by the budget alone.
+            return run_program(&self.program, env, vars);
         }
-        match self.program.execute(&ctx) {
-            Ok(Value::Bool(b)) => Ok(b),
-            Ok(_) => Err("result is not a bool".into()),
-            Err(e) => Err(describe(&e)),
+        match rx.recv_timeout(deadline) {
+            Ok(r) => r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(format!(
+                "evaluation budget exceeded: deadline of {} ms",
+                deadline.as_millis()
+            )),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err("evaluation error".into()),
         }
     }
 }
@@ -465,10 +742,19 @@ mod tests {
             }
             other => panic!("{:?}", other.err()),
         }
+        // An identifier may be an unquoted token: only its position is named.
         assert_eq!(
-            compile(&env, "nope == 1", VARS).err(),
+            compile(&env, "ghp_secret1 == 1", VARS).err(),
+            Some(CompileError::Invalid("undeclared reference at 1:1".into()))
+        );
+        assert_eq!(
+            compile(&env, "event.a == 'x' && ghp_secret2(1)", VARS).err(),
+            Some(CompileError::Invalid("undeclared reference at 1:30".into()))
+        );
+        assert_eq!(
+            compile(&env, "event.a == 1 ||\n runtime.forge == 'x'", &["event"]).err(),
             Some(CompileError::Invalid(
-                "undeclared reference to 'nope'".into()
+                "undeclared reference to 'runtime' at 2:2".into()
             ))
         );
         assert!(matches!(
@@ -513,6 +799,66 @@ mod tests {
             run("event.s.matches('^a+$')", json!({"s": "aaa"})),
             Ok(true)
         );
+    }
+
+    fn vars(event: serde_json::Value) -> Vec<(&'static str, Value)> {
+        vec![
+            ("event", json_to_cel(&event)),
+            ("runtime", json_to_cel(&json!({"forge": ""}))),
+            ("config", json_to_cel(&json!({}))),
+        ]
+    }
+
+    fn lits(n: usize) -> String {
+        format!("[{}]", vec!["1"; n].join(","))
+    }
+
+    #[test]
+    fn nested_comprehensions_over_literals_run_out_of_budget() {
+        // Four nested `exists` over 300-element literals: 8.1e9 steps.
+        let l = lits(300);
+        let src = format!(
+            "{l}.exists(a, {l}.exists(b, {l}.exists(c, {l}.exists(d, a + b + c + d == -1))))"
+        );
+        assert!(src.len() < MAX_EXPR_BYTES);
+        let env = cel_env();
+        let g = ok(&src);
+        let t = std::time::Instant::now();
+        let e = g.eval(&env, &vars(json!({}))).unwrap_err();
+        assert!(e.starts_with("evaluation budget exceeded"), "{e}");
+        assert!(t.elapsed() < std::time::Duration::from_secs(1));
+        // Nested maps (allocation) likewise.
+        let src = format!("size({l}.map(a, {l}.map(b, {l}.map(c, [a, b, c])))) > 0");
+        let e = ok(&src).eval(&env, &vars(json!({}))).unwrap_err();
+        assert!(e.starts_with("evaluation budget exceeded"), "{e}");
+        // Ranges from the event count with their real size.
+        let src =
+            "event.l.exists(a, event.l.exists(b, event.l.exists(c, a == b && b == c && c == -1)))";
+        let big: Vec<u32> = (0..100).collect();
+        let e = ok(src).eval(&env, &vars(json!({ "l": big }))).unwrap_err();
+        assert!(e.starts_with("evaluation budget exceeded"), "{e}");
+        let small: Vec<u32> = (0..10).collect();
+        assert_eq!(ok(src).eval(&env, &vars(json!({ "l": small }))), Ok(false));
+        // Concatenations grow ranges: bounded too.
+        let src = format!("({l} + {l} + {l}).exists(a, ({l} + {l}).exists(b, a == b && a == -1))");
+        assert!(ok(&src).eval(&env, &vars(json!({}))).is_err());
+        // An ordinary guard is far within the budget.
+        let src = format!("{l}.exists(a, a == 1) && {l}.all(a, a >= 0)");
+        assert_eq!(ok(&src).eval(&env, &vars(json!({}))), Ok(true));
+    }
+
+    #[test]
+    fn the_deadline_ends_an_evaluation() {
+        // Within the cost limit, but not within a 1 ms deadline.
+        let l = lits(150);
+        let src = format!("{l}.exists(a, {l}.exists(b, a == b && a == -1))");
+        let g = ok(&src);
+        let env = cel_env();
+        let e = g
+            .eval_within(&env, &vars(json!({})), std::time::Duration::from_millis(1))
+            .unwrap_err();
+        assert_eq!(e, "evaluation budget exceeded: deadline of 1 ms");
+        assert_eq!(g.eval(&env, &vars(json!({}))), Ok(false));
     }
 
     #[test]

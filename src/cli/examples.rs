@@ -1,0 +1,191 @@
+//! The "Examples" section that ends each command's `--help` (and its man
+//! page). Each example is a real command line, with a `# …` line above it
+//! saying what it does; `tests/examples.rs` runs every one that can run on
+//! a test machine. Keep lines under 80 columns; a line ending in `\`
+//! continues on the next.
+
+/// Build an examples section: a heading styled like clap's own, then the
+/// lines, indented by two spaces.
+macro_rules! examples {
+    ($($line:literal)*) => {
+        concat!("\x1b[1m\x1b[4mExamples:\x1b[0m\n", $("  ", $line, "\n",)*)
+    };
+}
+
+/// `text` (a command's own after-help prose), then its examples.
+pub fn after(text: &str, examples: &str) -> String {
+    format!("{}\n\n{examples}", text.trim_end())
+}
+
+pub const AGENTENV: &str = examples!(
+    "# Load what the agent stores add into this shell"
+    "eval \"$(agentenv env --diff)\""
+    "# Follow cd: load each allowed project's .agents (in ~/.bashrc)"
+    "eval \"$(agentenv hook bash)\""
+    "# Where PATH's entries came from"
+    "agentenv explain PATH"
+    "# Install the man pages"
+    "agentenv man --dir ~/.local/share/man/man1"
+);
+
+pub const ENV: &str = examples!(
+    "# Load what the stores add into this shell"
+    "eval \"$(agentenv env --diff)\""
+    "# The user store only, as JSON"
+    "agentenv env -g --format json"
+    "# A Claude Code SessionStart hook (agentenv init claude adds it)"
+    "agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q"
+    "# A GitHub Actions step"
+    "agentenv env --diff --format github >> \"$GITHUB_ENV\""
+);
+
+pub const EXEC: &str = examples!(
+    "# Start Claude Code with its identity stamped"
+    "agentenv exec --agent claude -- claude"
+    "# Run one command with the user store only"
+    "agentenv exec -g -- printenv PATH"
+    "# Run the tests in the session environment"
+    "agentenv exec -- make test"
+);
+
+pub const EXPLAIN: &str = examples!(
+    "# Every variable the stores change, layer by layer"
+    "agentenv explain"
+    "# Two variables, as JSON"
+    "agentenv explain --format json PATH PYTHONPATH"
+);
+
+pub const LAUNCH: &str = examples!(
+    "# In a pack's mcp/launch.sh: the pack root is the parent of mcp/"
+    "exec agentenv launch --plugin-root \"$(dirname \"$0\")/..\" \\"
+    "  --manifest-env \"$(dirname \"$0\")/env.json\" -- node server.js"
+    "# Read no .env file; write the report of what was applied"
+    "agentenv launch --no-env --report launch.json -- node server.js"
+    "# Compare names as on Windows"
+    "agentenv launch --platform win32 -- node server.js"
+);
+
+pub const HARNESS: &str = examples!(
+    "# The resolved environment as JSON, for a GitLab runner"
+    "agentenv harness resolve harness/review.yaml --forge gitlab"
+    "# Check a harness file"
+    "agentenv harness lint harness/review.yaml"
+    "# Run the agent with the runner environment"
+    "agentenv harness run harness/review.yaml -- printenv REVIEW_MODE"
+);
+
+pub const HARNESS_RESOLVE: &str = examples!(
+    "# The resolved environment as JSON"
+    "agentenv harness resolve harness/review.yaml"
+    "# With an event for the CEL guards, on GitHub"
+    "agentenv harness resolve harness/review.yaml --event event.json --forge github"
+);
+
+pub const HARNESS_LINT: &str = examples!(
+    "# Diagnostics; exit 1 only on errors"
+    "agentenv harness lint harness/review.yaml"
+    "# With the dotenv file the runner loads first"
+    "agentenv harness lint --env-file .env harness/review.yaml"
+);
+
+pub const HARNESS_RUN: &str = examples!(
+    "# Run a command with the effective runner environment"
+    "agentenv harness run harness/review.yaml -- printenv REVIEW_MODE"
+    "# With a dotenv file loaded first"
+    "agentenv harness run --env-file .env harness/review.yaml -- make review"
+);
+
+pub const HARNESS_EXPLAIN: &str = examples!(
+    "# Where each variable was set"
+    "agentenv harness explain harness/review.yaml"
+    "# One variable, as JSON"
+    "agentenv harness explain --format json harness/review.yaml REVIEW_MODE"
+);
+
+pub const HARNESS_SANDBOX_ENV: &str = examples!(
+    "# The sandbox's export lines into a file"
+    "agentenv harness sandbox-env harness/review.yaml -o sandbox.env"
+    "# As dotenv, on stdout"
+    "agentenv harness sandbox-env --format dotenv harness/review.yaml"
+);
+
+pub const DOTENV: &str = examples!(
+    "# Find ignored lines, unterminated quotes and duplicates"
+    "agentenv dotenv check .env .env.local"
+    "# The variables as export lines (later files win)"
+    "agentenv dotenv parse .env .env.local --format export"
+);
+
+pub const DOTENV_PARSE: &str = examples!(
+    "# The variables as JSON"
+    "agentenv dotenv parse .env"
+    "# As export lines, later files winning"
+    "agentenv dotenv parse .env .env.local --format export"
+);
+
+pub const DOTENV_CHECK: &str = examples!(
+    "# Report problems; exit 1 when there are any"
+    "agentenv dotenv check .env"
+    "agentenv dotenv check .env .env.local"
+);
+
+pub const COMPLETIONS: &str = examples!(
+    "agentenv completions bash \\"
+    "  > ~/.local/share/bash-completion/completions/agentenv"
+    "agentenv completions zsh > ~/.zfunc/_agentenv"
+    "agentenv completions fish > ~/.config/fish/completions/agentenv.fish"
+    "# PowerShell: add to $PROFILE"
+    "agentenv completions powershell | Out-String | Invoke-Expression"
+);
+
+pub const HOOK: &str = examples!(
+    "# In ~/.bashrc"
+    "eval \"$(agentenv hook bash)\""
+    "# In ~/.zshrc"
+    "eval \"$(agentenv hook zsh)\""
+    "# In ~/.config/fish/config.fish"
+    "agentenv hook fish | source"
+);
+
+pub const ALLOW: &str = examples!(
+    "# Allow the project around the current directory"
+    "agentenv allow"
+    "# Allow a project by its directory"
+    "agentenv allow ~/src/project"
+);
+
+pub const DENY: &str = examples!(
+    "# Forget the project around the current directory"
+    "agentenv deny"
+    "agentenv deny ~/src/project"
+);
+
+pub const INIT: &str = examples!(
+    "# Add the SessionStart hook to ~/.claude/settings.json"
+    "agentenv init claude"
+    "# Show the project's settings file with the hook, write nothing"
+    "agentenv init claude --project . --dry-run"
+);
+
+pub const INIT_CLAUDE: &str = examples!(
+    "# Add the SessionStart hook to ~/.claude/settings.json"
+    "agentenv init claude"
+    "# To the project's .claude/settings.json, shown first"
+    "agentenv init claude --project . --dry-run"
+    "# Take agentenv's hook out again"
+    "agentenv init claude --remove"
+);
+
+pub const STATUS: &str = examples!(
+    "# What env would walk here: root, stores, trust, files, cache"
+    "agentenv status"
+    "# Another project, as JSON"
+    "agentenv status ~/src/project --format json"
+);
+
+pub const MAN: &str = examples!(
+    "# Read the page of every command"
+    "agentenv man | man -l -"
+    "# Install one page per command"
+    "agentenv man --dir ~/.local/share/man/man1"
+);

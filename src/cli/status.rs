@@ -1,0 +1,378 @@
+//! `agentenv status [DIR] [--format text|json]` (SPEC §11, like
+//! `direnv status`): what `agentenv env` would walk from DIR (default: the
+//! current directory) — the project root and the rule that chose it, the
+//! shell hook's root, every store (present, absent or skipped and why, and
+//! the project store's trust state), the overlays, every candidate file in
+//! walk order (tier, level, kind, exists), the `bin` and `lib` candidates,
+//! and whether `--cache` would hit.
+//!
+//! Nothing is run: no `env.py`, no bash. Files are only stat'ed, and read
+//! where `env` itself would read them before running anything (the trust
+//! digest, the cache key's signatures, a plain file's text to tell whether
+//! it is evaluated natively). Names and paths only: no value is printed.
+
+use serde_json::{json, Value};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+#[command(args_override_self = true)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub scope: super::session::ScopeArgs,
+    /// text or json.
+    #[arg(long = "format", value_name = "F", default_value = "text")]
+    pub format: String,
+    /// The directory to report for, as if `agentenv env` ran there
+    /// (default: the current directory).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// The system store candidate and what the trust rule says about it.
+fn system_store(env: &crate::core::Env) -> (Option<PathBuf>, &'static str, Option<String>) {
+    use std::os::unix::fs::MetadataExt;
+    let cand = match crate::core::get(env, "AGENTS_SYSTEM_ROOT").filter(|v| !v.is_empty()) {
+        Some(v) => {
+            let p = PathBuf::from(v);
+            if !p.is_absolute() {
+                return (
+                    None,
+                    "skipped",
+                    Some("$AGENTS_SYSTEM_ROOT is not an absolute path".into()),
+                );
+            }
+            p
+        }
+        None => PathBuf::from("/etc/agents"),
+    };
+    match std::fs::metadata(&cand) {
+        Err(_) => (Some(cand), "absent", None),
+        Ok(m) if !m.is_dir() => (Some(cand), "absent", Some("not a directory".into())),
+        Ok(m) if m.uid() != 0 => (Some(cand), "skipped", Some("not owned by root".into())),
+        Ok(m) if m.mode() & 0o022 != 0 => (
+            Some(cand),
+            "skipped",
+            Some("group- or world-writable".into()),
+        ),
+        Ok(_) => (Some(cand), "present", None),
+    }
+}
+
+fn presence(p: &Path) -> (&'static str, Option<String>) {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => ("present", None),
+        Ok(_) => ("absent", Some("not a directory".into())),
+        Err(_) => ("absent", None),
+    }
+}
+
+/// Gather the report as JSON (the text form is printed from it).
+fn report(a: &StatusArgs) -> Result<Value, String> {
+    let base = crate::core::process_env();
+    let here = std::env::current_dir().map_err(|e| {
+        format!(
+            "cannot read the current directory: {}",
+            crate::process::io_kind(&e)
+        )
+    })?;
+    let cwd = match &a.dir {
+        Some(d) => {
+            // As `cd DIR` would leave it: the resolved path (getcwd's).
+            let joined = here.join(d);
+            match std::fs::canonicalize(&joined) {
+                Ok(c) if c.is_dir() => c,
+                _ => return Err(format!("{} is not a directory", joined.display())),
+            }
+        }
+        None => here,
+    };
+    let required = a.scope.require_trust;
+    let mut scope_args = a.scope.clone();
+    scope_args.require_trust = false;
+    let mut opts = super::session::options(&scope_args)?;
+    opts.cwd = Some(cwd.clone());
+    // The gate, as env applies it: decides whether the project store loads.
+    let mut gated = opts.clone();
+    super::trust::gate(required, &mut gated, &base);
+    let skipped_by_gate = gated.global && !opts.global;
+    let prepared = crate::session::prepare(&gated, &base)?;
+    let ungated = if skipped_by_gate {
+        Some(crate::session::prepare(&opts, &base)?)
+    } else {
+        None
+    };
+    let scope = &prepared.scope;
+
+    // The project root and its rule (the reference's, as env uses it).
+    let root_scope = &ungated.as_ref().unwrap_or(&prepared).scope;
+    let rule = if opts.global {
+        "-g: no project"
+    } else if crate::core::get(&base, "AGENTS_PROJECT_ROOT").is_some_and(|v| !v.is_empty()) {
+        "$AGENTS_PROJECT_ROOT"
+    } else if crate::core::get(&base, "CLAUDE_PROJECT_DIR").is_some_and(|v| !v.is_empty()) {
+        "$CLAUDE_PROJECT_DIR"
+    } else {
+        "the directory (neither $AGENTS_PROJECT_ROOT nor $CLAUDE_PROJECT_DIR is set)"
+    };
+    let home = crate::core::get(&base, "HOME").map(PathBuf::from);
+    let hook_root = crate::trust::find_project_root(&cwd, home.as_deref());
+
+    // Stores.
+    let mut stores = Vec::new();
+    let (sys, sys_state, sys_why) = system_store(&base);
+    stores.push(json!({
+        "level": "system",
+        "path": sys.as_deref().map(s),
+        "state": sys_state,
+        "why": sys_why,
+        "trust": "not needed (root's own store)",
+    }));
+    let (u_state, u_why) = presence(&scope.user_root);
+    stores.push(json!({
+        "level": "user",
+        "path": s(&scope.user_root),
+        "state": u_state,
+        "why": u_why,
+        "trust": "not needed (your own store)",
+    }));
+    if root_scope.level == "project" {
+        let store = &root_scope.agents_root;
+        let (mut st, mut why) = presence(store);
+        let trust = if st == "present" {
+            match crate::trust::state_dir(&base).and_then(|d| crate::trust::state_in(&d, store)) {
+                Ok(t) => t.as_str().to_string(),
+                Err(e) => format!("unknown ({e})"),
+            }
+        } else {
+            "not applicable".to_string()
+        };
+        if skipped_by_gate {
+            st = "skipped";
+            why = Some(format!(
+                "--require-trust: {trust}; run 'agentenv allow' to load it"
+            ));
+        }
+        stores.push(json!({
+            "level": "project",
+            "path": s(store),
+            "state": st,
+            "why": why,
+            "trust": trust,
+        }));
+    } else if !opts.global {
+        stores.push(json!({
+            "level": "project",
+            "path": s(&root_scope.agents_root),
+            "state": "skipped",
+            "why": "it is the user store",
+            "trust": "not needed (your own store)",
+        }));
+    }
+
+    let overlays: Vec<Value> = scope
+        .overlays
+        .iter()
+        .map(|o| json!({"name": o.name, "path": s(&o.path), "store": s(&o.store)}))
+        .collect();
+
+    let files: Vec<Value> = prepared
+        .env_files
+        .iter()
+        .map(|f| {
+            let path = crate::session::paths::at(&f.path, &scope.cwd);
+            let exists = path.is_file();
+            let mut v = json!({
+                "tier": match f.tier {
+                    crate::session::Tier::Pre => "pre",
+                    crate::session::Tier::Main => "main",
+                },
+                "level": f.level,
+                "path": s(&f.path),
+                "kind": if f.script { "env.py" } else { "plain" },
+                "exists": exists,
+            });
+            if exists && !f.script {
+                let eval = match crate::fsutil::read_input(&path, 16 << 20) {
+                    Ok(text) => match crate::session::native::evaluate(&text, &base) {
+                        crate::session::native::Outcome::Bash => "bash",
+                        _ => "native",
+                    },
+                    Err(_) => "unreadable",
+                };
+                v["evaluated"] = json!(eval);
+            }
+            v
+        })
+        .collect();
+    let dirs = |list: &[PathBuf]| -> Vec<Value> {
+        list.iter()
+            .map(|p| {
+                json!({"path": s(p), "exists": crate::session::paths::at(p, &scope.cwd).is_dir()})
+            })
+            .collect()
+    };
+
+    // --cache: the invocations people run, looked up without storing.
+    let dir = crate::session::cache::dir_for(&scope.user_root);
+    let usable = crate::session::cache::usable_dir(&dir);
+    let auto = crate::render::detect_auto().name();
+    let mut checks: Vec<(String, &str, bool)> = vec![
+        (format!("env --cache (auto: {auto})"), auto, false),
+        (format!("env --diff --cache (auto: {auto})"), auto, true),
+    ];
+    if auto != "export" {
+        checks.push(("env --diff --cache --format export".into(), "export", true));
+    }
+    let lookups: Vec<Value> = checks
+        .iter()
+        .map(|(what, format, diff)| {
+            let key = crate::session::cache::key_for(&prepared, &base, format, *diff);
+            let hit = usable.is_ok() && crate::session::cache::lookup(&dir, &key).is_some();
+            json!({"invocation": what, "hit": hit})
+        })
+        .collect();
+
+    Ok(json!({
+        "directory": s(&cwd),
+        "project_root": root_scope.project_root.as_deref().map(s),
+        "project_root_rule": rule,
+        "hook_root": hook_root.as_deref().map(s),
+        "scope": scope.level,
+        "interpreter": prepared.interpreter.as_deref().map(s),
+        "stores": stores,
+        "overlays": overlays,
+        "files": files,
+        "bin": dirs(&prepared.bin_paths),
+        "lib": dirs(&prepared.lib_candidates),
+        "cache": {
+            "dir": s(&dir),
+            "usable": usable.is_ok(),
+            "why": usable.err().map(|u| u.describe()),
+            "lookups": lookups,
+        },
+    }))
+}
+
+fn text(r: &Value) -> String {
+    let st = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let opt = |v: &Value| v.as_str().map_or("(none)".to_string(), str::to_string);
+    let mut o = String::new();
+    o.push_str(&format!("directory: {}\n", st(&r["directory"])));
+    o.push_str(&format!(
+        "project root: {} (chosen by: {})\n",
+        opt(&r["project_root"]),
+        st(&r["project_root_rule"])
+    ));
+    o.push_str(&format!(
+        "shell hook root: {} (nearest directory upwards holding .agents, below $HOME)\n",
+        opt(&r["hook_root"])
+    ));
+    o.push_str(&format!("scope: {}\n", st(&r["scope"])));
+    o.push_str(&format!("env.py interpreter: {}\n", opt(&r["interpreter"])));
+    o.push_str("stores:\n");
+    for x in r["stores"].as_array().into_iter().flatten() {
+        let why = x["why"]
+            .as_str()
+            .map_or(String::new(), |w| format!(" ({w})"));
+        o.push_str(&format!(
+            "  {:<8} {}  {}{}; trust: {}\n",
+            st(&x["level"]),
+            opt(&x["path"]),
+            st(&x["state"]),
+            why,
+            st(&x["trust"])
+        ));
+    }
+    o.push_str("overlays:");
+    let overlays = r["overlays"].as_array().cloned().unwrap_or_default();
+    if overlays.is_empty() {
+        o.push_str(" (none)");
+    }
+    o.push('\n');
+    for x in &overlays {
+        o.push_str(&format!("  {}  {}\n", st(&x["name"]), st(&x["path"])));
+    }
+    o.push_str("files, in walk order:\n");
+    for x in r["files"].as_array().into_iter().flatten() {
+        let state = if x["exists"] == json!(true) {
+            match x["evaluated"].as_str() {
+                Some(e) => format!("exists, evaluated by {e}"),
+                None => "exists, executed".to_string(),
+            }
+        } else {
+            "missing".to_string()
+        };
+        o.push_str(&format!(
+            "  {:<4} {:<12} {:<6} {}  {}\n",
+            st(&x["tier"]),
+            st(&x["level"]),
+            st(&x["kind"]),
+            st(&x["path"]),
+            state
+        ));
+    }
+    for (title, key) in [("bin (PATH)", "bin"), ("lib", "lib")] {
+        o.push_str(&format!("{title}:\n"));
+        for x in r[key].as_array().into_iter().flatten() {
+            let e = if x["exists"] == json!(true) {
+                "exists"
+            } else {
+                "missing"
+            };
+            o.push_str(&format!("  {}  {e}\n", st(&x["path"])));
+        }
+    }
+    let c = &r["cache"];
+    let usable = match c["why"].as_str() {
+        Some(w) => format!("not used: it {w}"),
+        None => "usable".to_string(),
+    };
+    o.push_str(&format!("cache: {} ({usable})\n", st(&c["dir"])));
+    for x in c["lookups"].as_array().into_iter().flatten() {
+        let hit = if x["hit"] == json!(true) {
+            "hit"
+        } else {
+            "miss"
+        };
+        o.push_str(&format!("  {}: {hit}\n", st(&x["invocation"])));
+    }
+    o
+}
+
+pub fn run(a: StatusArgs) -> i32 {
+    let json = match a.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => {
+            crate::error!(
+                "--format for status must be text or json (got {})",
+                crate::render::py_repr(other)
+            );
+            return 2;
+        }
+    };
+    let r = match report(&a) {
+        Ok(r) => r,
+        Err(msg) => {
+            crate::error!("{msg}");
+            return 1;
+        }
+    };
+    let out = if json {
+        let mut t = serde_json::to_string_pretty(&r).expect("a Value serializes");
+        t.push('\n');
+        t
+    } else {
+        text(&r)
+    };
+    let mut so = std::io::stdout().lock();
+    match so.write_all(out.as_bytes()).and_then(|_| so.flush()) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}

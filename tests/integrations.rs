@@ -1,0 +1,1403 @@
+//! Integrations (SPEC §8 own formats, §12): `--format github` and
+//! `--format docker` read back by readers that follow their consumers'
+//! parsing code, on generated values, through the library and the binary.
+//!
+//! - [`runner_read`] follows the GitHub Actions runner's handling of the
+//!   `GITHUB_ENV` file command (actions/runner,
+//!   `src/Runner.Worker/FileCommandManager.cs`, `SetEnvFileCommand`): the
+//!   whole file as text, empty lines skipped, a line is `NAME=value` when its
+//!   first `=` comes before its first `<<`, else `NAME<<DELIM` and the value
+//!   is everything up to the line that equals DELIM (the newline before it
+//!   excluded); lines end at LF, and on Windows runners also at CRLF. Run in
+//!   both line modes.
+//! - [`kvfile_read`] follows docker/cli's env-file parser (`pkg/kvfile`,
+//!   used by `opts.ParseEnvFile` for `docker run --env-file`): Go's
+//!   `bufio.ScanLines` (LF, one CR before it dropped, 64 KiB buffer), each
+//!   line valid UTF-8 or the whole file fails, a BOM dropped on line 1,
+//!   leading Unicode whitespace trimmed, `#` lines and empty lines skipped,
+//!   the name up to the first `=` (not empty, no space or tab, else the
+//!   whole file fails), the value literal to the end of the line.
+//!
+//! Both are written from reading that code, not copied from it.
+
+mod support;
+
+use agentenv::render::{render_checked, Format, View};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::Path;
+use support::Rng;
+
+// ---------------------------------------------------------------- readers
+
+/// One line of `text` from byte `*pos`, as the runner's `ReadLine`: the
+/// line and the length of the newline that ended it (0 at end of text).
+fn runner_line<'a>(text: &'a str, pos: &mut usize, windows: bool) -> Option<(&'a str, usize)> {
+    if *pos >= text.len() {
+        return None;
+    }
+    let rest = &text[*pos..];
+    let Some(lf) = rest.find('\n') else {
+        *pos = text.len();
+        return Some((rest, 0));
+    };
+    if windows {
+        if let Some(crlf) = rest.find("\r\n") {
+            if crlf < lf {
+                *pos += crlf + 2;
+                return Some((&rest[..crlf], 2));
+            }
+        }
+    }
+    *pos += lf + 1;
+    Some((&rest[..lf], 1))
+}
+
+/// The variables the runner sets from a `GITHUB_ENV` file, or its error.
+fn runner_read(text: &str, windows: bool) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    let mut pos = 0;
+    while let Some((line, _)) = runner_line(text, &mut pos, windows) {
+        if line.is_empty() {
+            continue;
+        }
+        let eq = line.find('=');
+        let hd = line.find("<<");
+        match (eq, hd) {
+            (Some(e), h) if h.is_none_or(|h| e < h) => {
+                out.insert(line[..e].to_string(), line[e + 1..].to_string());
+            }
+            (_, Some(h)) => {
+                let (name, delim) = (&line[..h], &line[h + 2..]);
+                if name.is_empty() || delim.is_empty() {
+                    return Err(format!("empty name or delimiter: {line:?}"));
+                }
+                let start = pos;
+                let mut end = pos;
+                loop {
+                    match runner_line(text, &mut pos, windows) {
+                        None => return Err(format!("delimiter {delim:?} not found")),
+                        Some((l, _)) if l == delim => break,
+                        Some((_, nl)) => end = pos - nl,
+                    }
+                }
+                let value = if end > start { &text[start..end] } else { "" };
+                out.insert(name.to_string(), value.to_string());
+            }
+            _ => return Err(format!("invalid line {line:?}")),
+        }
+    }
+    Ok(out)
+}
+
+/// Go's `unicode.IsSpace`.
+fn go_space(c: char) -> bool {
+    c.is_whitespace()
+}
+
+/// What `docker run --env-file` sets from `bytes`, in file order, or the
+/// error that makes docker refuse the file.
+fn kvfile_read(bytes: &[u8]) -> Result<Vec<(String, String)>, String> {
+    const BUF: usize = 64 * 1024;
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    let mut n = 0;
+    while !rest.is_empty() {
+        n += 1;
+        let (raw, next) = match rest.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                if i + 1 > BUF {
+                    return Err(format!("line {n}: token too long"));
+                }
+                (&rest[..i], &rest[i + 1..])
+            }
+            None => {
+                if rest.len() > BUF {
+                    return Err(format!("line {n}: token too long"));
+                }
+                (rest, &rest[rest.len()..])
+            }
+        };
+        rest = next;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let Ok(mut line) = std::str::from_utf8(raw) else {
+            return Err(format!("invalid utf8 bytes at line {n}"));
+        };
+        if n == 1 {
+            line = line.strip_prefix('\u{feff}').unwrap_or(line);
+        }
+        let line = line.trim_start_matches(go_space);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (key, value) = match line.split_once('=') {
+            Some((k, v)) => (k, Some(v)),
+            None => (line, None),
+        };
+        if key.is_empty() {
+            return Err(format!("line {n}: no variable name"));
+        }
+        if key.contains([' ', '\t']) {
+            return Err(format!("line {n}: variable contains whitespaces"));
+        }
+        if let Some(v) = value {
+            out.push((key.to_string(), v.to_string()));
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn readers_follow_their_consumers() {
+    // The runner: heredoc value excludes the newline before the delimiter;
+    // `=` before `<<` decides the form; CRLF only ends a line on Windows.
+    let t = "A=x<<y\nB<<EOF\nl1\n\nEOF\n\nC<<D=x\nv\nD=x\nE=a\r\n";
+    let lin = runner_read(t, false).unwrap();
+    assert_eq!(lin["A"], "x<<y");
+    assert_eq!(lin["B"], "l1\n");
+    assert_eq!(lin["C"], "v");
+    assert_eq!(lin["E"], "a\r");
+    assert_eq!(runner_read(t, true).unwrap()["E"], "a");
+    assert!(runner_read("X<<EOF\nv\n", false).is_err());
+    assert!(runner_read("junk\n", false).is_err());
+    // docker: literal values, trailing CR dropped, quotes kept, comments.
+    let d = b"\xef\xbb\xbf  A= \"q\" \r\n# c\n\nB=x=y\nNOVALUE\n";
+    assert_eq!(
+        kvfile_read(d).unwrap(),
+        [
+            ("A".to_string(), " \"q\" ".to_string()),
+            ("B".to_string(), "x=y".to_string())
+        ]
+    );
+    assert!(kvfile_read(b"A B=1\n").is_err());
+    assert!(kvfile_read(b"=1\n").is_err());
+    assert!(kvfile_read(b"A=\xff\n").is_err());
+    let long = format!("A={}\n", "x".repeat(64 * 1024));
+    assert!(kvfile_read(long.as_bytes()).is_err());
+}
+
+// -------------------------------------------------------------- generation
+
+/// Value fragments: delimiter look-alikes, `=`, `<<`, quotes, spaces,
+/// line breaks, comment marks, non-ASCII and bytes that are not UTF-8.
+const FRAGMENTS: &[&[u8]] = &[
+    b"AGENTENV_EOF",
+    b"AGENTENV_EOF_1",
+    b"AGENTENV_EOF_2",
+    b"EOF",
+    b"ghadelimiter_x",
+    b"=",
+    b"==",
+    b"<<",
+    b"<<EOF",
+    b"NAME=v",
+    b" ",
+    b"  ",
+    b"\t",
+    b"\n",
+    b"\n\n",
+    b"\r",
+    b"\r\n",
+    b"#",
+    b"'",
+    b"\"",
+    b"$HOME",
+    b"\\",
+    b"x",
+    b"value",
+    "é".as_bytes(),
+    "\u{feff}".as_bytes(),
+    "\u{85}".as_bytes(),
+    "\u{2028}".as_bytes(),
+    "😀".as_bytes(),
+    b"\x01",
+    b"\x7f",
+    b"\xff",
+    b"\xc3",
+];
+
+/// Names: mostly ordinary, some that each format must refuse.
+const ODD_NAMES: &[&[u8]] = &[
+    b"A=B",
+    b"A<<B",
+    b"<<",
+    b" LEAD",
+    b"TRAIL ",
+    b"MID DLE",
+    b"TAB\tX",
+    b"#HASH",
+    b"H#ASH",
+    b"NL\nX",
+    b"CR\rX",
+    "é".as_bytes(),
+    "\u{feff}BOM".as_bytes(),
+    "NBSP\u{a0}".as_bytes(),
+    b"CTL\x01",
+    b"BAD\xff",
+    b"lower.dot-dash",
+];
+
+fn gen_value(r: &mut Rng) -> Vec<u8> {
+    let mut v = Vec::new();
+    if r.chance(10) {
+        // A value that is exactly a delimiter line between other lines.
+        v.extend_from_slice(b"a\nAGENTENV_EOF\nb");
+        return v;
+    }
+    for _ in 0..r.below(7) {
+        v.extend_from_slice(FRAGMENTS[r.below(FRAGMENTS.len())]);
+    }
+    v
+}
+
+fn gen_view(r: &mut Rng, i: usize) -> View {
+    let mut vars = Vec::new();
+    for j in 0..1 + r.below(8) {
+        let name = if r.chance(20) {
+            ODD_NAMES[r.below(ODD_NAMES.len())].to_vec()
+        } else {
+            format!("V{i}_{j}").into_bytes()
+        };
+        vars.push((OsString::from_vec(name), OsString::from_vec(gen_value(r))));
+    }
+    let mut v = View::of(vars);
+    if r.chance(30) {
+        v.removals.push(OsString::from(format!("GONE{i}")));
+    }
+    v
+}
+
+/// SPEC §8, github: what the runner cannot get back.
+fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
+    let (Ok(n), Ok(v)) = (std::str::from_utf8(name), std::str::from_utf8(value)) else {
+        return true;
+    };
+    n.is_empty()
+        || n.contains(['=', '\n', '\r'])
+        || n.contains("<<")
+        || n.starts_with('\u{feff}')
+        || v.contains('\r')
+}
+
+/// SPEC §8, docker: what docker/cli cannot get back.
+fn docker_unrepresentable(name: &[u8], value: &[u8]) -> bool {
+    let (Ok(n), Ok(v)) = (std::str::from_utf8(name), std::str::from_utf8(value)) else {
+        return true;
+    };
+    n.is_empty()
+        || n.contains(char::is_whitespace)
+        || n.starts_with('#')
+        || n.contains(['=', '\0'])
+        || n.starts_with('\u{feff}')
+        || v.contains('\n')
+        || v.ends_with('\r')
+        || n.len() + 1 + v.len() > 64 * 1024 - 1
+}
+
+/// Check one rendering against its reader: every representable value
+/// exact, every other name omitted, nothing else read.
+fn check(format: Format, view: &View) -> Result<(), String> {
+    let r = render_checked(format, view);
+    let omitted: Vec<&[u8]> = r.omitted.iter().map(|o| o.name.as_slice()).collect();
+    let read: Vec<BTreeMap<String, String>> = match format {
+        Format::Github => vec![runner_read(&r.text, false)?, runner_read(&r.text, true)?],
+        Format::Docker => {
+            let pairs = kvfile_read(r.text.as_bytes())?;
+            vec![pairs.into_iter().collect()]
+        }
+        _ => unreachable!(),
+    };
+    let mut expect = BTreeMap::new();
+    let mut last: BTreeMap<&[u8], &[u8]> = BTreeMap::new();
+    for (k, v) in &view.assignments {
+        last.insert(k.as_bytes(), v.as_bytes());
+    }
+    for (k, v) in last {
+        let bad = match format {
+            Format::Github => github_unrepresentable(k, v),
+            _ => docker_unrepresentable(k, v),
+        };
+        if bad {
+            if !omitted.contains(&k) {
+                return Err(format!("{k:?} is unrepresentable but not reported"));
+            }
+        } else {
+            if omitted.contains(&k) {
+                return Err(format!("{k:?} is representable but was omitted"));
+            }
+            expect.insert(
+                String::from_utf8(k.to_vec()).unwrap(),
+                String::from_utf8(v.to_vec()).unwrap(),
+            );
+        }
+    }
+    for g in &view.removals {
+        if !omitted.contains(&g.as_bytes()) {
+            return Err(format!("removal {g:?} not reported"));
+        }
+    }
+    for got in read {
+        if got != expect {
+            return Err(format!("read back {got:?}\nexpected {expect:?}"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn generated_values_round_trip_through_both_readers() {
+    let seed = std::env::var("AGENTENV_INTEG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x17E6_2026_u64);
+    let mut r = Rng(seed);
+    let mut failures = Vec::new();
+    let (mut heredocs, mut omitted) = (0usize, 0usize);
+    for i in 0..3000 {
+        let view = gen_view(&mut r, i);
+        for f in [Format::Github, Format::Docker] {
+            if let Err(e) = check(f, &view) {
+                failures.push(format!("case {i} {}: {e}\nview {view:?}", f.name()));
+            }
+            let out = render_checked(f, &view);
+            heredocs += out.text.matches("<<AGENTENV_EOF").count();
+            omitted += out.omitted.len();
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} failures, first:\n{}",
+        failures.len(),
+        failures[0]
+    );
+    assert!(heredocs > 500 && omitted > 500, "{heredocs} {omitted}");
+}
+
+#[test]
+fn delimiter_lookalikes_pick_the_next_delimiter() {
+    let mut value = String::from("x");
+    for _ in 0..5 {
+        let view = View::of([(OsString::from("K"), OsString::from(&value))]);
+        let r = render_checked(Format::Github, &view);
+        assert_eq!(runner_read(&r.text, false).unwrap()["K"], value);
+        value.push('\n');
+        value.push_str(&agentenv::render::github_delimiter(&value));
+    }
+    assert!(value.ends_with("\nAGENTENV_EOF_4"), "{value:?}");
+    // Lines that only contain the delimiter, or differ by spaces, are fine.
+    let tricky = "AGENTENV_EOF \n AGENTENV_EOF\nAGENTENV_EOFX\n";
+    let view = View::of([(OsString::from("K"), OsString::from(tricky))]);
+    let text = render_checked(Format::Github, &view).text;
+    assert!(text.starts_with("K<<AGENTENV_EOF\n"));
+    assert_eq!(runner_read(&text, true).unwrap()["K"], tricky);
+}
+
+#[test]
+fn docker_long_lines_fit_or_are_omitted() {
+    for len in [64 * 1024 - 4, 64 * 1024 - 3, 64 * 1024 - 2, 64 * 1024] {
+        let view = View::of([(OsString::from("K"), OsString::from("v".repeat(len)))]);
+        check(Format::Docker, &view).unwrap();
+    }
+}
+
+// ------------------------------------------------------ through the binary
+
+const CANARY: &str = "zqCANARYinteg";
+
+fn write(w: &Path, rel: &str, body: &[u8]) {
+    let p = w.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, body).unwrap();
+}
+
+/// A store whose layers set values of every kind (each holding the
+/// canary), plus one removal of an inherited variable.
+fn store(w: &Path) {
+    std::fs::create_dir_all(w.join("proj")).unwrap();
+    let py = format!(
+        "import json\nprint(json.dumps({{'ONE': ' {c} = << ', 'MULTI': '{c}\\nAGENTENV_EOF\\n', \
+         'WITHCR': '{c}\\r', 'MIDCR': 'a\\r{c}', 'HASHY': '# {c}', 'QUOTED': '\"{c}\"', \
+         'INHERITED': None}}))\n",
+        c = CANARY
+    );
+    write(w, "home/.agents/env.py", py.as_bytes());
+    let mut plain = b"NONUTF=".to_vec();
+    plain.extend_from_slice(CANARY.as_bytes());
+    plain.extend_from_slice(b"\xff\n");
+    write(w, "home/.agents/pre.env", &plain);
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn env_format_github_through_the_binary() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path();
+    store(w);
+    for extra in [&[][..], &["-vv"][..]] {
+        let o = support::session_cmd(w)
+            .env("INHERITED", "x")
+            .args(["env", "--diff", "--format", "github"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let text = String::from_utf8(o.stdout.clone()).unwrap();
+        let got = runner_read(&text, false).unwrap();
+        assert_eq!(got["ONE"], format!(" {CANARY} = << "));
+        assert_eq!(got["MULTI"], format!("{CANARY}\nAGENTENV_EOF\n"));
+        assert_eq!(got["HASHY"], format!("# {CANARY}"));
+        assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
+        for gone in ["WITHCR", "MIDCR", "NONUTF", "INHERITED"] {
+            assert!(!got.contains_key(gone), "{gone}");
+        }
+        assert_eq!(runner_read(&text, true).unwrap(), got);
+        let err = stderr(&o);
+        assert!(!err.contains("zqCANARY"), "{err}");
+        for (name, why) in [
+            ("WITHCR", "its value holds a CR"),
+            ("MIDCR", "its value holds a CR"),
+            ("NONUTF", "its value is not UTF-8"),
+            (
+                "INHERITED",
+                "it is removed, and the format cannot express a removal",
+            ),
+        ] {
+            assert!(
+                err.contains(&format!(
+                    "agentenv: warning: '{name}' left out of the github format: {why}"
+                )),
+                "{name}: {err}"
+            );
+        }
+    }
+    // -q silences the warnings, stdout is unchanged.
+    let o = support::session_cmd(w)
+        .args(["env", "--diff", "--format", "github", "-q"])
+        .output()
+        .unwrap();
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+}
+
+#[test]
+fn env_format_docker_through_the_binary() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path();
+    store(w);
+    let o = support::session_cmd(w)
+        .env("INHERITED", "x")
+        .args(["env", "--diff", "--format", "docker"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = String::from_utf8(o.stdout.clone()).unwrap();
+    let got: BTreeMap<String, String> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    assert_eq!(got["ONE"], format!(" {CANARY} = << "));
+    assert_eq!(got["MIDCR"], format!("a\r{CANARY}"));
+    assert_eq!(got["HASHY"], format!("# {CANARY}"));
+    assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
+    for gone in ["MULTI", "WITHCR", "NONUTF"] {
+        assert!(!got.contains_key(gone), "{gone}");
+        assert!(
+            text.contains(&format!(
+                "# {gone} omitted: not representable in a docker env-file\n"
+            )),
+            "{text}"
+        );
+    }
+    let err = stderr(&o);
+    assert!(!err.contains("zqCANARY"), "{err}");
+    for name in ["MULTI", "WITHCR", "NONUTF", "INHERITED"] {
+        assert!(
+            err.contains(&format!("warning: '{name}' left out of the docker format")),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+fn dotenv_parse_accepts_both_formats() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join(".env");
+    std::fs::write(
+        &f,
+        format!("A=\"l1\\nl2 {CANARY}\"\nB=' x=<<y '\nC=\"cr\\r{CANARY}\"\n"),
+    )
+    .unwrap();
+    let run = |fmt: &str| {
+        std::process::Command::new(support::agentenv_bin())
+            .args(["dotenv", "parse", "--format", fmt])
+            .arg(&f)
+            .output()
+            .unwrap()
+    };
+    let o = run("github");
+    assert_eq!(o.status.code(), Some(0));
+    let got = runner_read(std::str::from_utf8(&o.stdout).unwrap(), false).unwrap();
+    assert_eq!(got["A"], format!("l1\nl2 {CANARY}"));
+    assert_eq!(got["B"], " x=<<y ");
+    assert!(!got.contains_key("C"));
+    assert!(stderr(&o).contains("'C' left out of the github format"));
+    let o = run("docker");
+    assert_eq!(o.status.code(), Some(0));
+    let got: BTreeMap<_, _> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    assert_eq!(got["B"], " x=<<y ");
+    assert_eq!(got["C"], format!("cr\r{CANARY}"));
+    assert!(!got.contains_key("A"));
+    for o in [run("github"), run("docker")] {
+        assert!(!stderr(&o).contains(CANARY));
+    }
+    // An unknown format lists agentenv's own too.
+    let o = run("gh");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("; agentenv's own: docker, github"));
+}
+
+// ------------------------------------------------------------ init claude
+
+/// A user settings file with other keys (not sorted), hooks of other
+/// events and another SessionStart entry, in Claude Code's own 2-space
+/// style.
+const SETTINGS: &str = r#"{
+  "permissions": {
+    "allow": [
+      "Bash(npm run test:*)"
+    ],
+    "deny": []
+  },
+  "env": {
+    "ZED": "1",
+    "ALPHA": "zqCANARYsettings"
+  },
+  "hooks": {
+    "PreToolUse": [
+      {
+        "matcher": "Bash",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "echo pre"
+          }
+        ]
+      }
+    ],
+    "SessionStart": [
+      {
+        "matcher": "startup",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "echo started",
+            "timeout": 5
+          }
+        ]
+      }
+    ],
+    "Stop": []
+  },
+  "model": "opus"
+}
+"#;
+
+fn init(home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(support::agentenv_bin())
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(home)
+        .arg("init")
+        .arg("claude")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// SETTINGS with agentenv's group appended to SessionStart.
+fn with_hook(command: &str) -> String {
+    let entry = format!(
+        "      }},\n      {{\n        \"hooks\": [\n          {{\n            \"type\": \"command\",\n            \"command\": {}\n          }}\n        ]\n      }}\n    ],\n    \"Stop\"",
+        serde_json::to_string(command).unwrap()
+    );
+    SETTINGS.replacen("      }\n    ],\n    \"Stop\"", &entry, 1)
+}
+
+#[test]
+fn init_claude_edits_user_settings_keeping_everything_else() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().canonicalize().unwrap();
+    let file = home.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, SETTINGS).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let bin = support::agentenv_bin();
+    let command = format!("{}{}", bin.display(), agentenv::cli::init::HOOK_ARGS);
+    let want = with_hook(&command);
+
+    // --dry-run: the resulting file on stdout, nothing written.
+    let o = init(&home, &["--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8(o.stdout.clone()).unwrap(), want);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
+    assert!(stderr(&o).contains("dry run: would add"));
+
+    let o = init(&home, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640, "mode kept");
+    assert!(stderr(&o).contains(&format!(
+        "agentenv: added the SessionStart hook to {}",
+        file.display()
+    )));
+
+    // Again: no change, and it says so (the file is not even rewritten).
+    let before = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file).unwrap());
+    let o = init(&home, &["--user"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(stderr(&o).contains("already in"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
+    let md = std::fs::metadata(&file).unwrap();
+    assert_eq!(md.modified().unwrap(), before);
+    assert_eq!(std::os::unix::fs::MetadataExt::ino(&md), ino);
+
+    // --remove: only agentenv's entry goes; the file is the original again.
+    let o = init(&home, &["--remove"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
+    let o = init(&home, &["--remove"]);
+    assert!(stderr(&o).contains("no agentenv SessionStart hook"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
+    for o in [init(&home, &[]), init(&home, &["--remove", "-vv"])] {
+        assert!(!stderr(&o).contains("zqCANARY"));
+    }
+}
+
+#[test]
+fn init_claude_new_file_project_symlink_and_config_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().canonicalize().unwrap();
+    // A new file: 0600 in a 0700 directory.
+    let o = init(&home, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let file = home.join(".claude/settings.json");
+    let md = std::fs::metadata(&file).unwrap();
+    assert_eq!(md.permissions().mode() & 0o777, 0o600);
+    let dmode = std::fs::metadata(home.join(".claude"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(dmode & 0o777, 0o700);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .starts_with('/'));
+
+    // --project DIR: the bare name, in DIR/.claude/settings.json.
+    std::fs::create_dir_all(home.join("repo")).unwrap();
+    let o = init(&home, &["--project", "repo"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let p: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join("repo/.claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        p["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+        format!("agentenv{}", agentenv::cli::init::HOOK_ARGS)
+    );
+    // --user and --project together: a usage error.
+    assert_eq!(
+        init(&home, &["--user", "--project", "repo"]).status.code(),
+        Some(2)
+    );
+
+    // A symlinked settings file (dotfiles): the target is edited, the link stays.
+    let real = home.join("dotfiles/claude.json");
+    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+    std::fs::write(&real, "{\"model\": \"opus\"}").unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&real, &file).unwrap();
+    assert_eq!(init(&home, &[]).status.code(), Some(0));
+    assert!(std::fs::symlink_metadata(&file)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {"),
+        "{text}"
+    );
+    assert!(!text.ends_with('\n'), "no final newline before, none after");
+
+    // CLAUDE_CONFIG_DIR moves the user settings.
+    let o = std::process::Command::new(support::agentenv_bin())
+        .env("HOME", &home)
+        .env("CLAUDE_CONFIG_DIR", home.join("cfg"))
+        .args(["init", "claude", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains(&format!("{}", home.join("cfg/settings.json").display())));
+}
+
+#[test]
+fn init_claude_refuses_invalid_json_untouched() {
+    let t = tempfile::tempdir().unwrap();
+    let home = t.path().canonicalize().unwrap();
+    let file = home.join(".claude/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    for (body, line, col) in [
+        ("{\n  \"env\": {\"K\": zqCANARYbad}\n}\n", 2, 16),
+        ("{\n  \"env\": {\"K\": \"zqCANARYopen\n", 3, 0),
+        ("{\"a\": 1,}\n", 1, 9),
+        ("// comment zqCANARY\n{}", 1, 1),
+    ] {
+        std::fs::write(&file, body).unwrap();
+        for args in [&[][..], &["--remove"][..], &["--dry-run"][..]] {
+            let o = init(&home, args);
+            assert_eq!(o.status.code(), Some(1), "{body:?}");
+            assert!(o.stdout.is_empty());
+            let err = stderr(&o);
+            assert!(err.contains(&file.display().to_string()), "{err}");
+            assert!(err.contains(&format!("at line {line}, column ")), "{err}");
+            if col > 0 {
+                assert!(
+                    err.contains(&format!("at line {line}, column {col};")),
+                    "{err}"
+                );
+            }
+            assert!(!err.contains("zqCANARY"), "{err}");
+            assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
+        }
+    }
+    // Valid JSON of the wrong shape: refused by key, untouched.
+    std::fs::write(&file, "{\"hooks\": {\"SessionStart\": {}}}").unwrap();
+    let o = init(&home, &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("\"hooks.SessionStart\" is not an array"));
+    std::fs::write(&file, "[]").unwrap();
+    assert_eq!(init(&home, &[]).status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "[]");
+}
+
+/// The hook command `init claude` writes, run the way Claude Code runs a
+/// command hook (`sh -c` with `CLAUDE_ENV_FILE` set), loads the session
+/// env into that file, and prints nothing.
+#[test]
+fn init_claude_hook_command_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    write(&w, "home/.agents/env", b"FROM_STORE='a b'\n");
+    std::fs::create_dir_all(w.join("proj")).unwrap();
+    let o = init(&w.join("home"), &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(w.join("home/.claude/settings.json")).unwrap(),
+    )
+    .unwrap();
+    let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let env_file = w.join("claude-env.sh");
+    // PATH without agentenv: the absolute path still finds it.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .env_clear()
+        .env("HOME", w.join("home"))
+        .env("PATH", "/usr/bin:/bin")
+        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
+        .env("CLAUDE_ENV_FILE", &env_file)
+        .current_dir(w.join("proj"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty() && o.stderr.is_empty());
+    let got = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
+        .arg("_")
+        .arg(&env_file)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "a b");
+}
+
+// ----------------------------------------------------------------- status
+
+/// A tree whose every layer would leave a marker (and print a canary) if
+/// it ran.
+fn status_tree(w: &Path) {
+    let marker = w.join("ran");
+    let m = marker.display();
+    write(
+        w,
+        "home/.agents/env.py",
+        format!("open('{m}', 'a').write('py')\nprint('{{\"K\": \"zqCANARYpy\"}}')\n").as_bytes(),
+    );
+    write(w, "home/.agents/pre.env", b"PRE=zqCANARYpre\n");
+    write(
+        w,
+        "proj/.agents/local.env",
+        format!("X=$(touch '{m}'; echo zqCANARYsh)\n").as_bytes(),
+    );
+    write(w, "home/.agents/overlays/ov/env", b"O=zqCANARYov\n");
+    std::fs::create_dir_all(w.join("proj/.agents/bin")).unwrap();
+}
+
+fn status(w: &Path, args: &[&str]) -> std::process::Output {
+    support::session_cmd(w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .arg("status")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn status_reports_without_running_anything() {
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    let o = status(&w, &["--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!w.join("ran").exists(), "status ran a layer");
+    let out = String::from_utf8(o.stdout.clone()).unwrap();
+    assert!(!out.contains("zqCANARY") && !stderr(&o).contains("zqCANARY"));
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let proj = w.join("proj");
+    assert_eq!(r["project_root"], proj.display().to_string());
+    assert!(r["project_root_rule"]
+        .as_str()
+        .unwrap()
+        .starts_with("the directory"));
+    assert_eq!(r["hook_root"], proj.display().to_string());
+    assert_eq!(r["scope"], "project");
+    let stores = r["stores"].as_array().unwrap();
+    assert_eq!(stores[0]["level"], "system");
+    assert_eq!(stores[0]["state"], "absent");
+    assert_eq!(stores[1]["state"], "present");
+    assert_eq!(stores[2]["level"], "project");
+    assert_eq!(stores[2]["trust"], "not allowed");
+    assert_eq!(r["overlays"][0]["name"], "ov");
+    let files = r["files"].as_array().unwrap();
+    let find = |suffix: &str| {
+        files
+            .iter()
+            .find(|f| f["path"].as_str().unwrap().ends_with(suffix))
+            .unwrap_or_else(|| panic!("{suffix} not listed"))
+            .clone()
+    };
+    let py = find("home/.agents/env.py");
+    assert_eq!(
+        (py["tier"].as_str(), py["kind"].as_str()),
+        (Some("main"), Some("env.py"))
+    );
+    assert_eq!(py["exists"], true);
+    let pre = find("home/.agents/pre.env");
+    assert_eq!(
+        (pre["tier"].as_str(), pre["evaluated"].as_str()),
+        (Some("pre"), Some("native"))
+    );
+    assert_eq!(find("proj/.agents/local.env")["evaluated"], "bash");
+    assert_eq!(find("proj/.agents/env.py")["exists"], false);
+    assert_eq!(find("ov/env")["level"], "ov");
+    // Walk order: pre tier first, overlays before their store.
+    let order: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+    let pos = |s: &str| order.iter().position(|p| p.ends_with(s)).unwrap();
+    assert!(pos("home/.agents/pre.env") < pos("ov/env"));
+    assert!(pos("ov/env") < pos("home/.agents/env"));
+    assert!(pos("home/.agents/env") < pos("proj/.agents/local.env"));
+    assert!(r["bin"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["exists"] == true));
+    assert!(r["cache"]["lookups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|l| l["hit"] == false));
+
+    // After `env --diff --cache`, status says that invocation would hit.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .args(["env", "--diff", "--cache", "--format", "export"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::remove_file(w.join("ran")).unwrap();
+    let o = status(&w, &[]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!w.join("ran").exists());
+    assert!(
+        text.contains("env --diff --cache --format export: hit")
+            || text.contains("env --diff --cache (auto: export): hit"),
+        "{text}"
+    );
+    assert!(text.contains("project  "), "{text}");
+    assert!(!text.contains("zqCANARY"));
+
+    // Trust: allowed, then changed since.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .args(["allow"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
+    assert_eq!(r["stores"][2]["trust"], "allowed");
+    write(&w, "proj/.agents/env", b"NEW=1\n");
+    let r: serde_json::Value =
+        serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
+            .unwrap();
+    assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
+    assert_eq!(r["stores"][2]["state"], "skipped");
+    assert_eq!(r["scope"], "user");
+    assert!(!w.join("ran").exists());
+}
+
+#[test]
+fn status_dir_rules_and_system_store() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    std::fs::create_dir_all(w.join("other/.agents")).unwrap();
+    // DIR: as if env ran there.
+    let o = status(&w, &["--format", "json", "../other"]);
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["project_root"], w.join("other").display().to_string());
+    // $AGENTS_PROJECT_ROOT wins, and says so.
+    let o = support::session_cmd(&w)
+        .env("AGENTS_PROJECT_ROOT", w.join("other"))
+        .args(["status"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("(chosen by: $AGENTS_PROJECT_ROOT)"), "{text}");
+    // A system store that fails the trust rule is skipped, with the reason.
+    let sys = w.join("sys");
+    std::fs::create_dir_all(&sys).unwrap();
+    std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let o = support::session_cmd(&w)
+        .env("AGENTS_SYSTEM_ROOT", &sys)
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["stores"][0]["state"], "skipped");
+    let why = r["stores"][0]["why"].as_str().unwrap();
+    assert!(
+        why == "group- or world-writable" || why == "not owned by root",
+        "{why}"
+    );
+    // Bad --format: usage error; a missing DIR: error.
+    assert_eq!(status(&w, &["--format", "yaml"]).status.code(), Some(2));
+    assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
+    assert!(!w.join("ran").exists());
+}
+
+// ------------------------------------------- the real docker CLI, if any
+
+/// A stand-in for the docker daemon: it answers the CLI's ping and, for
+/// `POST …/containers/create`, writes the request body (which holds the
+/// `Env` list the CLI parsed from `--env-file`) to the file named by its
+/// first argument, then refuses the create so `docker run` ends there.
+const FAKE_DAEMON: &str = r#"
+import http.server, sys
+out = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def reply(self, code, body, ctype="application/json"):
+        self.send_response(code)
+        self.send_header("Api-Version", "1.45")
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+    def do_HEAD(self):
+        self.reply(200, b"OK", "text/plain")
+    def do_GET(self):
+        if self.path.endswith("/_ping"):
+            self.reply(200, b"OK", "text/plain")
+        else:
+            self.reply(404, b'{"message": "not here"}')
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if "/containers/create" in self.path:
+            with open(out + ".tmp", "wb") as f:
+                f.write(body)
+            import os
+            os.replace(out + ".tmp", out)
+            self.reply(500, b'{"message": "captured by the test daemon"}')
+        else:
+            self.reply(404, b'{"message": "not here"}')
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+
+struct FakeDaemon {
+    child: std::process::Child,
+    host: String,
+    body: std::path::PathBuf,
+}
+
+impl FakeDaemon {
+    fn start(dir: &Path) -> FakeDaemon {
+        use std::io::BufRead;
+        let body = dir.join("create.json");
+        let mut child = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(FAKE_DAEMON)
+            .arg(&body)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        FakeDaemon {
+            child,
+            host: format!("tcp://127.0.0.1:{}", line.trim()),
+            body,
+        }
+    }
+
+    /// The `Env` list docker sent for the last `run`.
+    fn env(&self) -> Vec<String> {
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&self.body).unwrap()).unwrap();
+        std::fs::remove_file(&self.body).unwrap();
+        v["Env"]
+            .as_array()
+            .map(|a| a.iter().map(|e| e.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for FakeDaemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `docker run --env-file FILE` with the real CLI; the `Env` it sent, or
+/// its error.
+fn docker_run(d: &FakeDaemon, docker: &Path, file: &Path) -> Result<Vec<String>, String> {
+    let o = std::process::Command::new(docker)
+        .env("DOCKER_HOST", &d.host)
+        .env(
+            "DOCKER_CONFIG",
+            file.parent().unwrap().join("docker-config"),
+        )
+        .arg("run")
+        .arg("--env-file")
+        .arg(file)
+        .args(["alpine", "true"])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    if err.contains("captured by the test daemon") {
+        Ok(d.env())
+    } else {
+        Err(err)
+    }
+}
+
+#[test]
+fn docker_cli_reads_back_generated_values() {
+    let Some(docker) = support::tool("docker") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let d = FakeDaemon::start(t.path());
+    let file = t.path().join("vars.env");
+    // The reader agrees with the real CLI on its own edge cases first.
+    for body in [
+        &b"\xef\xbb\xbf  A= \"q\" \r\n# c\n\nB=x=y\nNOVALUE\n"[..],
+        b"\tT=\ttab \n",
+    ] {
+        std::fs::write(&file, body).unwrap();
+        let want: Vec<String> = kvfile_read(body)
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        assert_eq!(docker_run(&d, &docker, &file).unwrap(), want);
+    }
+    for bad in [&b"A B=1\n"[..], b"A=\xff\n"] {
+        std::fs::write(&file, bad).unwrap();
+        assert!(kvfile_read(bad).is_err());
+        assert!(docker_run(&d, &docker, &file).is_err(), "{bad:?}");
+    }
+    // Generated views, many variables per file.
+    let mut r = Rng(0xD0C);
+    for round in 0..12 {
+        let mut vars = Vec::new();
+        for i in 0..40 {
+            let v = gen_view(&mut r, round * 100 + i);
+            vars.extend(v.assignments);
+        }
+        let view = View::of(vars);
+        let out = render_checked(Format::Docker, &view);
+        std::fs::write(&file, &out.text).unwrap();
+        let want: Vec<String> = kvfile_read(out.text.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        check(Format::Docker, &view).unwrap();
+        assert_eq!(
+            docker_run(&d, &docker, &file).unwrap(),
+            want,
+            "round {round}"
+        );
+    }
+}
+
+// ------------------------------------------------- the README's examples
+
+const README_GITHUB: &str = r#"agentenv env --diff --format github >> "$GITHUB_ENV""#;
+const README_DOCKER: &str = "docker run --env-file <(agentenv env --diff --format docker) image";
+const README_DIRENV: &str = r#"eval "$(agentenv env --diff)""#;
+const README_CODEX: &str = "agentenv exec --agent codex -- codex";
+
+fn readme() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+}
+
+/// A store, and a PATH that finds this agentenv as `agentenv`.
+fn example_tree(w: &Path) -> String {
+    write(
+        w,
+        "home/.agents/env.py",
+        b"import json\nprint(json.dumps({'FROM_STORE': 'a b', 'MULTI': 'l1\\nl2', 'QUOTED': '\"q\"'}))\n",
+    );
+    std::fs::create_dir_all(w.join("proj")).unwrap();
+    let bin = support::agentenv_bin();
+    format!("{}:/usr/bin:/bin", bin.parent().unwrap().display())
+}
+
+fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
+    let mut c = support::session_cmd(w);
+    c.env("PATH", path);
+    let mut b = std::process::Command::new("bash");
+    b.arg("-c").arg(script);
+    b.env_clear();
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            b.env(k, v);
+        }
+    }
+    b.current_dir(w.join("proj"));
+    b
+}
+
+#[test]
+fn readme_github_actions_example() {
+    assert!(readme().contains(&format!("- run: {README_GITHUB}")));
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    let path = example_tree(&w);
+    let gh = w.join("github_env");
+    std::fs::write(&gh, "EARLIER=1\n").unwrap();
+    let o = bash_in(&w, &path, README_GITHUB)
+        .env("GITHUB_ENV", &gh)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = runner_read(&std::fs::read_to_string(&gh).unwrap(), false).unwrap();
+    assert_eq!(got["EARLIER"], "1");
+    assert_eq!(got["FROM_STORE"], "a b");
+    assert_eq!(got["MULTI"], "l1\nl2");
+    assert_eq!(got["QUOTED"], "\"q\"");
+    assert!(
+        !got.contains_key("HOME"),
+        "--diff keeps the step's own env out"
+    );
+}
+
+#[test]
+fn readme_docker_example() {
+    assert!(readme().contains(README_DOCKER));
+    let Some(docker) = support::tool("docker") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    let path = example_tree(&w);
+    let path = format!("{}:{path}", docker.parent().unwrap().display());
+    let d = FakeDaemon::start(&w);
+    let o = bash_in(&w, &path, README_DOCKER)
+        .env("DOCKER_HOST", &d.host)
+        .env("DOCKER_CONFIG", w.join("docker-config"))
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("captured by the test daemon"),
+        "{}",
+        stderr(&o)
+    );
+    let env = d.env();
+    assert!(env.contains(&"FROM_STORE=a b".to_string()), "{env:?}");
+    assert!(env.contains(&"QUOTED=\"q\"".to_string()), "{env:?}");
+    assert!(!env.iter().any(|e| e.starts_with("MULTI=")), "{env:?}");
+    assert!(stderr(&o).contains("'MULTI' left out of the docker format"));
+}
+
+#[test]
+fn readme_direnv_and_codex_examples() {
+    let text = readme();
+    assert!(text.contains(README_DIRENV) && text.contains(README_CODEX));
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    let path = example_tree(&w);
+    // Codex: a stand-in `codex` that shows what it was started with.
+    write(
+        &w,
+        "fakebin/codex",
+        b"#!/bin/sh\nprintf '%s|%s' \"$FROM_STORE\" \"$AGENTS_PROJECT_ROOT\"\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        w.join("fakebin/codex"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let cpath = format!("{}:{path}", w.join("fakebin").display());
+    let o = bash_in(&w, &cpath, README_CODEX).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("a b|{}", w.join("proj").display())
+    );
+    // direnv: the .envrc line, through direnv itself.
+    let Some(direnv) = support::tool("direnv") else {
+        return;
+    };
+    write(&w, "proj/.envrc", format!("{README_DIRENV}\n").as_bytes());
+    let run = |args: &[&str]| {
+        let dpath = format!("{}:{path}", direnv.parent().unwrap().display());
+        let mut c = bash_in(&w, &dpath, "exec direnv \"$@\"");
+        c.arg("direnv")
+            .args(args)
+            .env("XDG_DATA_HOME", w.join("xdg-data"))
+            .env("XDG_CONFIG_HOME", w.join("xdg-config"))
+            .env("XDG_CACHE_HOME", w.join("xdg-cache"))
+            .output()
+            .unwrap()
+    };
+    let o = run(&["allow", "."]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run(&[
+        "exec",
+        ".",
+        "sh",
+        "-c",
+        "printf '%s|%s' \"$FROM_STORE\" \"$MULTI\"",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "a b|l1\nl2");
+}
+
+#[test]
+fn readme_mcp_examples() {
+    let text = readme();
+    let start = text
+        .find("```json\n{\n  \"mcpServers\"")
+        .expect("the .mcp.json example");
+    let body = &text[start + 8..];
+    let body = &body[..body.find("```").unwrap()];
+    let v: serde_json::Value = serde_json::from_str(body).unwrap();
+    let server = &v["mcpServers"]["tool"];
+    assert_eq!(server["command"], "agentenv");
+    let args: Vec<String> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    // The Codex TOML example names the same command line.
+    let toml_args = format!(
+        "args = [{}]",
+        args.iter()
+            .map(|a| format!("{a:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    assert!(text.contains("command = \"agentenv\"\n") && text.contains(&toml_args));
+    let Some(node) = support::tool("node") else {
+        return;
+    };
+    // Run it as the host would, with the pack at a real path.
+    let t = tempfile::tempdir().unwrap();
+    let pack = t.path().join("pack");
+    write(&pack, ".env", b"PACK_TOKEN=from-dotenv\nHOST_SET=dotenv\n");
+    write(
+        &pack,
+        "server.js",
+        b"process.stdout.write(process.env.PACK_TOKEN + '|' + process.env.HOST_SET)\n",
+    );
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| a.replace("/opt/packs/tool", pack.to_str().unwrap()))
+        .collect();
+    let o = std::process::Command::new(support::agentenv_bin())
+        .args(&args)
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", node.parent().unwrap().display()),
+        )
+        .env("HOST_SET", "host")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "from-dotenv|host");
+}
+
+#[test]
+fn harness_sandbox_env_accepts_both_formats() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("h.yaml");
+    std::fs::write(
+        &f,
+        "agent: agents/a.md\nrole: r\nenv:\n  sandbox:\n    SB: ' x=<<y '\n    ML: \"l1\\nAGENTENV_EOF\\nl3\"\n",
+    )
+    .unwrap();
+    let run = |fmt: &str| {
+        std::process::Command::new(support::agentenv_bin())
+            .args(["harness", "sandbox-env"])
+            .arg(&f)
+            .args(["--format", fmt])
+            .output()
+            .unwrap()
+    };
+    let o = run("github");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = runner_read(std::str::from_utf8(&o.stdout).unwrap(), true).unwrap();
+    assert_eq!(got["SB"], " x=<<y ");
+    assert_eq!(got["ML"], "l1\nAGENTENV_EOF\nl3");
+    let o = run("docker");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got: BTreeMap<_, _> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    assert_eq!(got["SB"], " x=<<y ");
+    assert!(!got.contains_key("ML"));
+    assert!(stderr(&o).contains("'ML' left out of the docker format"));
+    assert_eq!(run("yaml").status.code(), Some(1));
+}
