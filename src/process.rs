@@ -2,7 +2,8 @@
 //!
 //! [`run_captured`] runs a layer's child (an `env.py`, bash) in its own
 //! process group with a timeout and an output cap: on expiry the whole group
-//! is killed. Its stderr is discarded, never shown (it may hold secrets).
+//! is killed. Its stdin is `/dev/null`; its stderr is discarded, never shown
+//! (it may hold secrets).
 //! [`exec`] replaces the current process with a command in a given
 //! environment, mapping "not found" to 127 and "cannot execute" to 126.
 
@@ -99,7 +100,8 @@ pub fn spawn_generation() -> u64 {
 }
 
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
-/// stdin inherited, in its own process group, for at most `timeout` (which
+/// stdin `/dev/null` (a layer must not consume input meant for `exec`'s
+/// command, e.g. an MCP server's first message), in its own process group, for at most `timeout` (which
 /// covers reading stdout to its end, even while a descendant that left the
 /// group holds it open, and the child's exit). On expiry the group is
 /// killed.
@@ -120,7 +122,8 @@ fn run_captured_with(
 ) -> Result<Captured, RunError> {
     use rustix::event::{PollFd, PollFlags};
     use std::time::Instant;
-    cmd.stdout(Stdio::piped())
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
     SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

@@ -12,8 +12,6 @@
 //! An unreadable file (missing, a directory, …) is
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
 //! reason comes from the OS error kind. No value ever reaches stderr.
-//
-// OWNER: dotenv work (issue 2, point 3).
 
 use crate::dotenv::{parse_bytes, Parsed};
 use crate::render::{parse_format, render, View};
