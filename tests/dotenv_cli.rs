@@ -338,7 +338,7 @@ fn check_counts_lines_after_crlf_and_cr() {
         .stdout(format!(
             "{s}:3: error: ignored line: not an assignment (no '=')\n\
              {s}:5: error: unterminated single quote for C swallowed 1 line \
-             (the value runs to the end of the file; 1 assignment on them lost)\n"
+             (the value runs to the end of the file; 1 assignment on them lost: D)\n"
         ));
 }
 
@@ -365,4 +365,38 @@ fn parse_reads_lines_the_same_as_the_library() {
     assert_eq!(m["B"], "it\\'s");
     assert_eq!(m["M"], "l1\nl2");
     assert_eq!(m["__proto__"], "p");
+}
+
+#[test]
+fn check_reports_a_closed_multi_line_value_that_swallowed_assignments() {
+    let d = tempfile::tempdir().unwrap();
+    // A missing closing quote on line 1; line 4's quote closes it instead,
+    // so B and C are silently part of A's value.
+    let a = write(
+        d.path(),
+        "a.env",
+        b"A=\"v1SECRET\nB=v2SECRET\nexport C=v3SECRET\nD=\"\nPEM='-----BEGIN-----\nMIIBOgIBAAJBAKj34GkxFhD+/x==\nAbC123==\nnot prose = here\n-----END-----'\n",
+    );
+    let s = a.display().to_string();
+    agentenv()
+        .args(["dotenv", "check"])
+        .arg(&a)
+        .assert()
+        .code(1)
+        .stdout(format!(
+            "{s}:1: error: double-quoted value of A spans 4 lines and swallowed 3 lines \
+             that look like assignments (B, C, D); is a closing quote missing?\n"
+        ));
+    // The value itself is still the reference's (parse is unchanged).
+    let out = agentenv()
+        .args(["dotenv", "parse"])
+        .arg(&a)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let m = json_of(&out);
+    assert_eq!(m["A"], "v1SECRET\nB=v2SECRET\nexport C=v3SECRET\nD=");
+    assert!(m.contains_key("PEM") && !m.contains_key("B"));
 }

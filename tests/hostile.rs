@@ -1335,3 +1335,40 @@ fn a_base_symlinked_out_of_the_fullsend_dir_is_refused() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(o.json()["env"]["runner"]["OK"], "yes");
 }
+
+// ---------------------------------------------------------------------------
+// #16.12: layers get /dev/null as stdin
+
+#[test]
+fn layers_read_dev_null_so_the_exec_command_keeps_its_stdin() {
+    // A plain file doing `read -r X` (bash) or an env.py reading stdin used
+    // to swallow the input meant for `exec`'s command (an MCP server's first
+    // message).
+    use std::io::Write;
+    let cases = [
+        ("home/.agents/env", "read -r X\nLAYER_READ=\"got:$X\"\n"),
+        (
+            "home/.agents/env.py",
+            "import json, sys\nprint(json.dumps({'LAYER_READ': 'got:' + sys.stdin.read()}))\n",
+        ),
+    ];
+    for (file, body) in cases {
+        let w = W::new();
+        w.write(file, body);
+        let (r, mut wr) = std::io::pipe().unwrap();
+        wr.write_all(b"first\nsecond\n").unwrap();
+        drop(wr);
+        let mut c = w.cmd(&[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "read -r L; printf '%s|%s' \"$L\" \"$LAYER_READ\"",
+        ]);
+        c.stdin(r);
+        let o = run(c, 60);
+        assert_eq!(o.code, Some(0), "{file}: {}", o.stderr);
+        // The layer ran and read an empty stdin; the command got line one.
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "first|got:", "{file}");
+    }
+}

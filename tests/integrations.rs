@@ -222,6 +222,8 @@ const ODD_NAMES: &[&[u8]] = &[
     b"A=B",
     b"A<<B",
     b"<<",
+    b"LT<",
+    b"<",
     b" LEAD",
     b"TRAIL ",
     b"MID DLE",
@@ -278,6 +280,7 @@ fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
         || n.contains("<<")
         || n.starts_with('\u{feff}')
         || v.contains('\r')
+        || (n.ends_with('<') && v.contains('\n'))
 }
 
 /// SPEC §8, docker: what docker/cli cannot get back.
@@ -1369,4 +1372,35 @@ fn readme_mcp_examples() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(String::from_utf8_lossy(&o.stdout), "from-dotenv|host");
+}
+
+#[test]
+fn harness_sandbox_env_accepts_both_formats() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("h.yaml");
+    std::fs::write(
+        &f,
+        "agent: agents/a.md\nrole: r\nenv:\n  sandbox:\n    SB: ' x=<<y '\n    ML: \"l1\\nAGENTENV_EOF\\nl3\"\n",
+    )
+    .unwrap();
+    let run = |fmt: &str| {
+        std::process::Command::new(support::agentenv_bin())
+            .args(["harness", "sandbox-env"])
+            .arg(&f)
+            .args(["--format", fmt])
+            .output()
+            .unwrap()
+    };
+    let o = run("github");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got = runner_read(std::str::from_utf8(&o.stdout).unwrap(), true).unwrap();
+    assert_eq!(got["SB"], " x=<<y ");
+    assert_eq!(got["ML"], "l1\nAGENTENV_EOF\nl3");
+    let o = run("docker");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let got: BTreeMap<_, _> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    assert_eq!(got["SB"], " x=<<y ");
+    assert!(!got.contains_key("ML"));
+    assert!(stderr(&o).contains("'ML' left out of the docker format"));
+    assert_eq!(run("yaml").status.code(), Some(1));
 }

@@ -714,3 +714,53 @@ fn command_replaces_the_process() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), pid.to_string());
 }
+
+#[test]
+fn a_broken_env_file_is_warned_by_file_line_and_key_never_value() {
+    let t = Launch::new();
+    t.file(
+        ".env",
+        "A=1\nghp_SECRETLINE1 no equals\nT=\"v1SECRET\" trailing2SECRET\nA=dup\n",
+    );
+    t.file(
+        ".env.local",
+        "OK=yes\nOPEN='v3SECRET\nLOST1=v4SECRET\nexport LOST2=v5SECRET\n",
+    );
+    let (env, out) = t.child_env(&[]);
+    // The layer's semantics stay the reference's: what the grammar reads
+    // is applied, the child starts.
+    assert_eq!(get(&env, "A"), Some("dup"));
+    assert_eq!(get(&env, "OK"), Some("yes"));
+    assert_eq!(get(&env, "LOST1"), None);
+    let err = stderr(&out);
+    assert!(!err.contains("SECRET"), "a value leaked: {err}");
+    let env_p = t.p(".env").display().to_string();
+    let local_p = t.p(".env.local").display().to_string();
+    let expect = [
+        format!("agentenv: warning: launch: {env_p}:2: ignored line: not an assignment (no '=')"),
+        format!("agentenv: warning: launch: {env_p}:3: double-quoted value of T has text after the closing quote"),
+        format!("agentenv: warning: launch: {local_p}:2: unterminated single quote for OPEN swallowed 2 lines (the value runs to the end of the file; 2 assignments on them lost: LOST1, LOST2)"),
+    ];
+    for e in &expect {
+        assert!(err.contains(e.as_str()), "missing {e:?} in:\n{err}");
+    }
+    // A duplicate key is no breakage (layered files repeat keys on purpose).
+    assert!(!err.contains("duplicate"), "{err}");
+    assert_eq!(err.lines().count(), 3, "{err}");
+    // -q silences them.
+    let (env, out) = t.child_env(&["-q"]);
+    assert_eq!(get(&env, "OK"), Some("yes"));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    // A file the grammar reads whole gives no warning.
+    let clean = Launch::new();
+    clean.file(
+        ".env",
+        "A=1
+# c
+
+B='multi\nline'
+",
+    );
+    let (_, out) = clean.child_env(&[]);
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+}

@@ -224,12 +224,22 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     a.run(&["explain", "--show-values"], &caller_env, true);
 
     // ---- operator layer --------------------------------------------------
-    let v = [a.c("op"), a.c("opbad"), a.c("opdup"), a.c("oplocal")];
+    let v = [
+        a.c("op"),
+        a.c("opbad"),
+        a.c("opdup"),
+        a.c("oplocal"),
+        a.c("opswallow"),
+        a.c("opswallowed"),
+    ];
+    // Every kind of breakage launch now warns about (issue 10 item 4):
+    // an ignored line, trailing text, an unterminated quote (in
+    // .env.local), a closed multi-line value that swallowed assignments.
     a.write(
         "plug/.env",
         &format!(
-            "OP_SECRET={}\nthis line is bad {}\nOP_SECRET=\"{}\" trailing\n",
-            v[0], v[1], v[2]
+            "OP_SECRET={}\nthis line is bad {}\nOP_SECRET=\"{}\" trailing\nSW=\"{}\nSW_LOST={}\nSW_END=\"\n",
+            v[0], v[1], v[2], v[4], v[5]
         ),
     );
     a.write("plug/.env.local", &format!("OP_LOCAL='{}\n", v[3]));
@@ -442,6 +452,14 @@ fn no_canary_reaches_stderr_reports_or_explain() {
             true,
         ),
         (with(&["harness", "sandbox-env", &ok], &["-o", &so]), false),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "github"]),
+            true,
+        ),
+        (
+            with(&["harness", "sandbox-env", &ok], &["--format", "docker"]),
+            true,
+        ),
         (with(&["harness", "explain", &ok], &[]), false),
         (
             with(&["harness", "explain", &ok], &["--format", "json"]),
@@ -487,12 +505,18 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     }
 
     // ---- dotenv -----------------------------------------------------------
-    let dv = [a.c("dparse"), a.c("dcheck"), a.c("dquote"), a.c("ddup")];
+    let dv = [
+        a.c("dparse"),
+        a.c("dcheck"),
+        a.c("dquote"),
+        a.c("ddup"),
+        a.c("dswallow"),
+    ];
     let d1 = a.write(
         "d1.env",
         &format!(
-            "A={}\nbroken line {}\nQ=\"{}\n\nD=x\nD={}\n",
-            dv[0], dv[1], dv[2], dv[3]
+            "S='{4}\nS_LOST={4}\nS_END='\nA={}\nbroken line {}\nQ=\"{}\n\nD=x\nD={}\n",
+            dv[0], dv[1], dv[2], dv[3], dv[4]
         ),
     );
     let d1 = d1.to_str().unwrap().to_string();

@@ -92,6 +92,126 @@ pub fn run(args: CompletionsArgs) -> i32 {
         Shell::Powershell => S::PowerShell,
     };
     let mut cmd = completion_command();
-    clap_complete::generate(shell, &mut cmd, "agentenv", &mut std::io::stdout());
-    0
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "agentenv", &mut script);
+    match args.shell {
+        Shell::Powershell => {
+            script = powershell_values(&String::from_utf8_lossy(&script), &cmd).into_bytes();
+        }
+        Shell::Fish => script.extend_from_slice(fish_positionals(&cmd).as_bytes()),
+        Shell::Bash | Shell::Zsh => {}
+    }
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(&script).and_then(|_| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            crate::error!("writing output: {}", crate::process::io_kind(&e));
+            1
+        }
+    }
+}
+
+/// Every option and first positional that takes fixed words, as the keys
+/// the PowerShell completer looks up: `agentenv;env;--format`, and
+/// `agentenv;hook;*` for the first positional of `hook`.
+pub fn value_table(cmd: &clap::Command) -> Vec<(String, Vec<String>)> {
+    fn walk(c: &clap::Command, path: &str, out: &mut Vec<(String, Vec<String>)>) {
+        for a in c.get_arguments() {
+            let words: Vec<String> = a
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            if words.is_empty() || a.is_hide_set() {
+                continue;
+            }
+            if let Some(l) = a.get_long() {
+                out.push((format!("{path};--{l}"), words.clone()));
+            }
+            if let Some(s) = a.get_short() {
+                out.push((format!("{path};-{s}"), words.clone()));
+            }
+            if a.is_positional() && a.get_index() == Some(1) {
+                out.push((format!("{path};*"), words));
+            }
+        }
+        for sub in c.get_subcommands() {
+            walk(sub, &format!("{path};{}", sub.get_name()), out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(cmd, "agentenv", &mut out);
+    out
+}
+
+/// clap_complete's fish script completes the words of options but not of
+/// positionals (`agentenv hook <TAB>`); these lines add them.
+fn fish_positionals(cmd: &clap::Command) -> String {
+    let mut out = String::from("# agentenv: the words of first positionals.\n");
+    for (key, words) in value_table(cmd) {
+        let Some(path) = key.strip_suffix(";*") else {
+            continue;
+        };
+        let parts: Vec<&str> = path.split(';').skip(1).collect();
+        let Some((first, rest)) = parts.split_first() else {
+            continue;
+        };
+        let mut cond = format!("__fish_agentenv_using_subcommand {first}");
+        for r in rest {
+            cond.push_str(&format!("; and __fish_seen_subcommand_from {r}"));
+        }
+        out.push_str(&format!(
+            "complete -c agentenv -n \"{cond}\" -f -a \"{}\"\n",
+            words.join(" ")
+        ));
+    }
+    out
+}
+
+/// clap_complete's PowerShell script completes option names only; this
+/// adds the words of options and positionals, looked up by the command path
+/// (its longest known prefix, since a file argument ends clap's path too)
+/// and the word before the cursor.
+fn powershell_values(script: &str, cmd: &clap::Command) -> String {
+    let q = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let mut table = String::new();
+    for (key, words) in value_table(cmd) {
+        let words: Vec<String> = words.iter().map(|w| q(w)).collect();
+        table.push_str(&format!("        {} = @({})\n", q(&key), words.join(", ")));
+    }
+    let block = format!(
+        r#"    # agentenv: the words an option or a first positional takes.
+    $agentenvValues = @{{
+{table}    }}
+    $agentenvPrev = ''
+    foreach ($element in $commandElements) {{
+        if ($element.Extent.EndOffset -lt $cursorPosition) {{ $agentenvPrev = $element.ToString() }}
+    }}
+    $agentenvPath = $command
+    while ($true) {{
+        $agentenvLast = $agentenvPath.Substring($agentenvPath.LastIndexOf(';') + 1)
+        foreach ($agentenvKey in @("$agentenvPath;$agentenvPrev", "$agentenvPath;*")) {{
+            if ($agentenvKey.EndsWith(';*') -and $agentenvPrev -ne $agentenvLast) {{ continue }}
+            if ($agentenvValues.ContainsKey($agentenvKey)) {{
+                $agentenvValues[$agentenvKey] | Where-Object {{ $_ -like "$wordToComplete*" }} | ForEach-Object {{
+                    [CompletionResult]::new($_, $_, [CompletionResultType]::ParameterValue, $_)
+                }}
+                return
+            }}
+        }}
+        $agentenvCut = $agentenvPath.LastIndexOf(';')
+        if ($agentenvCut -lt 0) {{ break }}
+        $agentenvPath = $agentenvPath.Substring(0, $agentenvCut)
+    }}
+
+"#
+    );
+    let anchor = "    $completions = @(switch ($command) {";
+    match script.find(anchor) {
+        Some(at) => format!("{}{block}{}", &script[..at], &script[at..]),
+        None => script.to_string(),
+    }
 }

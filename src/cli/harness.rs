@@ -1,6 +1,4 @@
 //! `agentenv harness resolve | lint | run | sandbox-env | explain`
-//
-// OWNER: harness work (issues 6, 11).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -69,7 +67,7 @@ pub enum HarnessCommand {
         /// Output file (default: stdout).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
-        /// export or dotenv.
+        /// export, dotenv, github or docker.
         #[arg(long = "format", value_name = "F", default_value = "export")]
         format: String,
     },
@@ -204,8 +202,10 @@ pub fn run(c: HarnessCommand) -> i32 {
             output,
             format,
         } => {
-            if format != "export" && format != "dotenv" {
-                crate::error!("--format: unknown value {format:?} (accepted: export, dotenv)");
+            if !matches!(format.as_str(), "export" | "dotenv" | "github" | "docker") {
+                crate::error!(
+                    "--format: unknown value {format:?} (accepted: export, dotenv, github, docker)"
+                );
                 return 1;
             }
             let r = match resolve(&opts) {
@@ -224,6 +224,19 @@ pub fn run(c: HarnessCommand) -> i32 {
                         return 1;
                     }
                 }
+            } else if format == "github" || format == "docker" {
+                // agentenv's own formats: the shared renderer (omissions
+                // and what the format cannot carry warned by name).
+                let f = if format == "github" {
+                    crate::render::Format::Github
+                } else {
+                    crate::render::Format::Docker
+                };
+                let pairs = r
+                    .sandbox_entries
+                    .iter()
+                    .map(|(k, v)| (OsString::from(k), v.clone()));
+                crate::render::render(f, &crate::render::View::of(pairs)).into_bytes()
             } else {
                 r.sandbox_export()
             };

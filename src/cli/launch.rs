@@ -4,8 +4,6 @@
 //! Nothing is ever written to stdout (for MCP stdio servers it is the
 //! protocol wire); the report goes to `--report FILE` and, at `-v`, a
 //! summary of names and counts goes to stderr.
-//
-// OWNER: operator work (issue 5).
 
 use crate::core::Assembly;
 use crate::operator::{self, FileState, Options, Platform, Report, RootSource};
@@ -188,6 +186,12 @@ pub fn run(a: LaunchArgs) -> i32 {
                 f.path.display(),
                 f.error.as_deref().unwrap_or("error")
             );
+        }
+        // A broken .env still loads what the grammar reads (the
+        // reference's semantics); say what it did not read. The messages
+        // name the line and key, never a value.
+        for d in &f.problems {
+            crate::warn!("launch: {}:{}: {}", f.path.display(), d.line, d.message);
         }
     }
     if let Some(p) = &a.report {

@@ -35,7 +35,7 @@ fn subcommands(cmd: &clap::Command) -> impl Iterator<Item = &clap::Command> {
 }
 
 /// The file name stem of a command's page: `agentenv-harness-resolve`.
-fn page_name(cmd: &clap::Command) -> String {
+pub fn page_name(cmd: &clap::Command) -> String {
     cmd.get_bin_name()
         .unwrap_or_else(|| cmd.get_name())
         .replace(' ', "-")

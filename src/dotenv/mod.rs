@@ -1,9 +1,5 @@
 //! The project's one dotenv grammar (SPEC §3): a pure parser returning
 //! entries and diagnostics. No I/O.
-//
-// OWNER: dotenv work (issue 2, point 3). Interface fixed: `Entry`,
-// `Diagnostic`, `Parsed`, `parse`, `parse_bytes`, `Parsed::to_changeset`,
-// `write_value`.
 
 use crate::core::ChangeSet;
 
@@ -28,8 +24,38 @@ pub struct Entry {
 pub struct Diagnostic {
     pub line: u32,
     pub message: String,
-    /// `true` for what makes `check` exit 1 (ignored line, unterminated quote).
+    /// `true` for what makes `check` exit 1 (ignored line, unterminated
+    /// quote, a multi-line value that swallowed assignment-like lines).
     pub is_error: bool,
+    pub kind: DiagnosticKind,
+}
+
+/// What a [`Diagnostic`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    /// A line that is not blank, a comment or an assignment.
+    Ignored,
+    /// A quote that never closes (or a backtick not closed on its line).
+    Unterminated,
+    /// A quoted value that spans lines and swallowed lines that look like
+    /// assignments, though a later quote closed it.
+    Swallowed,
+    /// Text after a closing quote: the whole raw text is the value.
+    Trailing,
+    /// A key assigned again.
+    Duplicate,
+    /// A value cut at a NUL.
+    Nul,
+    /// The closing count of findings over the limit.
+    TooMany,
+}
+
+impl DiagnosticKind {
+    /// A sign the file is broken (what `launch` warns about): everything
+    /// but a duplicate key, which layered files use on purpose.
+    pub fn is_breakage(self) -> bool {
+        !matches!(self, DiagnosticKind::Duplicate)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

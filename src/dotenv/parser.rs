@@ -8,7 +8,7 @@
 use super::scan::{
     count_lf, find_byte, find_byte2, hash_key, is_js_ws, trim, trim_end, ws_prefix_len,
 };
-use super::{Diagnostic, Entry, Parsed};
+use super::{Diagnostic, DiagnosticKind as K, Entry, Parsed};
 use std::borrow::Cow;
 
 /// CRLF and lone CR become LF (reference §2.1). Borrows when there is no CR.
@@ -195,10 +195,31 @@ fn quoted_name(q: u8) -> &'static str {
 }
 
 /// How many of the swallowed lines would have been assignments.
+/// How many lines of `tail` the grammar would read as assignments.
 fn lost_assignments(tail: &str) -> usize {
     tail.split('\n')
         .filter(|l| match_assignment(trim(l)).is_some())
         .count()
+}
+
+/// The keys of the lines of `text` (inside a closed multi-line value)
+/// that look like someone meant them as assignments: `export KEY=…`, or
+/// an upper-case `KEY=…` whose value does not start with `=`. Stricter
+/// than [`match_assignment`] so that the base64 lines of a PEM key
+/// (`AbC123==`) or prose do not count.
+fn assignment_like(text: &str) -> Vec<&str> {
+    text.split('\n')
+        .filter_map(|l| {
+            let t = trim(l);
+            let (k, rest) = match_assignment(t)?;
+            let exported = !t.starts_with(k);
+            let upper = k
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+                && k.bytes().any(|b| b.is_ascii_uppercase());
+            ((exported || upper) && !rest.starts_with('=')).then_some(k)
+        })
+        .collect()
 }
 
 fn plural(n: usize) -> &'static str {
@@ -207,6 +228,22 @@ fn plural(n: usize) -> &'static str {
     } else {
         "s"
     }
+}
+
+/// `A, B, C` for `total` assignments of which `keys` are nameable: at most
+/// 10 names, then `and N more`.
+fn name_list(keys: &[&str], total: usize) -> String {
+    const SHOWN: usize = 10;
+    let shown: Vec<&str> = keys.iter().take(SHOWN).copied().collect();
+    let mut s = shown.join(", ");
+    let rest = total.saturating_sub(shown.len());
+    if rest > 0 {
+        if !s.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(&format!("and {rest} more"));
+    }
+    s
 }
 
 /// One assignment as the pass sees it. Keys and most values borrow from
@@ -238,7 +275,7 @@ struct Out<'t> {
 }
 
 impl<'t> Out<'t> {
-    fn diag(&mut self, line: u32, is_error: bool, message: String) {
+    fn diag(&mut self, line: u32, kind: K, is_error: bool, message: String) {
         if self.diagnostics.len() >= MAX_DIAGNOSTICS {
             if self.dropped == 0 || line < self.dropped_first {
                 self.dropped_first = line;
@@ -251,6 +288,7 @@ impl<'t> Out<'t> {
             line,
             message,
             is_error,
+            kind,
         });
     }
 
@@ -267,6 +305,7 @@ impl<'t> Out<'t> {
                 };
                 self.diag(
                     line,
+                    K::Nul,
                     false,
                     format!("value of {key} contains NUL; it is cut at the NUL"),
                 );
@@ -335,6 +374,7 @@ impl<'t> Out<'t> {
                     self.dropped, self.dropped_errors
                 ),
                 is_error: self.dropped_errors > 0,
+                kind: K::TooMany,
             });
         }
         Parsed {
@@ -361,6 +401,7 @@ impl<'t> Out<'t> {
                     let line = self.raws[i].line;
                     self.diag(
                         line,
+                        K::Duplicate,
                         false,
                         format!(
                             "duplicate key {key} (earlier on line {earlier}); the later value wins"
@@ -436,7 +477,12 @@ pub(super) fn parse(text: &str) -> super::Parsed {
             continue;
         }
         let Some((key, rest)) = match_assignment(t) else {
-            out.diag(line_no(line), true, ignored_reason(t).to_owned());
+            out.diag(
+                line_no(line),
+                K::Ignored,
+                true,
+                ignored_reason(t).to_owned(),
+            );
             pos = next;
             continue;
         };
@@ -463,6 +509,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
             } else {
                 out.diag(
                     here,
+                    K::Trailing,
                     false,
                     format!(
                         "{} value of {key} has text after the closing quote; \
@@ -479,6 +526,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
         if q == b'`' || next > len {
             out.diag(
                 here,
+                K::Unterminated,
                 true,
                 if q == b'`' {
                     format!(
@@ -504,6 +552,33 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 let close_end = find_byte(&b[c..], b'\n').map_or(len, |n| c + n);
                 let consumed = count_lf(&b[next..c]) + 1;
                 let trailer = trim(&text[c + 1..close_end]);
+                // The closing quote was found, but lines that look like
+                // assignments ended up inside the value: most likely a
+                // missing quote on the first line, and those variables are
+                // silently gone.
+                let swallowed = assignment_like(&text[next..c]);
+                if !swallowed.is_empty() {
+                    out.diag(
+                        here,
+                        K::Swallowed,
+                        true,
+                        format!(
+                            "{} value of {key} spans {} lines and swallowed {}; \
+                             is a closing quote missing?",
+                            quoted_name(q),
+                            consumed + 1,
+                            if swallowed.len() == 1 {
+                                format!("1 line that looks like an assignment ({})", swallowed[0])
+                            } else {
+                                format!(
+                                    "{} lines that look like assignments ({})",
+                                    swallowed.len(),
+                                    name_list(&swallowed, swallowed.len())
+                                )
+                            }
+                        ),
+                    );
+                }
                 if trailer.is_empty() || trailer.as_bytes()[0] == b'#' {
                     let mut inner = String::with_capacity(raw.len() + (c - next) + 1);
                     inner.push_str(&raw[1..]);
@@ -518,6 +593,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 } else {
                     out.diag(
                         here,
+                        K::Trailing,
                         false,
                         format!(
                             "{} value of {key} (spanning {} lines) has text after the \
@@ -540,13 +616,20 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 let swallowed = count_lf(tail.as_bytes())
                     + usize::from(!tail.is_empty() && !tail.ends_with('\n'));
                 let lost = lost_assignments(tail);
+                // Named only when they look like names someone meant
+                // (`assignment_like`); the others are counted.
                 let lost = if lost == 0 {
                     String::new()
                 } else {
-                    format!("; {lost} assignment{} on them lost", plural(lost))
+                    format!(
+                        "; {lost} assignment{} on them lost: {}",
+                        plural(lost),
+                        name_list(&assignment_like(tail), lost)
+                    )
                 };
                 out.diag(
                     here,
+                    K::Unterminated,
                     true,
                     format!(
                         "unterminated {} for {key} swallowed {swallowed} line{} \

@@ -333,11 +333,16 @@ fn unterminated_quote_swallows_rest_of_file() {
             .collect::<Vec<_>>(),
         [("A", "1"), ("S", "'a\\'"), ("T", "1"), ("U", "2")]
     );
+    // S closes at S3's quote: trailing text (a warning), and since then a
+    // line that looks like an assignment (S3) was swallowed: an error
+    // naming it (issue 10).
     let d: Vec<_> = p.diagnostics.iter().filter(|d| d.is_error).collect();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].kind, super::DiagnosticKind::Swallowed);
     assert_eq!(
-        d.len(),
-        0,
-        "S closes at S3's quote: trailing text, no error"
+        d[0].message,
+        "single-quoted value of S spans 2 lines and swallowed 1 line that looks like \
+         an assignment (S3); is a closing quote missing?"
     );
     let p = parse("A='never\nB=1\nC=2\n\n");
     assert_eq!(p.diagnostics[0].line, 1);

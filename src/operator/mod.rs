@@ -194,6 +194,10 @@ pub struct FileReport {
     pub applied: Option<usize>,
     /// For an unreadable file, the OS error's description (never a value).
     pub error: Option<String>,
+    /// For a loaded file, what the grammar found broken in it (ignored
+    /// lines, unterminated quotes, trailing text after a quote, …; not
+    /// duplicate keys). Names and lines only; not part of the JSON report.
+    pub problems: Vec<crate::dotenv::Diagnostic>,
 }
 
 /// What the layer did: names and counts only, never a value.
@@ -419,9 +423,10 @@ fn read_file(p: &Path) -> Result<Vec<u8>, (FileState, Option<String>)> {
 }
 
 /// The change set one file contributes: the grammar's entries, a value
-/// cut at its first NUL (an environment cannot carry it).
-fn file_changes(bytes: &[u8]) -> ChangeSet {
-    let parsed = crate::dotenv::parse_bytes(bytes);
+/// cut at its first NUL (an environment cannot carry it); and what was
+/// broken in the file.
+fn file_changes(bytes: &[u8]) -> (ChangeSet, Vec<crate::dotenv::Diagnostic>) {
+    let mut parsed = crate::dotenv::parse_bytes(bytes);
     let mut cs = ChangeSet::new();
     for e in &parsed.entries {
         let v = match e.value.find('\0') {
@@ -430,7 +435,8 @@ fn file_changes(bytes: &[u8]) -> ChangeSet {
         };
         cs.set_at(e.key.as_str(), v, e.line);
     }
-    cs
+    parsed.diagnostics.retain(|d| d.kind.is_breakage());
+    (cs, parsed.diagnostics)
 }
 
 /// Run the layer on an [`Assembly`]: one fill layer per file (kind
@@ -478,11 +484,12 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
                     state,
                     applied: None,
                     error,
+                    problems: Vec::new(),
                 });
                 continue;
             }
         };
-        let cs = file_changes(&bytes);
+        let (cs, problems) = file_changes(&bytes);
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(&p));
         let set = asm.apply_fill(layer, &cs, |k| {
             reserved.contains(&comparison_key(k, platform))
@@ -492,6 +499,7 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
             state: FileState::Loaded,
             applied: Some(set.len()),
             error: None,
+            problems,
         });
         applied.extend(set);
     }

@@ -171,18 +171,21 @@ fn report_json_shape() {
                 state: FileState::Loaded,
                 applied: Some(2),
                 error: None,
+                problems: Vec::new(),
             },
             FileReport {
                 path: "/p/.env.local".into(),
                 state: FileState::Absent,
                 applied: None,
                 error: None,
+                problems: Vec::new(),
             },
             FileReport {
                 path: "/q".into(),
                 state: FileState::Unreadable,
                 applied: None,
                 error: Some("Is a directory".into()),
+                problems: Vec::new(),
             },
         ],
         plugin_root: "/p".into(),
@@ -342,7 +345,7 @@ fn apply_nul_cut_and_lossy() {
     apply(&mut e, &opts(d.path()));
     assert_eq!(g(&e, "N"), "a\nb");
     assert_eq!(g(&e, "BAD"), "x\u{fffd}y");
-    let cs = file_changes(b"Z=a\0b\n");
+    let (cs, _) = file_changes(b"Z=a\0b\n");
     if let Some(v) = cs.get("Z") {
         assert!(!v.as_bytes().contains(&0));
     }

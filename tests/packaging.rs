@@ -1,0 +1,289 @@
+//! Packaging: the man pages render without a warning, and option values
+//! complete in bash, zsh, fish and PowerShell.
+//!
+//! bash and fish are asked for completions the way they ask at a prompt
+//! (bash calls `_agentenv` with COMP_WORDS set, fish runs `complete -C`).
+//! zsh's completion system needs a terminal, so its script is checked as
+//! text and loaded by `compinit`; PowerShell is not on the test machines,
+//! so its script is checked as text.
+
+mod support;
+
+use std::process::Command;
+
+fn agentenv(args: &[&str]) -> std::process::Output {
+    Command::new(support::agentenv_bin())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn script(shell: &str) -> String {
+    let out = agentenv(&["completions", shell]);
+    assert!(out.status.success(), "completions {shell}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// (command line before the cursor, words that must be offered, words that
+/// must not).
+const CASES: &[(&str, &[&str], &[&str])] = &[
+    (
+        "agentenv env --format ",
+        &[
+            "auto",
+            "export",
+            "dotenv",
+            "powershell",
+            "cmd",
+            "fish",
+            "json",
+            "ini",
+            "yaml",
+            "github",
+            "docker",
+        ],
+        &["pwsh", "sh"],
+    ),
+    ("agentenv explain --format ", &["text", "json"], &[]),
+    (
+        "agentenv dotenv parse .env --format ",
+        &["export", "github", "docker"],
+        &[],
+    ),
+    (
+        "agentenv harness resolve h.yaml --forge ",
+        &["github", "gitlab", "jira"],
+        &[],
+    ),
+    (
+        "agentenv harness sandbox-env h.yaml --format ",
+        &["export", "dotenv"],
+        &["json"],
+    ),
+    (
+        "agentenv launch --platform ",
+        &["linux", "darwin", "win32"],
+        &[],
+    ),
+    (
+        "agentenv completions ",
+        &["bash", "zsh", "fish", "powershell"],
+        &[],
+    ),
+    ("agentenv hook ", &["bash", "zsh", "fish"], &[]),
+    ("agentenv status --format ", &["text", "json"], &[]),
+];
+
+fn check(shell: &str, line: &str, got: &[String], want: &[&str], not: &[&str]) {
+    for w in want {
+        assert!(
+            got.iter().any(|g| g == w),
+            "{shell}: `{line}` does not offer {w}: {got:?}"
+        );
+    }
+    for w in not {
+        assert!(
+            !got.iter().any(|g| g == w),
+            "{shell}: `{line}` offers {w}: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn bash_completes_values() {
+    if support::tool("bash").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentenv.bash");
+    std::fs::write(&path, script("bash")).unwrap();
+    for (line, want, not) in CASES {
+        let prog = format!(
+            "source {}; COMP_LINE='{line}'; COMP_POINT=${{#COMP_LINE}}; \
+             read -ra COMP_WORDS <<< \"$COMP_LINE\"; COMP_WORDS+=(''); \
+             COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 )); \
+             _agentenv agentenv '' \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            path.display()
+        );
+        let out = Command::new("bash")
+            .args(["--noprofile", "--norc", "-c", &prog])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "bash: {line}");
+        let got: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        check("bash", line, &got, want, not);
+    }
+}
+
+#[test]
+fn fish_completes_values() {
+    if support::tool("fish").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agentenv.fish");
+    std::fs::write(&path, script("fish")).unwrap();
+    for (line, want, not) in CASES {
+        let prog = format!("source {}; complete -C '{line}'", path.display());
+        let out = Command::new("fish")
+            .args(["--no-config", "-c", &prog])
+            .env("HOME", dir.path())
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env("XDG_DATA_HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "fish: {line}");
+        let got: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.split('\t').next().unwrap().to_string())
+            .collect();
+        check("fish", line, &got, want, not);
+    }
+}
+
+#[test]
+fn zsh_script_lists_values_and_loads() {
+    let text = script("zsh");
+    for want in [
+        ":F:(auto cmd dotenv export fish ini json powershell yaml docker github)",
+        ":P:(github gitlab jira)",
+        ":PLATFORM:(linux darwin win32)",
+        ":shell -- bash, zsh or fish:(bash zsh fish)",
+        ":F:(export dotenv)",
+    ] {
+        assert!(text.contains(want), "zsh script lacks {want}");
+    }
+    if support::tool("zsh").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("_agentenv"), &text).unwrap();
+    let prog = format!(
+        "fpath=({} $fpath); autoload -U compinit; compinit -u -d {}/zcompdump; \
+         autoload -U _agentenv; whence -w _agentenv",
+        dir.path().display(),
+        dir.path().display()
+    );
+    let out = Command::new("zsh")
+        .args(["-f", "-c", &prog])
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "zsh: {:?}", out);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn powershell_script_has_a_value_table_before_the_switch() {
+    let text = script("powershell");
+    let table = text.find("$agentenvValues = @{").expect("value table");
+    let switch = text.find("$completions = @(switch ($command) {").unwrap();
+    assert!(table < switch);
+    for want in [
+        "'agentenv;env;--format' = @('auto', 'cmd', 'dotenv', 'export', 'fish', 'ini', 'json', \
+         'powershell', 'yaml', 'docker', 'github')",
+        "'agentenv;harness;resolve;--forge' = @('github', 'gitlab', 'jira')",
+        "'agentenv;launch;--platform' = @('linux', 'darwin', 'win32')",
+        "'agentenv;hook;*' = @('bash', 'zsh', 'fish')",
+        "'agentenv;completions;*' = @('bash', 'zsh', 'fish', 'powershell')",
+    ] {
+        assert!(text.contains(want), "PowerShell script lacks {want}");
+    }
+    // Braces balance (a cheap check that the inserted block is whole).
+    assert_eq!(text.matches('{').count(), text.matches('}').count());
+}
+
+/// A new option called `--format`, `--forge` or `--platform` (or a SHELL
+/// positional) must get its words, or completion silently offers files.
+#[test]
+fn every_choice_option_has_words() {
+    let cmd = agentenv::cli::completions::completion_command();
+    fn walk(c: &clap::Command, path: &str) {
+        for a in c.get_arguments() {
+            let id = a.get_id().as_str();
+            if ["format", "forge", "platform", "shell"].contains(&id) && !a.is_hide_set() {
+                assert!(
+                    a.get_possible_values().iter().any(|v| !v.is_hide_set()),
+                    "{path} {id}: no words to complete"
+                );
+            }
+        }
+        for s in c.get_subcommands() {
+            walk(s, &format!("{path} {}", s.get_name()));
+        }
+    }
+    walk(&cmd, "agentenv");
+}
+
+/// groff with every warning on; `Err` holds what it printed.
+fn groff_warnings(page: &std::path::Path) -> String {
+    let out = Command::new("groff")
+        .args(["-man", "-ww", "-z"])
+        .arg(page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "groff {}", page.display());
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn man_pages_render_without_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let all = dir.path().join("all.1");
+    let out = agentenv(&["man"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.is_ascii(),
+        "non-ASCII input makes groff warn without -k"
+    );
+    assert!(text.starts_with(".ie \\n(.g .ds Aq \\(aq") || text.contains(".TH AGENTENV 1"));
+    std::fs::write(&all, &text).unwrap();
+    let root = agentenv::cli::man::command();
+    let commands = agentenv::cli::man::all_commands(&root);
+    for c in commands.iter().skip(1) {
+        let name = c.get_bin_name().unwrap();
+        assert!(
+            text.contains(&format!(".SS \"{name}\"")),
+            "the one page lacks {name}"
+        );
+    }
+
+    let pages = dir.path().join("man1");
+    let p = pages.to_str().unwrap();
+    assert!(agentenv(&["man", "--dir", p]).status.success());
+    let mut names: Vec<String> = std::fs::read_dir(&pages)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let mut want: Vec<String> = commands
+        .iter()
+        .map(|c| format!("{}.1", agentenv::cli::man::page_name(c)))
+        .collect();
+    want.sort();
+    assert_eq!(names, want);
+    assert!(names.contains(&"agentenv-harness-resolve.1".to_string()));
+    let env_page = std::fs::read_to_string(pages.join("agentenv-env.1")).unwrap();
+    assert!(env_page.contains(".SH EXAMPLES"));
+    assert!(env_page.contains("\\-\\-format"));
+
+    if support::tool("groff").is_none() {
+        return;
+    }
+    let mut problems = groff_warnings(&all);
+    for n in &names {
+        problems.push_str(&groff_warnings(&pages.join(n)));
+    }
+    assert!(problems.is_empty(), "groff warnings:\n{problems}");
+}
