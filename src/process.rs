@@ -60,22 +60,32 @@ impl std::fmt::Display for RunError {
     }
 }
 
-/// An io error's kind as text (never the OS message with a path in it, which
-/// is already named by the caller).
+/// The one describer of I/O errors in messages: a refusal of
+/// [`crate::fsutil::read_input`] / [`crate::fsutil::resolve_target`] as
+/// its own text, an OS error as its description without the
+/// `(os error N)` suffix, anything else as its kind's description — all in
+/// lower case (`no such file or directory`, `permission denied`), never a
+/// Rust `Debug` name and never the OS message with a path in it (the
+/// caller names the path).
 pub fn io_kind(e: &io::Error) -> String {
-    match e.raw_os_error() {
-        Some(code) => {
-            let s = e.to_string();
-            // std formats as "<description> (os error N)".
-            match s.rfind(" (os error") {
-                Some(i) => s[..i].to_string(),
-                None => format!("os error {code}"),
-            }
+    let s = if let Some(refused) = crate::fsutil::input_error(e) {
+        refused.to_string()
+    } else if e.raw_os_error().is_some() {
+        let s = e.to_string();
+        // std formats as "<description> (os error N)".
+        match s.rfind(" (os error") {
+            Some(i) => s[..i].to_string(),
+            None => s,
         }
-        None => match crate::fsutil::input_error(e) {
-            Some(refused) => refused.to_string(),
-            None => format!("{:?}", e.kind()),
-        },
+    } else {
+        e.kind().to_string()
+    };
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_uppercase() && !c.clone().next().is_some_and(char::is_uppercase) => {
+            f.to_lowercase().chain(c).collect()
+        }
+        _ => s,
     }
 }
 
@@ -350,6 +360,20 @@ pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_kind_is_lower_case_text_never_a_debug_name() {
+        let nf = io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error());
+        assert_eq!(io_kind(&nf), "no such file or directory");
+        let acc = io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error());
+        assert_eq!(io_kind(&acc), "permission denied");
+        let custom = io::Error::new(io::ErrorKind::InvalidData, "x");
+        assert_eq!(io_kind(&custom), "invalid data");
+        let kind_only = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(io_kind(&kind_only), "entity not found");
+        let refused = crate::fsutil::read_input(std::path::Path::new("/dev/zero"), 1).unwrap_err();
+        assert_eq!(io_kind(&refused), "not a regular file or pipe");
+    }
 
     #[test]
     fn exec_env_refuses_nul_and_bad_names_naming_the_variable() {

@@ -296,3 +296,48 @@ fn global_flag_and_agents_dir() {
         "{out}"
     );
 }
+
+/// No Python for an `env.py` layer is said as such and names
+/// AGENTS_PYTHON (not "FileNotFoundError", as if the file were missing);
+/// an interpreter that cannot start is named with a lower-case OS reason.
+#[test]
+fn no_python_for_env_py_says_so_and_names_agents_python() {
+    let d = scratch();
+    let w = d.path();
+    write(w, "home/.agents/env.py", "print('{}')\n");
+    let o = cmd(w, &["env", "--format", "json"])
+        .env_remove("AGENTS_PYTHON")
+        .env("PATH", w.join("empty-bin"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let err = stderr(&o);
+    let file = w.join("home/.agents/env.py");
+    assert!(
+        err.contains(&format!(
+            "agentenv: warning: env.py could not run: {}: no Python found (no python3 or python on PATH); set AGENTS_PYTHON to an interpreter",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("FileNotFoundError"), "{err}");
+    // A pinned interpreter that is not executable.
+    let fake = w.join("fake-python");
+    std::fs::write(&fake, "not a program").unwrap();
+    let o = cmd(w, &["env", "--format", "json"])
+        .env("AGENTS_PYTHON", &fake)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "the Python interpreter {} could not be started (permission denied); set AGENTS_PYTHON to a working one",
+            fake.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        !err.contains("PermissionDenied") && !err.contains("Permission denied"),
+        "{err}"
+    );
+}

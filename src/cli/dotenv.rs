@@ -12,8 +12,6 @@
 //! An unreadable file (missing, a directory, …) is
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
 //! reason comes from the OS error kind. No value ever reaches stderr.
-//
-// OWNER: dotenv work (issue 2, point 3).
 
 use crate::dotenv::{parse_bytes, Parsed};
 use crate::render::{parse_format, render, View};
@@ -48,21 +46,9 @@ pub fn run(c: DotenvCommand) -> i32 {
     }
 }
 
-/// A short reason for a read error, from its kind only.
+/// A short reason for a read error: [`crate::process::io_kind`].
 pub fn read_error_reason(e: &std::io::Error) -> String {
-    use std::io::ErrorKind as K;
-    if let Some(refused) = crate::fsutil::input_error(e) {
-        return refused.to_string();
-    }
-    match e.kind() {
-        K::NotFound => "no such file or directory".into(),
-        K::PermissionDenied => "permission denied".into(),
-        K::IsADirectory => "is a directory".into(),
-        K::NotADirectory => "a path component is not a directory".into(),
-        K::InvalidInput | K::InvalidData => "invalid input".into(),
-        K::OutOfMemory => "out of memory".into(),
-        k => k.to_string(),
-    }
+    crate::process::io_kind(e)
 }
 
 /// Largest file `dotenv parse`/`check` reads.

@@ -1,6 +1,4 @@
 //! `agentenv harness resolve | lint | run | sandbox-env | explain`
-//
-// OWNER: harness work (issues 6, 11).
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -4,8 +4,6 @@
 //! Nothing is ever written to stdout (for MCP stdio servers it is the
 //! protocol wire); the report goes to `--report FILE` and, at `-v`, a
 //! summary of names and counts goes to stderr.
-//
-// OWNER: operator work (issue 5).
 
 use crate::core::Assembly;
 use crate::operator::{self, FileState, Options, Platform, Report, RootSource};

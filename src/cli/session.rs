@@ -1,6 +1,4 @@
 //! `agentenv env`, `exec`, `explain`.
-//
-// OWNER: session work (issues 3 and 4).
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -1,9 +1,5 @@
 //! The project's one dotenv grammar (SPEC §3): a pure parser returning
 //! entries and diagnostics. No I/O.
-//
-// OWNER: dotenv work (issue 2, point 3). Interface fixed: `Entry`,
-// `Diagnostic`, `Parsed`, `parse`, `parse_bytes`, `Parsed::to_changeset`,
-// `write_value`.
 
 use crate::core::ChangeSet;
 

@@ -4,9 +4,6 @@
 //! Renderers are pure functions. Building the view (full or diff mode) is
 //! done by [`View::full`] / [`View::diff`]; rendering never looks at the
 //! process environment.
-//
-// OWNER: renderer work (issue 2, point 4). Interface fixed: `Format`,
-// `FormatChoice`, `parse_format`, `View`, `render`, `detect_auto`.
 
 pub(crate) mod data;
 mod detect;

@@ -10,9 +10,6 @@
 //!
 //! Not for: rendering ([`crate::render`]), the cache and `--into`
 //! ([`cache`], [`into`]).
-//
-// OWNER: session work (issue 3); `native`, `cache`, `into`: fast-path work
-// (issue 4).
 
 pub mod cache;
 /// The provenance view lives in `core` (it is generic over an assembly).

@@ -27,15 +27,6 @@ pub enum ScriptResult {
     Failed(String),
 }
 
-/// The Python exception name the reference would report for a spawn error.
-pub fn exception_name(e: &std::io::Error) -> &'static str {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "FileNotFoundError",
-        std::io::ErrorKind::PermissionDenied => "PermissionError",
-        _ => "OSError",
-    }
-}
-
 /// Apply the per-key rules to the merged JSON pairs.
 pub fn interpret(path: &Path, pairs: Vec<(pyjson::Text, Value)>) -> (ChangeSet, Vec<Skip>) {
     let mut out = ChangeSet::new();
@@ -90,8 +81,11 @@ pub fn run(
 ) -> ScriptResult {
     let p = file.display();
     let Some(py) = interpreter else {
-        crate::warn!("env.py could not run: {p} (FileNotFoundError)");
-        return ScriptResult::Failed("no interpreter".into());
+        crate::warn!(
+            "env.py could not run: {p}: no Python found (no python3 or python on PATH); \
+             set AGENTS_PYTHON to an interpreter"
+        );
+        return ScriptResult::Failed("no Python found".into());
     };
     let mut cmd = Command::new(py);
     cmd.arg(file)
@@ -103,9 +97,15 @@ pub fn run(
     }
     match process::run_captured(cmd, timeout, process::OUTPUT_LIMIT) {
         Err(RunError::Spawn(e)) => {
-            let n = exception_name(&e);
-            crate::warn!("env.py could not run: {p} ({n})");
-            ScriptResult::Failed(format!("could not run ({n})"))
+            // The file is there (the walk found it): what failed to start
+            // is the interpreter.
+            let why = process::io_kind(&e);
+            crate::warn!(
+                "env.py could not run: {p}: the Python interpreter {} could not be \
+                 started ({why}); set AGENTS_PYTHON to a working one",
+                py.display()
+            );
+            ScriptResult::Failed(format!("interpreter could not be started ({why})"))
         }
         Err(RunError::Timeout) => {
             crate::warn!("env.py timed out after {} s: {p}", fmt_secs(timeout));
@@ -116,7 +116,7 @@ pub fn run(
             ScriptResult::Failed("output over 16 MiB".into())
         }
         Err(RunError::Io(e)) => {
-            crate::warn!("env.py could not run: {p} ({})", exception_name(&e));
+            crate::warn!("env.py could not run: {p} ({})", process::io_kind(&e));
             ScriptResult::Failed("i/o error".into())
         }
         Ok(c) => {
