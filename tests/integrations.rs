@@ -740,6 +740,20 @@ fn init_claude_new_file_project_symlink_and_config_dir() {
     );
     assert!(!text.ends_with('\n'), "no final newline before, none after");
 
+    // CRLF line ends and a BOM are kept.
+    std::fs::write(&real, "\u{feff}{\r\n  \"model\": \"opus\"\r\n}\r\n").unwrap();
+    assert_eq!(init(&home, &[]).status.code(), Some(0));
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.starts_with("\u{feff}{\r\n  \"model\": \"opus\",\r\n"),
+        "{text:?}"
+    );
+    assert!(!text.replace("\r\n", "").contains('\n') && text.ends_with("}\r\n"));
+    // --project names a directory that exists.
+    let o = init(&home, &["--project", "typo"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!home.join("typo").exists());
+
     // CLAUDE_CONFIG_DIR moves the user settings.
     let o = std::process::Command::new(support::agentenv_bin())
         .env("HOME", &home)
