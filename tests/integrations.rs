@@ -980,6 +980,19 @@ fn status_reports_without_running_anything() {
     assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
     assert_eq!(r["stores"][2]["state"], "skipped");
     assert_eq!(r["scope"], "user");
+    // AGENTENV_REQUIRE_TRUST=1 gates as --require-trust does.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .env("AGENTENV_REQUIRE_TRUST", "1")
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["stores"][2]["state"], "skipped");
+    assert_eq!(
+        stderr(&o).matches("changed since it was allowed").count(),
+        1
+    );
     assert!(!w.join("ran").exists());
 }
 
