@@ -226,16 +226,32 @@ fn read_capped(f: impl io::Read, max: u64, hint: u64) -> io::Result<Vec<u8>> {
 /// grows past `max` is refused after reading `max + 1` bytes. Refusals are
 /// [`InputError`]s inside the `io::Error` (see [`input_error`]).
 pub fn read_input(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_input_until(path, max, std::time::Instant::now() + PIPE_TIMEOUT)
+}
+
+/// [`read_input`] with the pipe deadline given, so that the pipe inputs of
+/// one command share one deadline (three FIFOs nobody writes cost one
+/// [`PIPE_TIMEOUT`], not three). A pipe met after the deadline is refused
+/// without being opened.
+pub fn read_input_until(
+    path: &Path,
+    max: u64,
+    deadline: std::time::Instant,
+) -> io::Result<Vec<u8>> {
     use std::os::unix::fs::FileTypeExt;
     let md = fs::metadata(path)?;
     if md.file_type().is_fifo() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(refuse(InputError::PipeTimeout));
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         let p = path.to_path_buf();
         std::thread::spawn(move || {
             let _ = tx.send(fs::File::open(p).and_then(|f| read_capped(f, max, 0)));
         });
         return rx
-            .recv_timeout(PIPE_TIMEOUT)
+            .recv_timeout(left)
             .unwrap_or_else(|_| Err(refuse(InputError::PipeTimeout)));
     }
     if md.is_dir() {

@@ -1372,3 +1372,81 @@ fn layers_read_dev_null_so_the_exec_command_keeps_its_stdin() {
         assert_eq!(String::from_utf8_lossy(&o.stdout), "first|got:", "{file}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// #16.5 (pipes): one pipe deadline per command
+
+/// A child killed (by its id) when the test ends, passing or not.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn operator_pipe_inputs_share_one_deadline_per_command() {
+    // The 5 s pipe timeout applied per input: three FIFOs nobody writes
+    // took 15 s. Now they share one deadline, and a pipe met after it is
+    // refused without being opened — even one whose writer is ready (it
+    // was read before, after the three waits).
+    let w = W::new();
+    let dead: Vec<PathBuf> = ["a", "b", "c"]
+        .iter()
+        .map(|n| w.fifo(&format!("plug/{n}.fifo")))
+        .collect();
+    let ready = w.fifo("plug/ready.fifo");
+    let _writer = KillOnDrop(
+        Command::new("sh")
+            .arg("-c")
+            .arg("printf 'LATE=1\\n' > \"$0\"")
+            .arg(&ready)
+            .spawn()
+            .unwrap(),
+    );
+    w.write("plug/ok.env", "OK=1\n");
+    let mut list: Vec<String> = dead.iter().map(|p| p.display().to_string()).collect();
+    list.push(ready.display().to_string());
+    list.push(w.p("plug/ok.env").display().to_string());
+    let report = w.p("report.json");
+    let mut c = w.cmd(&[
+        "launch",
+        "--report",
+        report.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "echo \"OK=$OK LATE=${LATE:-unset}\"",
+    ]);
+    c.env("AGENT_BUNDLE_ENV_FILE", list.join(":"));
+    let o = run(c, 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "OK=1 LATE=unset\n");
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let states: Vec<&str> = r["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            "unreadable",
+            "unreadable",
+            "unreadable",
+            "unreadable",
+            "loaded"
+        ]
+    );
+    for p in dead.iter().chain([&ready]) {
+        assert!(
+            o.stderr
+                .contains(&format!("{} (pipe not finished within 5 s)", p.display())),
+            "{}",
+            o.stderr
+        );
+    }
+}

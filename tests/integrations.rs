@@ -222,6 +222,8 @@ const ODD_NAMES: &[&[u8]] = &[
     b"A=B",
     b"A<<B",
     b"<<",
+    b"LT<",
+    b"<",
     b" LEAD",
     b"TRAIL ",
     b"MID DLE",
@@ -278,6 +280,7 @@ fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
         || n.contains("<<")
         || n.starts_with('\u{feff}')
         || v.contains('\r')
+        || (n.ends_with('<') && v.contains('\n'))
 }
 
 /// SPEC §8, docker: what docker/cli cannot get back.

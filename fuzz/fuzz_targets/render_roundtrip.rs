@@ -3,10 +3,13 @@
 //! POSIX single-quote forms the renderer emits, fish through a decoder of
 //! its `\\`/`\'` quoting, INI through a decoder of configparser's line
 //! rules (every line is a section, a comment, `K=V` or a tab continuation;
-//! `%%` → `%`). (The real shells and Python readers are exercised by
-//! tests/roundtrip.rs.)
+//! `%%` → `%`), github and docker through small readers of the
+//! `$GITHUB_ENV` and `--env-file` rules (every value read back exact or
+//! reported as an omission, nothing else read). (The real shells, Python
+//! readers, the runner-following reader and the docker CLI are exercised by
+//! tests/roundtrip.rs and tests/integrations.rs.)
 #![no_main]
-use agentenv::render::{render, Format, View};
+use agentenv::render::{render, render_checked, Format, View};
 use libfuzzer_sys::fuzz_target;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -114,6 +117,76 @@ fn decode_ini(text: &str) -> (BTreeMap<String, String>, usize) {
     (out, comments)
 }
 
+/// `$GITHUB_ENV` as the runner reads it on Linux: `NAME=value`, or
+/// `NAME<<DELIM`, lines, `DELIM`.
+fn decode_github(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        if line.is_empty() {
+            continue;
+        }
+        let eq = line.find('=');
+        let hd = line.find("<<");
+        match (eq, hd) {
+            (Some(e), h) if h.is_none_or(|h| e < h) => {
+                out.insert(line[..e].to_string(), line[e + 1..].to_string());
+            }
+            (_, Some(h)) => {
+                let delim = &line[h + 2..];
+                let mut value: Vec<&str> = Vec::new();
+                loop {
+                    let l = lines.next().expect("delimiter found");
+                    if l == delim {
+                        break;
+                    }
+                    value.push(l);
+                }
+                out.insert(line[..h].to_string(), value.join("\n"));
+            }
+            _ => panic!("invalid github line"),
+        }
+    }
+    out
+}
+
+/// `--env-file` as docker/cli reads it (the lines agentenv writes).
+fn decode_docker(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for raw in text.split('\n') {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let line = line.trim_start_matches(char::is_whitespace);
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (k, v) = line.split_once('=').expect("=");
+        assert!(!k.is_empty() && !k.contains([' ', '\t']), "docker refuses the name");
+        out.insert(k.to_string(), v.to_string());
+    }
+    out
+}
+
+/// Every variable either read back exact or omitted (by name), and nothing
+/// else read.
+fn check_own(format: Format, view: &View, vars: &BTreeMap<String, String>) {
+    let r = render_checked(format, view);
+    let back = match format {
+        Format::Github => decode_github(&r.text),
+        _ => decode_docker(&r.text),
+    };
+    for (k, v) in vars {
+        let omitted = r.omitted.iter().any(|o| o.name == k.as_bytes());
+        match back.get(k) {
+            Some(got) => {
+                assert!(!omitted, "{format:?}: read back and omitted");
+                assert_eq!(got, v, "{format:?} round trip");
+            }
+            None => assert!(omitted, "{format:?}: lost without a warning"),
+        }
+    }
+    assert!(back.keys().all(|k| vars.contains_key(k)), "{format:?}: extra names");
+}
+
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
     let parts: Vec<&str> = s.split('\0').collect();
@@ -169,4 +242,7 @@ fuzz_target!(|data: &[u8]| {
     for (k, v) in &back {
         assert_eq!(vars.get(k), Some(v), "ini round trip");
     }
+
+    check_own(Format::Github, &view, &vars);
+    check_own(Format::Docker, &view, &vars);
 });

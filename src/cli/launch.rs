@@ -64,14 +64,18 @@ pub struct LaunchArgs {
 
 /// Read and check `--manifest-env FILE`; the message names the file and,
 /// for a wrong type, the key — never a value.
-fn load_manifest(p: &Path) -> Result<indexmap::IndexMap<String, String>, String> {
-    let bytes = crate::fsutil::read_input(p, operator::MAX_FILE_BYTES).map_err(|e| {
-        format!(
-            "cannot read manifest env file {}: {}",
-            p.display(),
-            crate::process::io_kind(&e)
-        )
-    })?;
+fn load_manifest(
+    p: &Path,
+    deadline: std::time::Instant,
+) -> Result<indexmap::IndexMap<String, String>, String> {
+    let bytes =
+        crate::fsutil::read_input_until(p, operator::MAX_FILE_BYTES, deadline).map_err(|e| {
+            format!(
+                "cannot read manifest env file {}: {}",
+                p.display(),
+                crate::process::io_kind(&e)
+            )
+        })?;
     operator::parse_manifest_env(&bytes)
         .map_err(|e| format!("manifest env file {}: {e}", p.display()))
 }
@@ -157,8 +161,11 @@ pub fn run(a: LaunchArgs) -> i32 {
             return 1;
         }
     };
+    // One pipe deadline for every input of the command (--manifest-env and
+    // each AGENT_BUNDLE_ENV_FILE entry).
+    let pipe_deadline = std::time::Instant::now() + crate::fsutil::PIPE_TIMEOUT;
     let manifest_env = match &a.manifest_env {
-        Some(p) => match load_manifest(p) {
+        Some(p) => match load_manifest(p, pipe_deadline) {
             Ok(m) => Some(m),
             Err(msg) => {
                 crate::error!("launch: {msg}");
@@ -176,6 +183,7 @@ pub fn run(a: LaunchArgs) -> i32 {
             .unwrap_or_else(Platform::host),
         no_env: a.no_env,
         cwd,
+        pipe_deadline: Some(pipe_deadline),
     };
     let mut asm = Assembly::new(crate::core::process_env());
     let report = operator::apply_to_assembly(&mut asm, &opts);

@@ -160,6 +160,11 @@ pub struct Options {
     /// Empty means the process's current directory, as Node's
     /// `process.cwd()`.
     pub cwd: PathBuf,
+    /// When every file that is a pipe (a FIFO, `<(cmd)`) must be finished
+    /// by, one deadline for the whole list; `None` means
+    /// [`crate::fsutil::PIPE_TIMEOUT`] from the start of the layer. A pipe
+    /// met after it is `unreadable` without being opened.
+    pub pipe_deadline: Option<std::time::Instant>,
 }
 
 /// What happened to one file.
@@ -410,10 +415,13 @@ pub fn reserved_set(
 pub const MAX_FILE_BYTES: u64 = 64 << 20;
 
 /// Read one file: `Ok(bytes)`, or the state and error description.
-fn read_file(p: &Path) -> Result<Vec<u8>, (FileState, Option<String>)> {
-    // Regular files only: a FIFO would block the launch forever, a device
-    // never ends.
-    crate::fsutil::read_input(p, MAX_FILE_BYTES).map_err(|e| {
+fn read_file(
+    p: &Path,
+    deadline: std::time::Instant,
+) -> Result<Vec<u8>, (FileState, Option<String>)> {
+    // Regular files or bounded pipes: a FIFO would block the launch
+    // forever, a device never ends.
+    crate::fsutil::read_input_until(p, MAX_FILE_BYTES, deadline).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             (FileState::Absent, None)
         } else {
@@ -467,8 +475,11 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
     report.reserved = reserved.len();
     let platform = opts.platform;
     let mut applied: BTreeSet<OsString> = BTreeSet::new();
+    let deadline = opts
+        .pipe_deadline
+        .unwrap_or_else(|| std::time::Instant::now() + crate::fsutil::PIPE_TIMEOUT);
     for p in paths {
-        let bytes = match read_file(&p) {
+        let bytes = match read_file(&p, deadline) {
             Ok(b) => b,
             Err((state, error)) => {
                 if state == FileState::Unreadable {

@@ -16,7 +16,8 @@
 //! being dropped), so a value holding a CR is left out on every runner.
 //! A one-line value is written `NAME=value`; a value with LF as a heredoc
 //! whose delimiter (`AGENTENV_EOF`, then `AGENTENV_EOF_1`, …) is not a line
-//! of the value. The delimiter is chosen by looking at the value, so it
+//! of the value (a name ending in `<` cannot start a heredoc: the runner
+//! would split `NAME<<<DELIM` at its first `<<`). The delimiter is chosen by looking at the value, so it
 //! needs no randomness and the output stays deterministic.
 //!
 //! **docker**, as docker/cli's `kvfile` parser reads the file: lines end at
@@ -106,6 +107,12 @@ pub(crate) fn github(p: &Prepared<'_>, l: &mut Lines, omitted: &mut Vec<Omission
             out.push_str(k);
             out.push('=');
             out.push_str(v);
+        } else if k.ends_with('<') {
+            // `NAME<` + `<<DELIM`: the runner splits at the first `<<`.
+            omitted.push(Omission {
+                name: k.as_bytes().to_vec(),
+                reason: "its name ends with '<' and its value holds LF",
+            });
         } else {
             let delim = github_delimiter(v);
             let out = l.line();
@@ -250,6 +257,8 @@ mod tests {
                 ("CRLF", "a\r\nb"),
                 ("K=V", "1"),
                 ("K<<D", "1"),
+                ("LT<", "one line"),
+                ("LT2<", "two\nlines"),
                 ("OK", "1"),
             ],
             &[],
@@ -259,10 +268,13 @@ mod tests {
         v.assignments
             .push((OsString::from_vec(b"N\xfe".to_vec()), OsString::from("1")));
         let r = render_checked(Format::Github, &v);
-        assert_eq!(r.text, "OK=1\n");
+        assert_eq!(r.text, "LT<=one line\nOK=1\n");
         let mut got = names(&r.omitted);
         got.sort();
-        assert_eq!(got, ["BAD", "CR", "CRLF", "K<<D", "K=V", "N\u{fffd}"]);
+        assert_eq!(
+            got,
+            ["BAD", "CR", "CRLF", "K<<D", "K=V", "LT2<", "N\u{fffd}"]
+        );
     }
 
     #[test]
