@@ -277,6 +277,9 @@ fn man_pages_render_without_warnings() {
     let env_page = std::fs::read_to_string(pages.join("agentenv-env.1")).unwrap();
     assert!(env_page.contains(".SH EXAMPLES"));
     assert!(env_page.contains("\\-\\-format"));
+    // The words of --format are listed, agentenv's own formats included.
+    assert!(env_page.contains("Possible values:"));
+    assert!(env_page.contains("\ngithub\n") && env_page.contains("\ndocker\n"));
 
     if support::tool("groff").is_none() {
         return;

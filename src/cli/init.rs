@@ -24,9 +24,12 @@
 //! committed and shared, the command uses the bare name `agentenv`: an
 //! absolute path from one machine would be wrong on every other.
 //!
-//! An entry is agentenv's when a command hook's command is the hook command
-//! with any program whose file name is `agentenv`; that is what `--remove`
-//! takes out and what "already present" looks for.
+//! An entry is agentenv's when a command hook runs a program whose file name
+//! is `agentenv` as `agentenv env … --into "$CLAUDE_ENV_FILE" …` (a simple
+//! command, any flags: the hand-written hook of earlier READMEs counts);
+//! that is what `--remove` takes out. "Already present" means that entry's
+//! command is exactly the one `init` would write; any other agentenv entry
+//! is rewritten to it in place.
 
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -99,16 +102,39 @@ pub fn sh_quote(s: &str) -> String {
     }
 }
 
-/// The program part of `command` when it is agentenv's hook command.
+/// The program part of `command` when it is agentenv's hook: a program
+/// whose file name is `agentenv` (bare, a path, or a single-quoted path),
+/// then ` env …` writing `--into "$CLAUDE_ENV_FILE"` (any flag order, so
+/// the hand-written hook of earlier READMEs counts too), and nothing that
+/// would make it a compound command.
 fn hook_program(command: &str) -> Option<String> {
-    let prog = command.strip_suffix(HOOK_ARGS)?;
-    let prog = match prog.strip_prefix('\'').and_then(|p| p.strip_suffix('\'')) {
-        Some(inner) => inner.replace("'\\''", "'"),
-        None if !prog.contains([' ', '\t', '\'', '"']) => prog.to_string(),
-        None => return None,
+    let (prog, rest) = if let Some(q) = command.strip_prefix('\'') {
+        // '…' with '\'' for each quote inside, up to the first space.
+        let end = q
+            .find("' ")
+            .or_else(|| q.strip_suffix('\'').map(|p| p.len()))?;
+        let quoted = &q[..end];
+        (quoted.replace("'\\''", "'"), &q[end + 1..])
+    } else {
+        let end = command.find(' ')?;
+        (command[..end].to_string(), &command[end..])
     };
+    if prog.is_empty() || (!command.starts_with('\'') && prog.contains(['\'', '"', '\t'])) {
+        return None;
+    }
     let name = prog.rsplit('/').next().unwrap_or(&prog);
-    (name == "agentenv").then_some(prog)
+    if name != "agentenv" {
+        return None;
+    }
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    if words.first() != Some(&"env") {
+        return None;
+    }
+    let into = words
+        .windows(2)
+        .any(|w| w[0] == "--into" && w[1] == "\"$CLAUDE_ENV_FILE\"");
+    let plain = !rest.contains([';', '&', '|', '`', '(', ')', '<', '>', '\n', '\\']);
+    (into && plain).then_some(prog)
 }
 
 fn is_ours(hook: &Value) -> bool {
@@ -264,7 +290,11 @@ fn settings_path(a: &ClaudeArgs, env: &crate::core::Env) -> Result<PathBuf, Stri
         )
     })?;
     if let Some(dir) = &a.project {
-        return Ok(cwd.join(dir).join(".claude").join("settings.json"));
+        let dir = cwd.join(dir);
+        if !dir.is_dir() {
+            return Err(format!("--project {}: not a directory", dir.display()));
+        }
+        return Ok(dir.join(".claude").join("settings.json"));
     }
     if let Some(d) = crate::core::get(env, "CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(cwd.join(d).join("settings.json"));
@@ -313,7 +343,10 @@ fn run_claude(a: ClaudeArgs) -> i32 {
             return 1;
         }
     };
-    let mut root = match parse_settings(&bytes) {
+    // A UTF-8 byte order mark is kept; serde_json would refuse it.
+    const BOM: &[u8] = b"\xef\xbb\xbf";
+    let bom = bytes.starts_with(BOM);
+    let mut root = match parse_settings(bytes.strip_prefix(BOM).unwrap_or(&bytes)) {
         Ok(v) => v,
         Err(msg) => {
             crate::error!("{shown}: {msg}; the file was not changed");
@@ -351,7 +384,15 @@ fn run_claude(a: ClaudeArgs) -> i32 {
     );
     let newline = !exists || bytes.ends_with(b"\n");
     let text = if changed || !exists {
-        format_settings(&root, newline)
+        let mut t = format_settings(&root, newline);
+        // Keep the file's line ends (CRLF when it used them) and its BOM.
+        if bytes.windows(2).any(|w| w == b"\r\n") {
+            t = t.replace('\n', "\r\n");
+        }
+        if bom {
+            t.insert(0, '\u{feff}');
+        }
+        t
     } else {
         String::from_utf8_lossy(&bytes).into_owned()
     };
@@ -484,6 +525,21 @@ mod tests {
     }
 
     #[test]
+    fn the_old_hand_written_hook_is_updated_not_duplicated() {
+        let old = "agentenv env --diff --format export --cache --into \"$CLAUDE_ENV_FILE\"";
+        let mut v = serde_json::json!({"hooks": {"SessionStart": [
+            {"hooks": [{"type": "command", "command": old}]}
+        ]}});
+        assert_eq!(add_hook(&mut v, CMD), Ok(Outcome::Updated));
+        assert_eq!(
+            v,
+            serde_json::json!({"hooks": {"SessionStart": [
+                {"hooks": [{"type": "command", "command": CMD}]}
+            ]}})
+        );
+    }
+
+    #[test]
     fn which_commands_are_ours() {
         for c in [
             CMD.to_string(),
@@ -492,12 +548,21 @@ mod tests {
         ] {
             assert!(hook_program(&c).is_some(), "{c}");
         }
+        // The hand-written hook of earlier READMEs.
+        assert_eq!(
+            hook_program("agentenv env --diff --format export --cache --into \"$CLAUDE_ENV_FILE\""),
+            Some("agentenv".to_string())
+        );
         for c in [
             format!("other{HOOK_ARGS}"),
             format!("/x/agentenv-old{HOOK_ARGS}"),
             "agentenv env".to_string(),
+            "agentenv env --diff".to_string(),
+            "agentenv exec -- x --into \"$CLAUDE_ENV_FILE\"".to_string(),
             format!("agentenv{HOOK_ARGS} && rm -rf x"),
+            format!("agentenv{HOOK_ARGS}; echo"),
             format!("echo; agentenv{HOOK_ARGS}"),
+            format!("'agentenv{HOOK_ARGS}"),
         ] {
             assert!(hook_program(&c).is_none(), "{c}");
         }

@@ -9,7 +9,6 @@
 //! SUBCOMMANDS sections; the `after_help` text is split here into its prose
 //! (NOTES) and its "Examples:" list (EXAMPLES, each command line unfilled).
 
-use clap::CommandFactory;
 use roff::{bold, roman, Roff};
 use std::path::{Path, PathBuf};
 
@@ -22,9 +21,10 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// The command tree the pages are made from (bin names set, no `help`).
+/// The command tree the pages are made from (bin names set, no `help`):
+/// the completion tree, so text-parsed options list their words too.
 pub fn command() -> clap::Command {
-    let mut cmd = super::Cli::command().disable_help_subcommand(true);
+    let mut cmd = super::completions::completion_command().disable_help_subcommand(true);
     cmd.build();
     cmd
 }
