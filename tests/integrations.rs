@@ -740,6 +740,20 @@ fn init_claude_new_file_project_symlink_and_config_dir() {
     );
     assert!(!text.ends_with('\n'), "no final newline before, none after");
 
+    // CRLF line ends and a BOM are kept.
+    std::fs::write(&real, "\u{feff}{\r\n  \"model\": \"opus\"\r\n}\r\n").unwrap();
+    assert_eq!(init(&home, &[]).status.code(), Some(0));
+    let text = std::fs::read_to_string(&real).unwrap();
+    assert!(
+        text.starts_with("\u{feff}{\r\n  \"model\": \"opus\",\r\n"),
+        "{text:?}"
+    );
+    assert!(!text.replace("\r\n", "").contains('\n') && text.ends_with("}\r\n"));
+    // --project names a directory that exists.
+    let o = init(&home, &["--project", "typo"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!home.join("typo").exists());
+
     // CLAUDE_CONFIG_DIR moves the user settings.
     let o = std::process::Command::new(support::agentenv_bin())
         .env("HOME", &home)
@@ -966,6 +980,19 @@ fn status_reports_without_running_anything() {
     assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
     assert_eq!(r["stores"][2]["state"], "skipped");
     assert_eq!(r["scope"], "user");
+    // AGENTENV_REQUIRE_TRUST=1 gates as --require-trust does.
+    let o = support::session_cmd(&w)
+        .env("XDG_STATE_HOME", w.join("state"))
+        .env("AGENTENV_REQUIRE_TRUST", "1")
+        .args(["status", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["stores"][2]["state"], "skipped");
+    assert_eq!(
+        stderr(&o).matches("changed since it was allowed").count(),
+        1
+    );
     assert!(!w.join("ran").exists());
 }
 

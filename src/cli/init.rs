@@ -290,7 +290,11 @@ fn settings_path(a: &ClaudeArgs, env: &crate::core::Env) -> Result<PathBuf, Stri
         )
     })?;
     if let Some(dir) = &a.project {
-        return Ok(cwd.join(dir).join(".claude").join("settings.json"));
+        let dir = cwd.join(dir);
+        if !dir.is_dir() {
+            return Err(format!("--project {}: not a directory", dir.display()));
+        }
+        return Ok(dir.join(".claude").join("settings.json"));
     }
     if let Some(d) = crate::core::get(env, "CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(cwd.join(d).join("settings.json"));
@@ -339,7 +343,10 @@ fn run_claude(a: ClaudeArgs) -> i32 {
             return 1;
         }
     };
-    let mut root = match parse_settings(&bytes) {
+    // A UTF-8 byte order mark is kept; serde_json would refuse it.
+    const BOM: &[u8] = b"\xef\xbb\xbf";
+    let bom = bytes.starts_with(BOM);
+    let mut root = match parse_settings(bytes.strip_prefix(BOM).unwrap_or(&bytes)) {
         Ok(v) => v,
         Err(msg) => {
             crate::error!("{shown}: {msg}; the file was not changed");
@@ -377,7 +384,15 @@ fn run_claude(a: ClaudeArgs) -> i32 {
     );
     let newline = !exists || bytes.ends_with(b"\n");
     let text = if changed || !exists {
-        format_settings(&root, newline)
+        let mut t = format_settings(&root, newline);
+        // Keep the file's line ends (CRLF when it used them) and its BOM.
+        if bytes.windows(2).any(|w| w == b"\r\n") {
+            t = t.replace('\n', "\r\n");
+        }
+        if bom {
+            t.insert(0, '\u{feff}');
+        }
+        t
     } else {
         String::from_utf8_lossy(&bytes).into_owned()
     };

@@ -91,11 +91,22 @@ fn report(a: &StatusArgs) -> Result<Value, String> {
         }
         None => here,
     };
+    // The scope flags as `env` reads them, without the trust gate yet.
+    let timeout = match a.scope.timeout {
+        None => None,
+        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
+            Some(std::time::Duration::from_secs_f64(t))
+        }
+        Some(_) => return Err("--timeout must be a positive number of seconds".into()),
+    };
+    let opts = crate::session::Options {
+        global: a.scope.global,
+        agents_dir: a.scope.agents_dir.clone(),
+        timeout,
+        cwd: Some(cwd.clone()),
+        ..Default::default()
+    };
     let required = a.scope.require_trust;
-    let mut scope_args = a.scope.clone();
-    scope_args.require_trust = false;
-    let mut opts = super::session::options(&scope_args)?;
-    opts.cwd = Some(cwd.clone());
     // The gate, as env applies it: decides whether the project store loads.
     let mut gated = opts.clone();
     super::trust::gate(required, &mut gated, &base);

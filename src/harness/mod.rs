@@ -411,8 +411,10 @@ impl Resolved {
         ]))
     }
 
-    /// The `resolve` JSON as a value (for tests and the fuzz target; a
-    /// byte that is not UTF-8 reads back as U+FFFD).
+    /// The `resolve` JSON as a value (for tests and the fuzz target). A
+    /// value that is not UTF-8 is written as a lone surrogate escape, which
+    /// serde_json refuses: then this is `Null`; use
+    /// [`Resolved::to_json_string`] for the exact output.
     pub fn to_json(&self) -> serde_json::Value {
         let s = self.to_json_string();
         serde_json::from_str(&s).unwrap_or(serde_json::Value::Null)

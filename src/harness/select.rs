@@ -114,10 +114,9 @@ pub fn resolve_layer(
                 }
                 None => {}
             }
-        } else if child {
-            // No platform: the child's forge map is ignored (ResolveForge
-            // is a no-op), it only had to be valid.
         }
+        // No platform: every forge map is dropped unused (for the child,
+        // ResolveForge is a no-op); it only had to be valid.
     }
     let overlays = h.overlays.take().unwrap_or_default();
     for (i, (o, g)) in overlays.iter().zip(&guards).enumerate() {

@@ -358,12 +358,27 @@ pub fn render(format: Format, view: &View) -> String {
     for o in &r.omitted {
         crate::warn!(
             "{} left out of the {} format: {}",
-            py_repr(&String::from_utf8_lossy(&o.name)),
+            shown_name(&o.name),
             format.name(),
             o.reason
         );
     }
     r.text
+}
+
+/// A variable's name for a log line: Python-style quoted, and cut before
+/// the first `=` (a "name" like `TOKEN=ghp_…` may hold a value) or after 64
+/// characters, with `…` marking the cut.
+pub fn shown_name(name: &[u8]) -> String {
+    let text = String::from_utf8_lossy(name);
+    let cut = text
+        .char_indices()
+        .find(|&(i, c)| c == '=' || i >= 64)
+        .map(|(i, _)| i);
+    match cut {
+        Some(i) => format!("{}…", py_repr(&text[..i])),
+        None => py_repr(&text),
+    }
 }
 
 /// [`render`] without logging: the text and the omissions (pure).
@@ -470,6 +485,15 @@ pub(crate) mod tests {
         let mut sorted = ACCEPTED.to_vec();
         sorted.sort();
         assert_eq!(sorted, ACCEPTED);
+    }
+
+    #[test]
+    fn shown_names_stop_before_a_value() {
+        assert_eq!(shown_name(b"PLAIN"), "'PLAIN'");
+        assert_eq!(shown_name(b"TOKEN=ghp_x"), "'TOKEN'…");
+        assert_eq!(shown_name(b"A\nB"), "'A\\nB'");
+        let long = "x".repeat(70);
+        assert_eq!(shown_name(long.as_bytes()), format!("'{}'…", &long[..64]));
     }
 
     #[test]
