@@ -1582,3 +1582,44 @@ fn a_cache_entry_that_is_a_symlink_is_never_replayed() {
     );
     assert_eq!(w.env(&["--cache"]).stdout, first);
 }
+
+// ---------------------------------------------------------------------------
+// #16.3: env.py JSON with many keys
+
+#[test]
+fn env_py_json_with_300k_keys_is_read_in_linear_time() {
+    // Duplicate lookups scanned every key so far: 100,000 keys took 23 s
+    // (300,000 over 200 s), in one object and across one object per line.
+    // Linear now; the bound below is only a hang guard.
+    let n = 300_000;
+    let bodies = [
+        format!(
+            "import json\nd = {{f'K{{i}}': f'v{{i}}' for i in range({n})}}\n\
+             s = json.dumps(d)\nprint(s[:-1] + ', \"K0\": \"last\"}}')\n"
+        ),
+        format!(
+            "import sys\nw = sys.stdout.write\nfor i in range({n}):\n    w('{{\"K%d\": \"v%d\"}}\\n' % (i, i))\n\
+             w('{{\"K0\": \"last\", \"K1\": null}}\\n')\n"
+        ),
+    ];
+    for (body, k1) in bodies.iter().zip([true, false]) {
+        let w = W::new();
+        w.write("home/.agents/env.py", body);
+        let o = run(
+            w.cmd(&["env", "--format", "json", "--diff", "--timeout", "100"]),
+            120,
+        );
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+        assert!(!o.stderr.contains("env.py"), "{}", o.stderr);
+        let j = o.json();
+        let m = j.as_object().unwrap();
+        // Duplicates keep the last value (K1's null in the per-line form
+        // removes what its first line set).
+        assert_eq!(m["K0"], "last");
+        assert_eq!(m["K2"], "v2");
+        assert_eq!(m[&format!("K{}", n - 1)], format!("v{}", n - 1));
+        assert_eq!(m.contains_key("K1"), k1);
+        let keys = m.keys().filter(|k| k.starts_with('K')).count();
+        assert_eq!(keys, if k1 { n } else { n - 1 });
+    }
+}

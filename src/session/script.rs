@@ -95,6 +95,9 @@ pub fn run(
     if global {
         cmd.arg("--global");
     }
+    // One deadline for the layer: running the child and parsing its output
+    // both count against --timeout.
+    let deadline = std::time::Instant::now() + timeout;
     match process::run_captured(cmd, timeout, process::OUTPUT_LIMIT) {
         Err(RunError::Spawn(e)) => {
             // The file is there (the walk found it): what failed to start
@@ -125,8 +128,15 @@ pub fn run(
                 crate::warn!("env.py failed (exit {code}): {p}");
                 return ScriptResult::Failed(format!("exit {code}"));
             }
-            match pyjson::parse_env_output(&c.stdout) {
-                Err(msg) => {
+            match pyjson::parse_env_output_until(&c.stdout, Some(deadline)) {
+                Err(pyjson::OutputError::Timeout) => {
+                    crate::warn!(
+                        "env.py timed out after {} s (parsing its output): {p}",
+                        fmt_secs(timeout)
+                    );
+                    ScriptResult::Failed("timed out".into())
+                }
+                Err(pyjson::OutputError::Json(msg)) => {
                     crate::warn!("env.py output not JSON: {p} ({msg})");
                     ScriptResult::Failed(format!("output not JSON ({msg})"))
                 }
