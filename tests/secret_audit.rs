@@ -222,6 +222,14 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         false,
     );
     a.run(&["explain", "--show-values"], &caller_env, true);
+    // The ~/.bashrc trap note (issue 10 item 8) in explain and at -v.
+    let home = a.p("home");
+    let home = home.to_str().unwrap().to_string();
+    let mut trap_env = caller_env.to_vec();
+    trap_env.push(("AGENTS_PROJECT_ROOT", home.as_str()));
+    a.run(&["explain"], &trap_env, false);
+    a.run(&["explain", "--format", "json"], &trap_env, false);
+    a.run(&["env", "--diff", "--cache"], &trap_env, true);
 
     // ---- operator layer --------------------------------------------------
     let v = [

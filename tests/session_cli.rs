@@ -341,3 +341,121 @@ fn no_python_for_env_py_says_so_and_names_agents_python() {
         "{err}"
     );
 }
+
+/// `-v`: the project root, each store (or why not), each overlay, each
+/// layer that ran (kind, level, path, ok/failed, ms), the cache hit or miss
+/// and why; `-vv` adds the candidates that do not exist. Default: none of it.
+#[test]
+fn verbose_says_what_happened_names_only() {
+    let d = scratch();
+    let w = d.path();
+    write(w, "home/.agents/env", "A=v1SECRET\n");
+    write(w, "home/.agents/overlays/tool/env", "O=v2SECRET\n");
+    write(w, "proj/.agents/env", "exit 3\n");
+    let home = w.join("home/.agents");
+    let proj = w.join("proj/.agents");
+    for sub in [
+        &["env", "--format", "json"][..],
+        &["exec", "true"],
+        &["explain"],
+    ] {
+        let o = run(w, sub);
+        assert!(
+            o.stderr.is_empty() || !stderr(&o).contains("info"),
+            "{sub:?}"
+        );
+        let mut args = vec!["-v"];
+        args.extend(sub);
+        let o = run(w, &args);
+        let err = stderr(&o);
+        assert!(!err.contains("SECRET"), "{err}");
+        for want in [
+            format!(
+                "agentenv: info: the project root is {} (the current directory)",
+                w.join("proj").display()
+            ),
+            format!("agentenv: info: store user: {}", home.display()),
+            format!("agentenv: info: store project: {}", proj.display()),
+            format!(
+                "agentenv: info: overlay tool: {}",
+                home.join("overlays/tool").display()
+            ),
+            format!(
+                "agentenv: info: layer plain file (user) {}: ok, ",
+                home.join("env").display()
+            ),
+            format!(
+                "agentenv: info: layer plain file (project) {}: failed (",
+                proj.join("env").display()
+            ),
+        ] {
+            assert!(err.contains(&want), "{sub:?}: missing {want:?} in\n{err}");
+        }
+        assert!(err.contains(" ms\n"), "{err}");
+        assert!(!err.contains("debug"), "{err}");
+        let mut args = vec!["-vv"];
+        args.extend(sub);
+        let err = stderr(&run(w, &args));
+        assert!(
+            err.contains(&format!(
+                "agentenv: debug: candidate {} (user): does not exist",
+                home.join("env.py").display()
+            )),
+            "{err}"
+        );
+    }
+    // The cache: a miss with its reason, then a hit.
+    let o = run(w, &["-v", "env", "--cache", "--format", "json"]);
+    assert!(
+        stderr(&o).contains("agentenv: info: cache miss: no entry for this key"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run(w, &["-v", "env", "--cache", "--format", "json"]);
+    let err = stderr(&o);
+    assert!(err.contains("agentenv: info: cache hit: "), "{err}");
+    assert!(!err.contains("info: layer "), "a hit runs no layer: {err}");
+}
+
+/// The ~/.bashrc trap: `eval "$(agentenv env --diff)"` in ~/.bashrc
+/// exports AGENTS_PROJECT_ROOT=$HOME, after which no project store loads.
+/// The behaviour is the reference's (kept); explain and -v say why.
+#[test]
+fn explain_and_verbose_say_which_variable_decided_the_project_root() {
+    let d = scratch();
+    let w = d.path();
+    write(w, "proj/.agents/env", "P=1\n");
+    let trap = |args: &[&str]| {
+        cmd(w, args)
+            .env("AGENTS_PROJECT_ROOT", w.join("home"))
+            .output()
+            .unwrap()
+    };
+    let note = format!(
+        "the project root is {}, from $AGENTS_PROJECT_ROOT; the current directory's {} was therefore not walked",
+        w.join("home").display(),
+        w.join("proj/.agents").display()
+    );
+    let o = trap(&["explain"]);
+    let out = stdout(&o);
+    assert!(out.contains(&format!("note: {note}")), "{out}");
+    assert!(out.contains("agentenv hook"), "{out}");
+    assert!(
+        !out.contains("\nP "),
+        "the project store really was not walked: {out}"
+    );
+    let o = trap(&["explain", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["notes"][0].as_str().unwrap().starts_with(&note), "{v}");
+    let o = trap(&["-v", "env", "--diff"]);
+    assert!(
+        stderr(&o).contains(&format!("agentenv: info: {note}")),
+        "{}",
+        stderr(&o)
+    );
+    // Without the variable, no note; env's stdout never carries one.
+    let o = run(w, &["explain"]);
+    assert!(!stdout(&o).contains("note:"), "{}", stdout(&o));
+    let o = trap(&["env", "--diff"]);
+    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+}

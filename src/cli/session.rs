@@ -140,7 +140,7 @@ pub fn run_env(a: EnvArgs) -> i32 {
         }
     };
     let base = crate::core::process_env();
-    let prepared = match crate::session::prepare(&opts, &base) {
+    let prepared = match prepare_traced(&opts, &base) {
         Ok(p) => p,
         Err(msg) => {
             crate::error!("{msg}");
@@ -203,9 +203,31 @@ fn cache_lookup(
     }
     let key = cache::key_for(prepared, base, format_given, diff);
     match cache::lookup(&dir, &key) {
-        Some(bytes) => CacheState::Hit(bytes),
-        None => CacheState::Miss { dir, key },
+        Some(bytes) => {
+            crate::info!("cache hit: {} (no layer runs)", dir.join(&key).display());
+            CacheState::Hit(bytes)
+        }
+        None => {
+            if crate::log::level() >= 1 {
+                crate::info!(
+                    "cache miss: {}",
+                    crate::session::trace::cache_miss_reason(&dir, &key)
+                );
+            }
+            CacheState::Miss { dir, key }
+        }
     }
+}
+
+/// `session::prepare`, then `-v`'s lines about the project root, the
+/// stores and overlays (and at `-vv` every missing candidate).
+fn prepare_traced(
+    opts: &crate::session::Options,
+    base: &crate::core::Env,
+) -> Result<crate::session::Prepared, String> {
+    let p = crate::session::prepare(opts, base)?;
+    crate::session::trace::scope(&p, base, opts.project_root.is_some());
+    Ok(p)
 }
 
 /// `--into FILE`: write the export rendering as FILE's owned block;
@@ -264,8 +286,8 @@ pub fn run_exec(a: ExecArgs) -> i32 {
         }
     }
     let base = crate::core::process_env();
-    let session = match crate::session::assemble(&opts, base) {
-        Ok(s) => s,
+    let session = match prepare_traced(&opts, &base) {
+        Ok(p) => p.assemble(base),
         Err(msg) => {
             crate::error!("{msg}");
             return 1;
@@ -295,20 +317,51 @@ pub fn run_explain(a: ExplainArgs) -> i32 {
             return 2;
         }
     };
-    let session = match crate::session::assemble(&opts, crate::core::process_env()) {
-        Ok(s) => s,
+    let base = crate::core::process_env();
+    let prepared = match prepare_traced(&opts, &base) {
+        Ok(p) => p,
         Err(msg) => {
             crate::error!("{msg}");
             return 1;
         }
     };
+    // The ~/.bashrc trap: say when a variable, not the cwd, decided the
+    // project root (and which store was therefore not walked).
+    let note =
+        crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
+    let session = prepared.assemble(base);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
     let reports = explain::report(&session.assembly, &vars);
     let failed = explain::failed_layers(&session.assembly);
     let text = if json {
-        explain::render_json(&reports, &failed, a.show_values)
+        let text = explain::render_json(&reports, &failed, a.show_values);
+        match note {
+            None => text,
+            Some(n) => with_json_note(&text, &n),
+        }
     } else {
-        explain::render_text_with_failures(&reports, &failed, a.show_values)
+        let mut text = explain::render_text_with_failures(&reports, &failed, a.show_values);
+        if let Some(n) = note {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("note: {n}\n"));
+        }
+        text
     };
     print_out(text.as_bytes())
+}
+
+/// `explain --format json` with `"notes": [note]` added to the object.
+fn with_json_note(text: &str, note: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Object(mut m)) => {
+            m.insert("notes".into(), serde_json::json!([note]));
+            let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
+                .unwrap_or_else(|_| text.to_string());
+            out.push('\n');
+            out
+        }
+        _ => text.to_string(),
+    }
 }

@@ -22,6 +22,7 @@ pub mod pyjson;
 pub mod scope;
 pub mod script;
 pub mod shell;
+pub mod trace;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
 use scope::{Scope, ScopeInput, WalkEntry};
@@ -428,6 +429,7 @@ impl Prepared {
                 LayerKind::PlainFile
             };
             let l = a.add_layer(LayerInfo::new(kind).with_path(&f.path).with_level(&f.level));
+            let started = std::time::Instant::now();
             if f.script {
                 self.run_script(&mut a, l, f, global, &base);
             } else {
@@ -446,6 +448,13 @@ impl Prepared {
                     }
                 }
             }
+            trace::layer(
+                kind.as_str(),
+                &f.level,
+                &f.path,
+                a.layers()[l].failure.as_deref(),
+                started.elapsed(),
+            );
         }
 
         // Proxy model.
