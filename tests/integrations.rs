@@ -1431,3 +1431,35 @@ fn harness_sandbox_env_accepts_both_formats() {
     assert!(stderr(&o).contains("'ML' left out of the docker format"));
     assert_eq!(run("yaml").status.code(), Some(1));
 }
+
+/// `status` starts no process at all (one execve: its own).
+#[test]
+fn status_starts_no_process() {
+    let Some(strace) = support::tool("strace") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    let trace = w.join("trace");
+    let c = support::session_cmd(&w);
+    let bin = support::agentenv_bin();
+    let o = std::process::Command::new(strace)
+        .args(["-f", "-e", "trace=execve,execveat", "-o"])
+        .arg(&trace)
+        .arg(&bin)
+        .args(["status", "--format", "json"])
+        .env_clear()
+        .envs(
+            c.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(w.join("proj"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = std::fs::read_to_string(&trace).unwrap();
+    let execs: Vec<&str> = t.lines().filter(|l| l.contains("execve")).collect();
+    assert_eq!(execs.len(), 1, "{execs:#?}");
+    assert!(!w.join("ran").exists());
+}

@@ -238,26 +238,17 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         }
     };
     let mut diagnostics = lint::lint(&h, &resolve_src);
-    // ValidateFilesExist for host_files (§11.1.3).
-    for (i, f) in h.cfg.host_files.iter().flatten().enumerate() {
-        if f.optional || f.src.contains("${") {
-            continue;
+    for (i, message) in validate::missing_files(&h, &resolve_src) {
+        if !opts.files_as_findings {
+            return Err(at(Error::new(format!(
+                "validating files: host_files[{i}].src: {message}"
+            ))));
         }
-        let p = resolve_src(&f.src);
-        if let Err(e) = std::fs::metadata(&p) {
-            let message = format!("stat {p}: {}", crate::process::io_kind(&e).to_lowercase());
-            if opts.files_as_findings {
-                diagnostics.push(lint::Diagnostic {
-                    error: true,
-                    field: format!("host_files[{i}].src"),
-                    message,
-                });
-            } else {
-                return Err(at(Error::new(format!(
-                    "validating files: host_files[{i}].src: {message}"
-                ))));
-            }
-        }
+        diagnostics.push(lint::Diagnostic {
+            error: true,
+            field: format!("host_files[{i}].src"),
+            message,
+        });
     }
 
     let x = expansion::Expander {
@@ -411,8 +402,10 @@ impl Resolved {
         ]))
     }
 
-    /// The `resolve` JSON as a value (for tests and the fuzz target; a
-    /// byte that is not UTF-8 reads back as U+FFFD).
+    /// The `resolve` JSON as a value (for tests and the fuzz target). A
+    /// value that is not UTF-8 is written as a lone surrogate escape, which
+    /// serde_json refuses: then this is `Null`; use
+    /// [`Resolved::to_json_string`] for the exact output.
     pub fn to_json(&self) -> serde_json::Value {
         let s = self.to_json_string();
         serde_json::from_str(&s).unwrap_or(serde_json::Value::Null)

@@ -372,7 +372,8 @@ impl Conv<'_> {
                         let mut m = IndexMap::new();
                         for (pk, pv) in fs {
                             let p = self.string(pk, "forge key")?;
-                            let block = self.config(pv, &format!("forge.{p}."))?;
+                            let block =
+                                self.config(pv, &format!("forge.{}.", super::shown_key(&p)))?;
                             m.insert(p, block);
                         }
                         h.forge = Some(m);
@@ -484,6 +485,15 @@ mod tests {
             "{e}"
         );
         assert!(!e.contains("secret-z"));
+    }
+
+    #[test]
+    fn a_forge_key_carrying_a_value_is_shown_by_its_prefix() {
+        let e = p("forge:\n  'gh ghp_secret9':\n    env: 'x'\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("forge.gh….env: expected a mapping"), "{e}");
+        assert!(!e.contains("secret9"), "{e}");
     }
 
     #[test]

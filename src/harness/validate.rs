@@ -386,6 +386,26 @@ pub fn validate_env(h: &Harness, is_set: &dyn Fn(&str) -> bool) -> Result<(), Er
     )))
 }
 
+/// `ValidateFilesExist` for host files (§11.1.3): each non-optional `src`
+/// without `${` (resolved by `resolve_src`) that cannot be stat'ed, with
+/// its index and `stat <path>: <kind>`.
+pub fn missing_files(h: &Harness, resolve_src: &dyn Fn(&str) -> String) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (i, f) in h.cfg.host_files.iter().flatten().enumerate() {
+        if f.optional || f.src.contains("${") {
+            continue;
+        }
+        let p = resolve_src(&f.src);
+        if let Err(e) = std::fs::metadata(&p) {
+            out.push((
+                i,
+                format!("stat {p}: {}", crate::process::io_kind(&e).to_lowercase()),
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::schema::parse_harness;
