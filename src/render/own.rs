@@ -17,8 +17,9 @@
 //! A one-line value is written `NAME=value`; a value with LF as a heredoc
 //! whose delimiter (`AGENTENV_EOF`, then `AGENTENV_EOF_1`, …) is not a line
 //! of the value (a name ending in `<` cannot start a heredoc: the runner
-//! would split `NAME<<<DELIM` at its first `<<`). The delimiter is chosen by looking at the value, so it
-//! needs no randomness and the output stays deterministic.
+//! would split `NAME<<<DELIM` at its first `<<`). The delimiter is chosen
+//! by looking at the value, so it needs no randomness and the output stays
+//! deterministic.
 //!
 //! **docker**, as docker/cli's `kvfile` parser reads the file: lines end at
 //! LF with one CR before it dropped, each line must be valid UTF-8 and fit
@@ -27,7 +28,8 @@
 //! up to the first `=` and must not contain a space or tab; the value is the
 //! rest of the line, literal. An unrepresentable variable becomes the
 //! comment line `# NAME omitted: not representable in a docker env-file`
-//! (`# a variable omitted: …` when the name is not printable).
+//! (`# a variable omitted: …` when the name is not printable or longer
+//! than 256 bytes).
 
 use super::{Lines, Prepared};
 
