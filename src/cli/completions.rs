@@ -101,16 +101,7 @@ pub fn run(args: CompletionsArgs) -> i32 {
         Shell::Fish => script.extend_from_slice(fish_positionals(&cmd).as_bytes()),
         Shell::Bash | Shell::Zsh => {}
     }
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(&script).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            crate::error!("writing output: {}", crate::process::io_kind(&e));
-            1
-        }
-    }
+    super::write_stdout_status(&script)
 }
 
 /// Every option and first positional that takes fixed words, as the keys

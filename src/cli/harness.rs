@@ -114,16 +114,7 @@ fn print_warnings(r: &crate::harness::Resolved) {
 }
 
 fn write_stdout(bytes: &[u8]) -> i32 {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            crate::error!("writing output: {}", crate::process::io_kind(&e));
-            1
-        }
-    }
+    super::write_stdout_status(bytes)
 }
 
 pub fn run(c: HarnessCommand) -> i32 {
