@@ -4,12 +4,14 @@
 //!
 //! - [`runner_read`] follows the GitHub Actions runner's handling of the
 //!   `GITHUB_ENV` file command (actions/runner,
-//!   `src/Runner.Worker/FileCommandManager.cs`, `SetEnvFileCommand`): the
-//!   whole file as text, empty lines skipped, a line is `NAME=value` when its
-//!   first `=` comes before its first `<<`, else `NAME<<DELIM` and the value
-//!   is everything up to the line that equals DELIM (the newline before it
-//!   excluded); lines end at LF, and on Windows runners also at CRLF. Run in
-//!   both line modes.
+//!   `src/Runner.Worker/FileCommandManager.cs`, `SetEnvFileCommand` and, in
+//!   current versions, `EnvFileKeyValuePairs`): the whole file as text, empty
+//!   lines skipped, a line is `NAME=value` when its first `=` comes before
+//!   its first `<<`, else `NAME<<DELIM` and the value is everything up to the
+//!   line that equals DELIM (the newline before it excluded; a value line
+//!   without a newline is an error); lines end at LF, and on Windows runners
+//!   also at CRLF; `NODE_OPTIONS` (any case) is refused. Run in both line
+//!   modes.
 //! - [`kvfile_read`] follows docker/cli's env-file parser (`pkg/kvfile`,
 //!   used by `opts.ParseEnvFile` for `docker run --env-file`): Go's
 //!   `bufio.ScanLines` (LF, one CR before it dropped, 64 KiB buffer), each
@@ -62,11 +64,17 @@ fn runner_read(text: &str, windows: bool) -> Result<BTreeMap<String, String>, St
         if line.is_empty() {
             continue;
         }
+        let set = |out: &mut BTreeMap<String, String>, k: &str, v: &str| {
+            // The runner's block list: an error annotation, nothing set.
+            if !k.eq_ignore_ascii_case("NODE_OPTIONS") {
+                out.insert(k.to_string(), v.to_string());
+            }
+        };
         let eq = line.find('=');
         let hd = line.find("<<");
         match (eq, hd) {
             (Some(e), h) if h.is_none_or(|h| e < h) => {
-                out.insert(line[..e].to_string(), line[e + 1..].to_string());
+                set(&mut out, &line[..e], &line[e + 1..]);
             }
             (_, Some(h)) => {
                 let (name, delim) = (&line[..h], &line[h + 2..]);
@@ -79,11 +87,12 @@ fn runner_read(text: &str, windows: bool) -> Result<BTreeMap<String, String>, St
                     match runner_line(text, &mut pos, windows) {
                         None => return Err(format!("delimiter {delim:?} not found")),
                         Some((l, _)) if l == delim => break,
+                        Some((_, 0)) => return Err("EOF marker missing new line".into()),
                         Some((_, nl)) => end = pos - nl,
                     }
                 }
                 let value = if end > start { &text[start..end] } else { "" };
-                out.insert(name.to_string(), value.to_string());
+                set(&mut out, name, value);
             }
             _ => return Err(format!("invalid line {line:?}")),
         }
@@ -160,6 +169,10 @@ fn readers_follow_their_consumers() {
     assert_eq!(lin["E"], "a\r");
     assert_eq!(runner_read(t, true).unwrap()["E"], "a");
     assert!(runner_read("X<<EOF\nv\n", false).is_err());
+    assert!(runner_read("X<<EOF\nv", false).is_err());
+    assert!(!runner_read("NODE_OPTIONS=x\n", false)
+        .unwrap()
+        .contains_key("NODE_OPTIONS"));
     assert!(runner_read("junk\n", false).is_err());
     // docker: literal values, trailing CR dropped, quotes kept, comments.
     let d = b"\xef\xbb\xbf  A= \"q\" \r\n# c\n\nB=x=y\nNOVALUE\n";
@@ -238,6 +251,8 @@ const ODD_NAMES: &[&[u8]] = &[
     b"CTL\x01",
     b"BAD\xff",
     b"lower.dot-dash",
+    b"NODE_OPTIONS",
+    b"node_Options",
 ];
 
 fn gen_value(r: &mut Rng) -> Vec<u8> {
@@ -281,6 +296,7 @@ fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
         || n.starts_with('\u{feff}')
         || v.contains('\r')
         || (n.ends_with('<') && v.contains('\n'))
+        || n.eq_ignore_ascii_case("NODE_OPTIONS")
 }
 
 /// SPEC §8, docker: what docker/cli cannot get back.

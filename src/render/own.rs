@@ -14,6 +14,8 @@
 //! `NAME<<DELIM` followed by the value's lines up to a line that equals
 //! DELIM exactly. Lines end at LF (on Windows runners also at CRLF, the CR
 //! being dropped), so a value holding a CR is left out on every runner.
+//! Current runners (`EnvFileKeyValuePairs`) also refuse `NODE_OPTIONS` (any
+//! case) with an error annotation, so that name is left out too.
 //! A one-line value is written `NAME=value`; a value with LF as a heredoc
 //! whose delimiter (`AGENTENV_EOF`, then `AGENTENV_EOF_1`, …) is not a line
 //! of the value (a name ending in `<` cannot start a heredoc: the runner
@@ -65,6 +67,9 @@ fn github_name_problem(name: &[u8]) -> Option<&'static str> {
     }
     if s.starts_with('\u{feff}') {
         return Some("its name starts with a byte order mark");
+    }
+    if s.eq_ignore_ascii_case("NODE_OPTIONS") {
+        return Some("the runner refuses NODE_OPTIONS from $GITHUB_ENV");
     }
     None
 }
@@ -260,6 +265,7 @@ mod tests {
                 ("K=V", "1"),
                 ("K<<D", "1"),
                 ("LT<", "one line"),
+                ("node_options", "--x"),
                 ("LT2<", "two\nlines"),
                 ("OK", "1"),
             ],
@@ -275,7 +281,16 @@ mod tests {
         got.sort();
         assert_eq!(
             got,
-            ["BAD", "CR", "CRLF", "K<<D", "K=V", "LT2<", "N\u{fffd}"]
+            [
+                "BAD",
+                "CR",
+                "CRLF",
+                "K<<D",
+                "K=V",
+                "LT2<",
+                "N\u{fffd}",
+                "node_options"
+            ]
         );
     }
 
