@@ -45,10 +45,6 @@ pub fn words_for(path: &str, arg: &str) -> Option<Vec<PossibleValue>> {
     let plain = |w: &[&'static str]| Some(w.iter().map(|&s| PossibleValue::new(s)).collect());
     match (path, arg) {
         ("agentenv env", "format") | ("agentenv dotenv parse", "format") => Some(render_formats()),
-        ("agentenv explain", "format") | ("agentenv harness explain", "format") => {
-            plain(&["text", "json"])
-        }
-        ("agentenv harness sandbox-env", "format") => plain(&["export", "dotenv"]),
         ("agentenv status", "format") => plain(&["text", "json"]),
         (_, "forge") => plain(&crate::harness::validate::FORGE_KEYS),
         ("agentenv hook", "shell") => plain(&["bash", "zsh", "fish"]),
