@@ -923,6 +923,7 @@ fn status_reports_without_running_anything() {
         .unwrap()
         .starts_with("the directory"));
     assert_eq!(r["hook_root"], proj.display().to_string());
+    assert_eq!(r["hook_root_trust"], "not allowed");
     assert_eq!(r["scope"], "project");
     let stores = r["stores"].as_array().unwrap();
     assert_eq!(stores[0]["level"], "system");
@@ -999,6 +1000,7 @@ fn status_reports_without_running_anything() {
     let r: serde_json::Value =
         serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
     assert_eq!(r["stores"][2]["trust"], "allowed");
+    assert_eq!(r["hook_root_trust"], "allowed");
     write(&w, "proj/.agents/env", b"NEW=1\n");
     let r: serde_json::Value =
         serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
