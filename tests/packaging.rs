@@ -155,7 +155,7 @@ fn zsh_script_lists_values_and_loads() {
         ":P:(github gitlab jira)",
         ":PLATFORM:(linux darwin win32)",
         ":shell -- bash, zsh or fish:(bash zsh fish)",
-        ":F:(export dotenv)",
+        ":F:(export dotenv github docker)",
     ] {
         assert!(text.contains(want), "zsh script lacks {want}");
     }

@@ -12,7 +12,6 @@
 //! it is evaluated natively). Names and paths only: no value is printed.
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -381,9 +380,5 @@ pub fn run(a: StatusArgs) -> i32 {
     } else {
         text(&r)
     };
-    let mut so = std::io::stdout().lock();
-    match so.write_all(out.as_bytes()).and_then(|_| so.flush()) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
+    super::write_stdout_status(out.as_bytes())
 }
