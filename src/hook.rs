@@ -410,7 +410,6 @@ fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
 /// code to evaluate (set/unset, the undo function, the watch list, the
 /// stamp). Messages go to stderr and never hold a value.
 pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
-    use std::os::unix::fs::DirBuilderExt;
     let shell = input.shell;
     let cwd = shell_cwd(&base)?;
     let home = crate::core::get(&base, "HOME").map(PathBuf::from);
@@ -473,11 +472,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
             if cache::usable_dir(&dir).is_err() {
                 return None;
             }
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&dir)
-                .ok()?;
+            cache::create_dir(&dir).ok()?;
             let key = cache::key_for(&prepared, &base, &format!("hook-{}", shell.name()), true);
             Some((dir, key))
         })

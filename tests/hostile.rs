@@ -1450,3 +1450,135 @@ fn operator_pipe_inputs_share_one_deadline_per_command() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// #16.2: a symlinked cache directory, a symlinked cache entry
+
+fn set_mtime(p: &Path, secs_ago: u64) {
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(secs_ago))
+        .unwrap();
+}
+
+/// A private directory holding files older than the cache TTL: one named
+/// like a cache key, one like `~/.ssh`'s.
+fn victim_dir(w: &W, rel: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let v = w.p(rel);
+    std::fs::create_dir_all(&v).unwrap();
+    std::fs::set_permissions(&v, std::fs::Permissions::from_mode(0o700)).unwrap();
+    for name in ["id_ed25519", &"a".repeat(64)] {
+        std::fs::write(v.join(name), CANARY).unwrap();
+        set_mtime(&v.join(name), 1000);
+    }
+    v
+}
+
+fn assert_victim_intact(v: &Path) {
+    for name in ["id_ed25519", &"a".repeat(64)] {
+        assert_eq!(
+            std::fs::read_to_string(v.join(name)).unwrap_or_default(),
+            CANARY,
+            "{} was deleted",
+            v.join(name).display()
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(v).unwrap().count(),
+        2,
+        "nothing written into {}",
+        v.display()
+    );
+}
+
+#[test]
+fn a_symlinked_cache_directory_is_refused_and_its_target_untouched() {
+    // `<store>/.cache/env -> ~/.ssh` passed the ownership check (it followed
+    // the link) and cleanup deleted every file in ~/.ssh older than 300 s.
+    // The same with `.cache` itself a link.
+    for layout in ["env", "cache"] {
+        let w = W::new();
+        w.write("home/.agents/env", "A=1\n");
+        let plain = w.env(&[]);
+        let v = if layout == "env" {
+            let v = victim_dir(&w, "ssh");
+            std::fs::create_dir_all(w.p("home/.agents/.cache")).unwrap();
+            w.link(&v, "home/.agents/.cache/env");
+            v
+        } else {
+            let v = victim_dir(&w, "elsewhere/env");
+            w.link(w.p("elsewhere"), "home/.agents/.cache");
+            v
+        };
+        let runs = [w.env(&["--cache"]), w.env(&["--cache"])];
+        assert_victim_intact(&v);
+        for o in runs {
+            o.no_canary();
+            assert_eq!(o.code, Some(0), "{layout}: {}", o.stderr);
+            assert_eq!(o.stdout, plain.stdout, "{layout}");
+            assert!(
+                o.stderr.contains(
+                    "is reached through a symbolic link (not followed); running uncached"
+                ),
+                "{layout}: {}",
+                o.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn cache_cleanup_removes_only_names_that_look_like_keys() {
+    let w = W::new();
+    w.write("home/.agents/env", "A=1\n");
+    let o = w.env(&["--cache"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let dir = w.p("home/.agents/.cache/env");
+    let stale_key = dir.join("b".repeat(64));
+    let other = dir.join("notes.txt");
+    for f in [&stale_key, &other] {
+        std::fs::write(f, "x").unwrap();
+        set_mtime(f, 1000);
+    }
+    // A miss (another key) stores and cleans up.
+    let o = w.env(&["--cache", "--format", "export"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!stale_key.exists(), "a stale entry is removed");
+    assert!(other.exists(), "a file not named like a key is kept");
+}
+
+#[test]
+fn a_cache_entry_that_is_a_symlink_is_never_replayed() {
+    let w = W::new();
+    w.write("home/.agents/env", "A=1\n");
+    let o = w.env(&["--cache"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let first = o.stdout.clone();
+    let dir = w.p("home/.agents/.cache/env");
+    let entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1);
+    // The entry becomes a link to a fresh file of the same user with a
+    // planted rendering.
+    let planted = w.write("planted.json", "{\"PLANTED\": \"1\"}\n");
+    std::fs::remove_file(&entries[0]).unwrap();
+    std::os::unix::fs::symlink(&planted, &entries[0]).unwrap();
+    let o = w.env(&["--cache"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(o.stdout, first, "recomputed, not the link's target");
+    // The store replaced the link with an entry; the target is untouched.
+    assert!(!std::fs::symlink_metadata(&entries[0])
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(
+        std::fs::read_to_string(&planted).unwrap(),
+        "{\"PLANTED\": \"1\"}\n"
+    );
+    assert_eq!(w.env(&["--cache"]).stdout, first);
+}

@@ -181,7 +181,7 @@ fn zsh_completes_values() {
         ":P:(github gitlab jira)",
         ":PLATFORM:(linux darwin win32)",
         ":shell -- bash, zsh or fish:(bash zsh fish)",
-        ":F:(export dotenv)",
+        ":F:(export dotenv github docker)",
     ] {
         assert!(text.contains(want), "zsh script lacks {want}");
     }

@@ -45,10 +45,6 @@ pub fn words_for(path: &str, arg: &str) -> Option<Vec<PossibleValue>> {
     let plain = |w: &[&'static str]| Some(w.iter().map(|&s| PossibleValue::new(s)).collect());
     match (path, arg) {
         ("agentenv env", "format") | ("agentenv dotenv parse", "format") => Some(render_formats()),
-        ("agentenv explain", "format") | ("agentenv harness explain", "format") => {
-            plain(&["text", "json"])
-        }
-        ("agentenv harness sandbox-env", "format") => plain(&["export", "dotenv"]),
         ("agentenv status", "format") => plain(&["text", "json"]),
         (_, "forge") => plain(&crate::harness::validate::FORGE_KEYS),
         ("agentenv hook", "shell") => plain(&["bash", "zsh", "fish"]),
@@ -104,16 +100,7 @@ pub fn run(args: CompletionsArgs) -> i32 {
         }
         Shell::Bash => {}
     }
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(&script).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            crate::error!("writing output: {}", crate::process::io_kind(&e));
-            1
-        }
-    }
+    super::write_stdout_status(&script)
 }
 
 /// Every option and first positional that takes fixed words, as the keys

@@ -14,13 +14,23 @@
 //!   all — [`usable_dir`] says so and the caller warns and runs uncached
 //!   (another user could otherwise plant a rendering that the next shell
 //!   `eval`s, or read one);
-//! * an entry not owned by the effective user is never replayed;
+//! * `.cache` and `.cache/env` are never followed when they are symbolic
+//!   links: [`usable_dir`] refuses them (`lstat`), and every read, write
+//!   and removal works relative to a directory handle opened with
+//!   `O_NOFOLLOW | O_DIRECTORY`, so a link swapped in later is not followed
+//!   either (a `.cache/env -> ~/.ssh` link made the reference's cleanup
+//!   delete the files of `~/.ssh` older than 300 s);
+//! * cleanup removes only regular files whose names look like cache keys
+//!   (64 hex digits), never anything else in the directory;
+//! * an entry not owned by the effective user, or that is a symbolic link
+//!   (opened with `O_NOFOLLOW`), is never replayed;
 //! * the key (blake3 over NUL-terminated items) also covers agentenv's
 //!   version and the layer timeout.
 
-use crate::fsutil::{write_atomic, Mode};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::OsStr;
 use std::fs;
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -209,6 +219,8 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>, depth: usize) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unsafe {
     NotADirectory,
+    /// `.cache` or `.cache/env` is a symbolic link (never followed).
+    Symlink,
     OtherOwner,
     Writable,
 }
@@ -217,20 +229,63 @@ impl Unsafe {
     pub fn describe(self) -> &'static str {
         match self {
             Unsafe::NotADirectory => "is not a directory",
+            Unsafe::Symlink => "is reached through a symbolic link (not followed)",
             Unsafe::OtherOwner => "is owned by another user",
             Unsafe::Writable => "is writable by group or others",
         }
     }
 }
 
+/// The two components below the user store that are never followed
+/// (`.cache`, `env`), and the directory above them (followed: the store
+/// itself may be a link).
+fn split_dir(dir: &Path) -> (PathBuf, Vec<&OsStr>) {
+    let mut names = Vec::new();
+    let mut top = dir;
+    for _ in 0..2 {
+        match (top.parent(), top.file_name()) {
+            (Some(p), Some(n)) => {
+                names.push(n);
+                top = p;
+            }
+            _ => break,
+        }
+    }
+    names.reverse();
+    let top = if top.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        top.to_path_buf()
+    };
+    (top, names)
+}
+
 /// `Ok` when `dir` is missing (it will be created owner-only) or is a
 /// directory owned by the effective user that neither group nor others can
-/// write.
+/// write, and neither it nor its parent (`.cache`) is a symbolic link
+/// (checked with `lstat`; nothing is followed).
 pub fn usable_dir(dir: &Path) -> Result<(), Unsafe> {
-    match fs::metadata(dir) {
-        Err(_) => Ok(()),
-        Ok(m) => check_meta(&m),
+    let (top, names) = split_dir(dir);
+    let mut p = top;
+    for (i, n) in names.iter().enumerate() {
+        p.push(n);
+        let Ok(m) = fs::symlink_metadata(&p) else {
+            return Ok(());
+        };
+        if m.file_type().is_symlink() {
+            return Err(Unsafe::Symlink);
+        }
+        if i + 1 < names.len() {
+            if !m.is_dir() {
+                // `.cache` is a file: nothing below it exists, and
+                // creating it fails (silently, as any cache write).
+                return Ok(());
+            }
+        } else {
+            check_meta(&m)?;
+        }
     }
+    Ok(())
 }
 
 fn check_meta(m: &fs::Metadata) -> Result<(), Unsafe> {
@@ -246,11 +301,64 @@ fn check_meta(m: &fs::Metadata) -> Result<(), Unsafe> {
     Ok(())
 }
 
-fn entry_path(dir: &Path, key: &str) -> Option<PathBuf> {
-    if key.is_empty() || !key.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return None;
+fn unsafe_err(u: Unsafe) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::PermissionDenied, u.describe())
+}
+
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// A handle on the cache directory: the directory above `.cache` is opened
+/// normally, then `.cache` and `env` with `O_NOFOLLOW | O_DIRECTORY` (a
+/// link is `ELOOP`, a file `ENOTDIR`), created `0700` first when `create`
+/// is set. The handle's own `fstat` must pass [`usable_dir`]'s rule, so a
+/// directory swapped in after the check is judged, not its path.
+fn open_dir(dir: &Path, create: bool) -> std::io::Result<OwnedFd> {
+    let (top, names) = split_dir(dir);
+    if create {
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&top)?;
     }
-    Some(dir.join(key))
+    let mut fd: OwnedFd =
+        rustix::fs::open(&top, DIR_FLAGS.difference(OFlags::NOFOLLOW), Mode::empty())?;
+    for n in names {
+        if create {
+            match rustix::fs::mkdirat(&fd, n, Mode::from_raw_mode(0o700)) {
+                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        fd = match rustix::fs::openat(&fd, n, DIR_FLAGS, Mode::empty()) {
+            Ok(f) => f,
+            Err(rustix::io::Errno::LOOP) => return Err(unsafe_err(Unsafe::Symlink)),
+            Err(e) => return Err(e.into()),
+        };
+    }
+    let f = fs::File::from(fd);
+    check_meta(&f.metadata()?).map_err(unsafe_err)?;
+    Ok(f.into())
+}
+
+/// Create the cache directory (`0700`, `.cache` and `env` created and
+/// opened without following links). An error when it cannot be made or is
+/// not usable (see [`usable_dir`]).
+pub fn create_dir(dir: &Path) -> std::io::Result<()> {
+    open_dir(dir, true).map(drop)
+}
+
+/// A name [`lookup`] and [`store`] accept (it cannot leave the directory).
+fn valid_key(key: &str) -> bool {
+    !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// A name cleanup may remove: what [`KeyBuilder::finish`] gives, 64
+/// lowercase hex digits.
+fn looks_like_key(name: &[u8]) -> bool {
+    name.len() == 64 && name.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// The entry for `key`, if fresh (see the module docs).
@@ -260,9 +368,22 @@ pub fn lookup(dir: &Path, key: &str) -> Option<Vec<u8>> {
 
 /// [`lookup`] with an explicit "now".
 pub fn lookup_at(dir: &Path, key: &str, now: SystemTime) -> Option<Vec<u8>> {
-    usable_dir(dir).ok()?;
-    let path = entry_path(dir, key)?;
-    let m = fs::metadata(&path).ok()?;
+    use std::io::Read;
+    if !valid_key(key) {
+        return None;
+    }
+    let d = open_dir(dir, false).ok()?;
+    // O_NOFOLLOW: an entry that is a symlink is ELOOP, never replayed;
+    // O_NONBLOCK: a FIFO planted under the key cannot block the open.
+    let fd = rustix::fs::openat(
+        &d,
+        key,
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut f = fs::File::from(fd);
+    let m = f.metadata().ok()?;
     if !m.is_file() || m.uid() != rustix::process::geteuid().as_raw() {
         return None;
     }
@@ -274,36 +395,88 @@ pub fn lookup_at(dir: &Path, key: &str, now: SystemTime) -> Option<Vec<u8>> {
     if !fresh {
         return None;
     }
-    let bytes = fs::read(&path).ok()?;
+    let mut bytes = Vec::with_capacity(m.len() as usize);
+    f.read_to_end(&mut bytes).ok()?;
     std::str::from_utf8(&bytes).ok()?;
     Some(bytes)
 }
 
 /// Store `text` under `key` (dir `0700`, entry `0600`, atomic), then remove
-/// every other regular file in the directory older than the TTL. Any error
-/// → not cached, silently.
+/// every other regular file in the directory whose name looks like a cache
+/// key and that is older than the TTL. Any error → not cached, silently.
 pub fn store(dir: &Path, key: &str, text: &[u8]) {
     let _ = try_store(dir, key, text, SystemTime::now());
 }
 
-fn try_store(dir: &Path, key: &str, text: &[u8], now: SystemTime) -> std::io::Result<()> {
-    let path = entry_path(dir, key).ok_or(std::io::ErrorKind::InvalidInput)?;
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    if usable_dir(dir).is_err() {
-        return Err(std::io::ErrorKind::PermissionDenied.into());
+static TMP_SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Write `text` to a new temp file in `d` (`O_EXCL | O_NOFOLLOW`, `0600`),
+/// sync it and rename it over `key`: a rename replaces whatever `key` was
+/// (a link included) and never writes through it.
+fn write_entry(d: &OwnedFd, key: &str, text: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |t| t.subsec_nanos());
+    let mut tries = 0;
+    let (name, fd) = loop {
+        tries += 1;
+        let seq = TMP_SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!(".agentenv-{}-{nanos:x}-{seq}.tmp", std::process::id());
+        match rustix::fs::openat(
+            d,
+            name.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        ) {
+            Ok(fd) => break (name, fd),
+            Err(rustix::io::Errno::EXIST) if tries < 100 => continue,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let result = (|| {
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(0o600))?;
+        let mut f = fs::File::from(fd);
+        f.write_all(text)?;
+        f.sync_all()?;
+        drop(f);
+        rustix::fs::renameat(d, name.as_str(), d, key)?;
+        let _ = rustix::fs::fsync(d);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = rustix::fs::unlinkat(d, name.as_str(), AtFlags::empty());
     }
-    write_atomic(&path, text, Mode::Exactly(0o600), false)?;
-    let cutoff = now.checked_sub(TTL).unwrap_or(SystemTime::UNIX_EPOCH);
-    for e in fs::read_dir(dir)?.flatten() {
-        if e.file_name() == OsStr::new(key) {
+    result
+}
+
+fn try_store(dir: &Path, key: &str, text: &[u8], now: SystemTime) -> std::io::Result<()> {
+    if !valid_key(key) {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    }
+    let d = open_dir(dir, true)?;
+    write_entry(&d, key, text)?;
+    let nanos = |t: SystemTime| match t.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(d) => d.as_nanos() as i128,
+        Err(e) => -(e.duration().as_nanos() as i128),
+    };
+    let cutoff = nanos(now) - TTL.as_nanos() as i128;
+    let mut entries = rustix::fs::Dir::read_from(&d)?;
+    while let Some(Ok(e)) = entries.read() {
+        let name = e.file_name();
+        let bytes = name.to_bytes();
+        if bytes == key.as_bytes() || !looks_like_key(bytes) {
             continue;
         }
-        let Ok(m) = e.metadata() else { continue };
-        if m.is_file() && m.modified().is_ok_and(|t| t < cutoff) {
-            let _ = fs::remove_file(e.path());
+        // lstat, relative to the handle: a link is not a regular file.
+        let Ok(st) = rustix::fs::statat(&d, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        let regular = rustix::fs::FileType::from_raw_mode(st.st_mode as _)
+            == rustix::fs::FileType::RegularFile;
+        let mtime = st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128;
+        if regular && mtime < cutoff {
+            let _ = rustix::fs::unlinkat(&d, name, AtFlags::empty());
         }
     }
     Ok(())
@@ -376,17 +549,66 @@ mod tests {
     fn stale_entries_are_removed_on_store() {
         let d = tempfile::tempdir().unwrap();
         let dir = dir_for(d.path());
-        store(&dir, "old", b"o");
-        store(&dir, "young", b"y");
-        set_mtime(
-            &dir.join("old"),
-            SystemTime::now() - Duration::from_secs(301),
-        );
-        fs::create_dir(dir.join("subdir")).unwrap();
-        store(&dir, "new", b"n");
-        assert!(!dir.join("old").exists());
-        assert!(dir.join("young").exists());
-        assert!(dir.join("subdir").exists());
+        let (old, young, new) = ("a".repeat(64), "b".repeat(64), "c".repeat(64));
+        store(&dir, &old, b"o");
+        store(&dir, &young, b"y");
+        // Old, but not named like a key: never removed.
+        store(&dir, "notakey", b"k");
+        let stale = SystemTime::now() - Duration::from_secs(301);
+        set_mtime(&dir.join(&old), stale);
+        set_mtime(&dir.join("notakey"), stale);
+        fs::create_dir(dir.join("d".repeat(64))).unwrap();
+        store(&dir, &new, b"n");
+        assert!(!dir.join(&old).exists());
+        assert!(dir.join(&young).exists());
+        assert!(dir.join("notakey").exists());
+        assert!(dir.join("d".repeat(64)).exists());
+    }
+
+    #[test]
+    fn linked_cache_dirs_and_entries_are_never_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let k = "e".repeat(64);
+        let stale = SystemTime::now() - Duration::from_secs(301);
+        let victim = d.path().join("victim");
+        let outer_env = d.path().join("outer/env");
+        for v in [&victim, &outer_env] {
+            fs::create_dir_all(v).unwrap();
+            fs::set_permissions(v, fs::Permissions::from_mode(0o700)).unwrap();
+            fs::write(v.join(&k), "secret").unwrap();
+            set_mtime(&v.join(&k), stale);
+        }
+        // s1: .cache/env -> victim; s2: .cache -> outer (holding env/).
+        let s1 = d.path().join("s1");
+        fs::create_dir_all(s1.join(".cache")).unwrap();
+        std::os::unix::fs::symlink(&victim, s1.join(".cache/env")).unwrap();
+        let s2 = d.path().join("s2");
+        fs::create_dir(&s2).unwrap();
+        std::os::unix::fs::symlink(d.path().join("outer"), s2.join(".cache")).unwrap();
+        for s in [&s1, &s2] {
+            let dir = dir_for(s);
+            assert_eq!(usable_dir(&dir), Err(Unsafe::Symlink));
+            assert!(create_dir(&dir).is_err());
+            store(&dir, &"f".repeat(64), b"x");
+            set_mtime(&dir.join(&k), SystemTime::now());
+            assert!(lookup(&dir, &k).is_none());
+            set_mtime(&dir.join(&k), stale);
+        }
+        for v in [&victim, &outer_env] {
+            assert_eq!(fs::read(v.join(&k)).unwrap(), b"secret");
+            assert!(!v.join("f".repeat(64)).exists());
+        }
+        // An entry that is a link to a fresh file of ours is not replayed,
+        // and a store replaces the link, never writing through it.
+        let dir = dir_for(d.path().join("s3").as_path());
+        store(&dir, "real", b"x");
+        let target = d.path().join("target");
+        fs::write(&target, "planted").unwrap();
+        std::os::unix::fs::symlink(&target, dir.join("k")).unwrap();
+        assert!(lookup(&dir, "k").is_none());
+        store(&dir, "k", b"mine");
+        assert_eq!(fs::read(&target).unwrap(), b"planted");
+        assert_eq!(lookup(&dir, "k").unwrap(), b"mine");
     }
 
     #[test]
