@@ -28,7 +28,7 @@ use agentenv::render::{render_checked, Format, View};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use support::Rng;
 
 // ---------------------------------------------------------------- readers
@@ -839,29 +839,39 @@ fn init_claude_hook_command_runs() {
         .as_str()
         .unwrap()
         .to_string();
-    let env_file = w.join("claude-env.sh");
-    // PATH without agentenv: the absolute path still finds it.
-    let o = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&command)
-        .env_clear()
-        .env("HOME", w.join("home"))
-        .env("PATH", "/usr/bin:/bin")
-        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
-        .env("CLAUDE_ENV_FILE", &env_file)
-        .current_dir(w.join("proj"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(o.stdout.is_empty() && o.stderr.is_empty());
-    let got = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
-        .arg("_")
-        .arg(&env_file)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&got.stdout), "a b");
+    // Run by sh (Claude Code's hook shell), and by the user's shell if that
+    // is bash, zsh or fish: `--format auto` must still write export.
+    let mut shells = vec![PathBuf::from("sh")];
+    for sh in ["bash", "zsh", "fish"] {
+        if let Some(p) = support::which(sh) {
+            shells.push(p);
+        }
+    }
+    for (i, sh) in shells.iter().enumerate() {
+        let env_file = w.join(format!("claude-env-{i}.sh"));
+        // PATH without agentenv: the absolute path still finds it.
+        let o = std::process::Command::new(sh)
+            .arg("-c")
+            .arg(&command)
+            .env_clear()
+            .env("HOME", w.join("home"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
+            .env("CLAUDE_ENV_FILE", &env_file)
+            .current_dir(w.join("proj"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{sh:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{sh:?}");
+        let got = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
+            .arg("_")
+            .arg(&env_file)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&got.stdout), "a b", "{sh:?}");
+    }
 }
 
 // ----------------------------------------------------------------- status
@@ -913,6 +923,7 @@ fn status_reports_without_running_anything() {
         .unwrap()
         .starts_with("the directory"));
     assert_eq!(r["hook_root"], proj.display().to_string());
+    assert_eq!(r["hook_root_trust"], "not allowed");
     assert_eq!(r["scope"], "project");
     let stores = r["stores"].as_array().unwrap();
     assert_eq!(stores[0]["level"], "system");
@@ -989,6 +1000,7 @@ fn status_reports_without_running_anything() {
     let r: serde_json::Value =
         serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
     assert_eq!(r["stores"][2]["trust"], "allowed");
+    assert_eq!(r["hook_root_trust"], "allowed");
     write(&w, "proj/.agents/env", b"NEW=1\n");
     let r: serde_json::Value =
         serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
