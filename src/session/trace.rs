@@ -6,7 +6,9 @@
 //! one line per layer that ran (kind, level, path, ok or failed with the
 //! reason, milliseconds; see [`layer`]); the cache hit or miss with the
 //! reason for a miss. `-vv` (debug) adds every candidate file or directory
-//! that did not exist. Names and paths only, never a value.
+//! that did not exist, and (logged by `run_plain`) whether each plain file
+//! was evaluated natively or sourced with bash. Names and paths only, never
+//! a value.
 
 use super::{paths, Prepared};
 use crate::core::Env;
