@@ -328,3 +328,107 @@ fn a_mistyped_option_is_a_usage_error_and_nothing_runs() {
     // checks above can fail).
     assert!(ran.exists());
 }
+
+/// One stdout writer, one rule: a closed pipe (the reader went away) is not
+/// an error — silent, the command's own status stands; any other write
+/// error (`> /dev/full`) is exit 1 with one message.
+#[test]
+fn a_closed_stdout_is_not_an_error_a_full_disk_is() {
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().canonicalize().unwrap();
+    fs::create_dir_all(w.join("home/.agents")).unwrap();
+    fs::create_dir_all(w.join("proj/.agents")).unwrap();
+    fs::write(w.join("proj/.agents/env"), "A=1\n").unwrap();
+    fs::create_dir_all(w.join("fs/harness")).unwrap();
+    let h = w.join("fs/harness/h.yaml");
+    fs::write(&h, "agent: a\nrole: r\nenv:\n  sandbox:\n    S: 'x'\n").unwrap();
+    let good = w.join("good.env");
+    fs::write(&good, "A=1\n").unwrap();
+    let bad = w.join("bad.env");
+    fs::write(&bad, "not an assignment\n").unwrap();
+    let h = h.to_str().unwrap();
+    let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
+    // (args, status when the output cannot be delivered to a closed pipe)
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["env", "--format", "json"], 0),
+        (vec!["env", "--cache", "--format", "export"], 0),
+        (vec!["explain"], 0),
+        (vec!["harness", "resolve", h], 0),
+        (vec!["harness", "sandbox-env", h], 0),
+        (vec!["dotenv", "parse", good], 0),
+        (vec!["dotenv", "check", bad], 1),
+        (vec!["completions", "bash"], 0),
+        (vec!["hook", "bash"], 0),
+    ];
+    for (args, closed_status) in &cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = support::session_cmd(&w)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(*closed_status),
+            "{args:?} to a closed pipe"
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = support::session_cmd(&w)
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?} to /dev/full");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr)
+                .matches("agentenv: error: cannot write to stdout: no space left on device")
+                .count(),
+            1,
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// agentenv's own `--format` enums are clap value enums: an unknown value
+/// lists the accepted ones; like every bad --format it exits 1 before
+/// anything runs.
+#[test]
+fn unknown_formats_list_the_accepted_values() {
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().canonicalize().unwrap();
+    fs::create_dir_all(w.join("proj")).unwrap();
+    let out = support::session_cmd(&w)
+        .args(["explain", "--format", "xml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'xml' for '--format <F>'"),
+        "{err}"
+    );
+    assert!(err.contains("[possible values: text, json]"), "{err}");
+    for args in [
+        &["env", "--format", "xml"][..],
+        &["dotenv", "parse", "--format", "xml", "/dev/null"],
+    ] {
+        let out = support::session_cmd(&w).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("auto, bash") && err.contains("yaml"),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -203,6 +203,8 @@ fn failed_layers_are_listed_last() {
 fn bad_format_is_an_error() {
     let t = Tree::new();
     let out = t.run(&["--format", "yaml"]);
-    assert_eq!(out.status.code(), Some(2));
+    // As every bad --format (SPEC §2): exit 1, the accepted values listed.
+    assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("[possible values: text, json]"));
 }

@@ -778,7 +778,7 @@ fn sandbox_env_export_and_dotenv() {
     );
     fails(
         &mut cmd(&["harness", "sandbox-env", p(&h), "--format", "yaml"]),
-        "accepted: export, dotenv",
+        "[possible values: export, dotenv, github, docker]",
     );
 }
 
@@ -1458,7 +1458,7 @@ fn explain_names_file_block_line_and_reads() {
     );
     fails(
         &mut cmd(&["harness", "explain", p(&h), "--format", "yaml"]),
-        "--format: unknown value",
+        "[possible values: text, json]",
     );
 }
 

@@ -4,12 +4,14 @@
 //!
 //! - [`runner_read`] follows the GitHub Actions runner's handling of the
 //!   `GITHUB_ENV` file command (actions/runner,
-//!   `src/Runner.Worker/FileCommandManager.cs`, `SetEnvFileCommand`): the
-//!   whole file as text, empty lines skipped, a line is `NAME=value` when its
-//!   first `=` comes before its first `<<`, else `NAME<<DELIM` and the value
-//!   is everything up to the line that equals DELIM (the newline before it
-//!   excluded); lines end at LF, and on Windows runners also at CRLF. Run in
-//!   both line modes.
+//!   `src/Runner.Worker/FileCommandManager.cs`, `SetEnvFileCommand` and, in
+//!   current versions, `EnvFileKeyValuePairs`): the whole file as text, empty
+//!   lines skipped, a line is `NAME=value` when its first `=` comes before
+//!   its first `<<`, else `NAME<<DELIM` and the value is everything up to the
+//!   line that equals DELIM (the newline before it excluded; a value line
+//!   without a newline is an error); lines end at LF, and on Windows runners
+//!   also at CRLF; `NODE_OPTIONS` (any case) is refused. Run in both line
+//!   modes.
 //! - [`kvfile_read`] follows docker/cli's env-file parser (`pkg/kvfile`,
 //!   used by `opts.ParseEnvFile` for `docker run --env-file`): Go's
 //!   `bufio.ScanLines` (LF, one CR before it dropped, 64 KiB buffer), each
@@ -26,7 +28,7 @@ use agentenv::render::{render_checked, Format, View};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use support::Rng;
 
 // ---------------------------------------------------------------- readers
@@ -62,11 +64,17 @@ fn runner_read(text: &str, windows: bool) -> Result<BTreeMap<String, String>, St
         if line.is_empty() {
             continue;
         }
+        let set = |out: &mut BTreeMap<String, String>, k: &str, v: &str| {
+            // The runner's block list: an error annotation, nothing set.
+            if !k.eq_ignore_ascii_case("NODE_OPTIONS") {
+                out.insert(k.to_string(), v.to_string());
+            }
+        };
         let eq = line.find('=');
         let hd = line.find("<<");
         match (eq, hd) {
             (Some(e), h) if h.is_none_or(|h| e < h) => {
-                out.insert(line[..e].to_string(), line[e + 1..].to_string());
+                set(&mut out, &line[..e], &line[e + 1..]);
             }
             (_, Some(h)) => {
                 let (name, delim) = (&line[..h], &line[h + 2..]);
@@ -79,11 +87,12 @@ fn runner_read(text: &str, windows: bool) -> Result<BTreeMap<String, String>, St
                     match runner_line(text, &mut pos, windows) {
                         None => return Err(format!("delimiter {delim:?} not found")),
                         Some((l, _)) if l == delim => break,
+                        Some((_, 0)) => return Err("EOF marker missing new line".into()),
                         Some((_, nl)) => end = pos - nl,
                     }
                 }
                 let value = if end > start { &text[start..end] } else { "" };
-                out.insert(name.to_string(), value.to_string());
+                set(&mut out, name, value);
             }
             _ => return Err(format!("invalid line {line:?}")),
         }
@@ -160,6 +169,10 @@ fn readers_follow_their_consumers() {
     assert_eq!(lin["E"], "a\r");
     assert_eq!(runner_read(t, true).unwrap()["E"], "a");
     assert!(runner_read("X<<EOF\nv\n", false).is_err());
+    assert!(runner_read("X<<EOF\nv", false).is_err());
+    assert!(!runner_read("NODE_OPTIONS=x\n", false)
+        .unwrap()
+        .contains_key("NODE_OPTIONS"));
     assert!(runner_read("junk\n", false).is_err());
     // docker: literal values, trailing CR dropped, quotes kept, comments.
     let d = b"\xef\xbb\xbf  A= \"q\" \r\n# c\n\nB=x=y\nNOVALUE\n";
@@ -238,6 +251,8 @@ const ODD_NAMES: &[&[u8]] = &[
     b"CTL\x01",
     b"BAD\xff",
     b"lower.dot-dash",
+    b"NODE_OPTIONS",
+    b"node_Options",
 ];
 
 fn gen_value(r: &mut Rng) -> Vec<u8> {
@@ -281,6 +296,7 @@ fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
         || n.starts_with('\u{feff}')
         || v.contains('\r')
         || (n.ends_with('<') && v.contains('\n'))
+        || n.eq_ignore_ascii_case("NODE_OPTIONS")
 }
 
 /// SPEC §8, docker: what docker/cli cannot get back.
@@ -823,29 +839,39 @@ fn init_claude_hook_command_runs() {
         .as_str()
         .unwrap()
         .to_string();
-    let env_file = w.join("claude-env.sh");
-    // PATH without agentenv: the absolute path still finds it.
-    let o = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&command)
-        .env_clear()
-        .env("HOME", w.join("home"))
-        .env("PATH", "/usr/bin:/bin")
-        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
-        .env("CLAUDE_ENV_FILE", &env_file)
-        .current_dir(w.join("proj"))
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(o.stdout.is_empty() && o.stderr.is_empty());
-    let got = std::process::Command::new("bash")
-        .arg("-c")
-        .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
-        .arg("_")
-        .arg(&env_file)
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&got.stdout), "a b");
+    // Run by sh (Claude Code's hook shell), and by the user's shell if that
+    // is bash, zsh or fish: `--format auto` must still write export.
+    let mut shells = vec![PathBuf::from("sh")];
+    for sh in ["bash", "zsh", "fish"] {
+        if let Some(p) = support::which(sh) {
+            shells.push(p);
+        }
+    }
+    for (i, sh) in shells.iter().enumerate() {
+        let env_file = w.join(format!("claude-env-{i}.sh"));
+        // PATH without agentenv: the absolute path still finds it.
+        let o = std::process::Command::new(sh)
+            .arg("-c")
+            .arg(&command)
+            .env_clear()
+            .env("HOME", w.join("home"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
+            .env("CLAUDE_ENV_FILE", &env_file)
+            .current_dir(w.join("proj"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{sh:?}: {}", stderr(&o));
+        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{sh:?}");
+        let got = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
+            .arg("_")
+            .arg(&env_file)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&got.stdout), "a b", "{sh:?}");
+    }
 }
 
 // ----------------------------------------------------------------- status
@@ -897,6 +923,7 @@ fn status_reports_without_running_anything() {
         .unwrap()
         .starts_with("the directory"));
     assert_eq!(r["hook_root"], proj.display().to_string());
+    assert_eq!(r["hook_root_trust"], "not allowed");
     assert_eq!(r["scope"], "project");
     let stores = r["stores"].as_array().unwrap();
     assert_eq!(stores[0]["level"], "system");
@@ -973,6 +1000,7 @@ fn status_reports_without_running_anything() {
     let r: serde_json::Value =
         serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
     assert_eq!(r["stores"][2]["trust"], "allowed");
+    assert_eq!(r["hook_root_trust"], "allowed");
     write(&w, "proj/.agents/env", b"NEW=1\n");
     let r: serde_json::Value =
         serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
@@ -1430,4 +1458,36 @@ fn harness_sandbox_env_accepts_both_formats() {
     assert!(!got.contains_key("ML"));
     assert!(stderr(&o).contains("'ML' left out of the docker format"));
     assert_eq!(run("yaml").status.code(), Some(1));
+}
+
+/// `status` starts no process at all (one execve: its own).
+#[test]
+fn status_starts_no_process() {
+    let Some(strace) = support::tool("strace") else {
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let w = t.path().canonicalize().unwrap();
+    status_tree(&w);
+    let trace = w.join("trace");
+    let c = support::session_cmd(&w);
+    let bin = support::agentenv_bin();
+    let o = std::process::Command::new(strace)
+        .args(["-f", "-e", "trace=execve,execveat", "-o"])
+        .arg(&trace)
+        .arg(&bin)
+        .args(["status", "--format", "json"])
+        .env_clear()
+        .envs(
+            c.get_envs()
+                .filter_map(|(k, v)| v.map(|v| (k.to_owned(), v.to_owned()))),
+        )
+        .current_dir(w.join("proj"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let t = std::fs::read_to_string(&trace).unwrap();
+    let execs: Vec<&str> = t.lines().filter(|l| l.contains("execve")).collect();
+    assert_eq!(execs.len(), 1, "{execs:#?}");
+    assert!(!w.join("ran").exists());
 }

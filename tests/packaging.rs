@@ -3,9 +3,9 @@
 //!
 //! bash and fish are asked for completions the way they ask at a prompt
 //! (bash calls `_agentenv` with COMP_WORDS set, fish runs `complete -C`).
-//! zsh's completion system needs a terminal, so its script is checked as
-//! text and loaded by `compinit`; PowerShell is not on the test machines,
-//! so its script is checked as text.
+//! zsh needs a terminal: an interactive zsh in a zsh/zpty pseudo-terminal
+//! gets each line and a Tab, and its listing is read. PowerShell is not on
+//! the test machines, so its script is checked as text.
 
 mod support;
 
@@ -147,40 +147,104 @@ fn fish_completes_values() {
     }
 }
 
+/// Drop terminal escapes (CSI sequences), backspaces and carriage returns.
+fn strip_terminal(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => {
+                if chars.peek() == Some(&'[') {
+                    chars.next();
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() || c == '~' {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\x08' => {
+                out.pop();
+            }
+            '\r' => out.push('\n'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[test]
-fn zsh_script_lists_values_and_loads() {
+fn zsh_completes_values() {
     let text = script("zsh");
     for want in [
         ":F:(auto cmd dotenv export fish ini json powershell yaml docker github)",
         ":P:(github gitlab jira)",
         ":PLATFORM:(linux darwin win32)",
         ":shell -- bash, zsh or fish:(bash zsh fish)",
-        ":F:(export dotenv)",
+        ":F:(export dotenv github docker)",
     ] {
         assert!(text.contains(want), "zsh script lacks {want}");
     }
     if support::tool("zsh").is_none() {
         return;
     }
+    // An interactive zsh in zsh's own pseudo-terminal (zsh/zpty): type each
+    // line and a Tab, read the listing it prints (bounded: 10 s a case).
     let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
     std::fs::write(dir.path().join("_agentenv"), &text).unwrap();
-    let prog = format!(
-        "fpath=({} $fpath); autoload -U compinit; compinit -u -d {}/zcompdump; \
-         autoload -U _agentenv; whence -w _agentenv",
-        dir.path().display(),
-        dir.path().display()
+    let bin_dir = support::agentenv_bin()
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let mut prog = format!(
+        r#"zmodload zsh/zpty
+zpty -b z 'PS1="> " zsh -f -i'
+zpty -w z 'fpath=({d} $fpath); autoload -U compinit; compinit -u -d {d}/dump; PATH={bin_dir}:$PATH; LISTMAX=10000; unsetopt beep'
+sleep 0.3
+while zpty -r -t z chunk; do :; done
+run_case() {{
+  local line=$1; shift
+  local out="" chunk ok w
+  zpty -w -n z "$line"$'\t'
+  local deadline=$(( SECONDS + 10 ))
+  while (( SECONDS < deadline )); do
+    while zpty -r -t z chunk; do out+=$chunk; done
+    ok=1
+    for w in "$@"; do [[ $out == *$w* ]] || {{ ok=0; break; }}; done
+    (( ok )) && break
+    sleep 0.05
+  done
+  print -r -- "@@CASE $line"
+  print -r -- "$out"
+  zpty -w -n z $'\x15'
+  sleep 0.1
+  while zpty -r -t z chunk; do :; done
+}}
+"#
     );
+    for (line, want, _) in CASES {
+        prog.push_str(&format!("run_case '{line}' {}\n", want.join(" ")));
+    }
+    prog.push_str("zpty -d z\n");
     let out = Command::new("zsh")
         .args(["-f", "-c", &prog])
         .env("HOME", dir.path())
+        .env("TERM", "xterm")
         .output()
         .unwrap();
-    assert!(out.status.success(), "zsh: {:?}", out);
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "zsh: {out:?}");
+    let all = strip_terminal(&String::from_utf8_lossy(&out.stdout));
+    for (line, want, not) in CASES {
+        let at = all
+            .find(&format!("@@CASE {line}"))
+            .unwrap_or_else(|| panic!("zsh: no output for `{line}`"));
+        let rest = &all[at + 7 + line.len()..];
+        let section = &rest[..rest.find("@@CASE ").unwrap_or(rest.len())];
+        let got: Vec<String> = section.split_whitespace().map(String::from).collect();
+        check("zsh", line, &got, want, not);
+    }
 }
 
 #[test]

@@ -222,6 +222,13 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         false,
     );
     a.run(&["explain", "--show-values"], &caller_env, true);
+    // No Python and no bash on PATH (issue 10 item 6): the env.py layers
+    // fail with a message naming AGENTS_PYTHON, values stay hidden.
+    let mut bare_env = caller_env.to_vec();
+    bare_env.push(("AGENTS_PYTHON", ""));
+    bare_env.push(("PATH", "/nonexistent-bin"));
+    a.run(&["env", "--format", "json"], &bare_env, true);
+    a.run(&["explain"], &bare_env, false);
     // The ~/.bashrc trap note (issue 10 item 8) in explain and at -v.
     let home = a.p("home");
     let home = home.to_str().unwrap().to_string();
@@ -573,6 +580,19 @@ fn no_canary_reaches_stderr_reports_or_explain() {
                 false,
             );
             a.run(&["env", "--cache", "--into", &rc], &caller_env, false);
+        }
+        // Another user's symlink in a sticky world-writable directory is
+        // refused (issue 16 item 1): the error names the path only.
+        if rustix::process::geteuid().is_root() {
+            let share = a.p("share");
+            std::fs::create_dir_all(&share).unwrap();
+            std::fs::set_permissions(&share, std::fs::Permissions::from_mode(0o1777)).unwrap();
+            let link = share.join("envfile");
+            std::os::unix::fs::symlink(a.p("att-target"), &link).unwrap();
+            std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+            let l = link.to_str().unwrap().to_string();
+            a.run(&["env", "--cache", "--into", &l], &caller_env, false);
+            assert!(!a.p("att-target").exists());
         }
         let hook_file = a.p("claude/env.sh");
         let hf = hook_file.to_str().unwrap().to_string();

@@ -403,6 +403,21 @@ fn verbose_says_what_happened_names_only() {
             )),
             "{err}"
         );
+        // How each plain file ran.
+        assert!(
+            err.contains(&format!(
+                "agentenv: debug: {}: evaluated natively (no bash)",
+                home.join("env").display()
+            )),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!(
+                "agentenv: debug: {}: sourced with bash",
+                proj.join("env").display()
+            )),
+            "{err}"
+        );
     }
     // The cache: a miss with its reason, then a hit.
     let o = run(w, &["-v", "env", "--cache", "--format", "json"]);

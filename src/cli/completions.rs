@@ -45,10 +45,6 @@ pub fn words_for(path: &str, arg: &str) -> Option<Vec<PossibleValue>> {
     let plain = |w: &[&'static str]| Some(w.iter().map(|&s| PossibleValue::new(s)).collect());
     match (path, arg) {
         ("agentenv env", "format") | ("agentenv dotenv parse", "format") => Some(render_formats()),
-        ("agentenv explain", "format") | ("agentenv harness explain", "format") => {
-            plain(&["text", "json"])
-        }
-        ("agentenv harness sandbox-env", "format") => plain(&["export", "dotenv"]),
         ("agentenv status", "format") => plain(&["text", "json"]),
         (_, "forge") => plain(&crate::harness::validate::FORGE_KEYS),
         ("agentenv hook", "shell") => plain(&["bash", "zsh", "fish"]),
@@ -99,18 +95,12 @@ pub fn run(args: CompletionsArgs) -> i32 {
             script = powershell_values(&String::from_utf8_lossy(&script), &cmd).into_bytes();
         }
         Shell::Fish => script.extend_from_slice(fish_positionals(&cmd).as_bytes()),
-        Shell::Bash | Shell::Zsh => {}
-    }
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(&script).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            crate::error!("writing output: {}", crate::process::io_kind(&e));
-            1
+        Shell::Zsh => {
+            script = zsh_options_after_files(&String::from_utf8_lossy(&script), &cmd).into_bytes()
         }
+        Shell::Bash => {}
     }
+    super::write_stdout_status(&script)
 }
 
 /// Every option and first positional that takes fixed words, as the keys
@@ -144,6 +134,36 @@ pub fn value_table(cmd: &clap::Command) -> Vec<(String, Vec<String>)> {
     }
     let mut out = Vec::new();
     walk(cmd, "agentenv", &mut out);
+    out
+}
+
+/// clap_complete writes a repeated positional as `'*::files…'`, which in
+/// zsh's `_arguments` ends option parsing: `dotenv parse .env --format <TAB>`
+/// offered files. `'*:files…'` keeps options completing after the files.
+/// A command's trailing argv (`exec -- CMD…`) keeps `*::`.
+fn zsh_options_after_files(script: &str, cmd: &clap::Command) -> String {
+    fn ids(c: &clap::Command, out: &mut Vec<String>) {
+        for a in c.get_arguments() {
+            let many = a.get_num_args().is_some_and(|n| n.max_values() > 1)
+                || matches!(a.get_action(), clap::ArgAction::Append);
+            if a.is_positional() && many && !a.is_trailing_var_arg_set() && !a.is_last_set() {
+                out.push(a.get_id().to_string());
+            }
+        }
+        for s in c.get_subcommands() {
+            ids(s, out);
+        }
+    }
+    let mut cmd = cmd.clone();
+    cmd.build();
+    let mut names = Vec::new();
+    ids(&cmd, &mut names);
+    let mut out = script.to_string();
+    for id in names {
+        out = out
+            .replace(&format!("'*::{id} -- "), &format!("'*:{id} -- "))
+            .replace(&format!("'*::{id}:"), &format!("'*:{id}:"));
+    }
     out
 }
 

@@ -13,11 +13,11 @@
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
 //! reason comes from the OS error kind. No value ever reaches stderr.
 
+use super::{Exit, Failure};
 use crate::dotenv::{parse_bytes, Parsed};
 use crate::render::{parse_format, render, View};
 use indexmap::IndexMap;
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Subcommand)]
@@ -39,7 +39,7 @@ pub enum DotenvCommand {
     },
 }
 
-pub fn run(c: DotenvCommand) -> i32 {
+pub fn run(c: DotenvCommand) -> super::Exit {
     match c {
         DotenvCommand::Parse { files, format } => run_parse(&files, &format),
         DotenvCommand::Check { files } => run_check(&files),
@@ -54,30 +54,22 @@ pub fn read_error_reason(e: &std::io::Error) -> String {
 /// Largest file `dotenv parse`/`check` reads.
 pub const MAX_DOTENV_FILE: u64 = 64 << 20;
 
-fn read_parse(path: &Path) -> Result<Parsed, i32> {
+fn read_parse(path: &Path) -> Result<Parsed, Failure> {
     match crate::fsutil::read_input(path, MAX_DOTENV_FILE) {
         Ok(bytes) => Ok(parse_bytes(&bytes)),
-        Err(e) => {
-            crate::error!("cannot read {}: {}", path.display(), read_error_reason(&e));
-            Err(1)
-        }
+        Err(e) => Err(Failure::runtime(format!(
+            "cannot read {}: {}",
+            path.display(),
+            read_error_reason(&e)
+        ))),
     }
 }
 
-fn run_parse(files: &[PathBuf], format: &str) -> i32 {
-    let format = match parse_format(format) {
-        Ok(f) => f.resolve(),
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
-    };
+fn run_parse(files: &[PathBuf], format: &str) -> Exit {
+    let format = parse_format(format).map_err(Failure::runtime)?.resolve();
     let mut vars: IndexMap<String, String> = IndexMap::new();
     for path in files {
-        let parsed = match read_parse(path) {
-            Ok(p) => p,
-            Err(code) => return code,
-        };
+        let parsed = read_parse(path)?;
         for d in &parsed.diagnostics {
             crate::info!("{}:{}: {}", path.display(), d.line, d.message);
         }
@@ -90,25 +82,19 @@ fn run_parse(files: &[PathBuf], format: &str) -> i32 {
             .map(|(k, v)| (OsString::from(k), OsString::from(v))),
     );
     let text = render(format, &view);
-    let mut out = std::io::stdout().lock();
-    if out
-        .write_all(text.as_bytes())
-        .and_then(|_| out.flush())
-        .is_err()
-    {
-        crate::error!("cannot write to stdout");
-        return 1;
-    }
-    0
+    super::write_stdout(text.as_bytes())?;
+    Ok(0)
 }
 
-fn run_check(files: &[PathBuf]) -> i32 {
+fn run_check(files: &[PathBuf]) -> Exit {
     let mut failed = false;
     let mut report = String::new();
     for path in files {
+        // An unreadable file is reported and the others still checked.
         let parsed = match read_parse(path) {
             Ok(p) => p,
-            Err(_) => {
+            Err(f) => {
+                crate::error!("{}", f.message);
                 failed = true;
                 continue;
             }
@@ -124,14 +110,6 @@ fn run_check(files: &[PathBuf]) -> i32 {
             ));
         }
     }
-    let mut out = std::io::stdout().lock();
-    if out
-        .write_all(report.as_bytes())
-        .and_then(|_| out.flush())
-        .is_err()
-    {
-        crate::error!("cannot write to stdout");
-        return 1;
-    }
-    i32::from(failed)
+    super::write_stdout(report.as_bytes())?;
+    Ok(i32::from(failed))
 }

@@ -49,9 +49,9 @@ pub enum HarnessCommand {
     Explain {
         #[command(flatten)]
         opts: HarnessOpts,
-        /// text or json.
-        #[arg(long = "format", value_name = "F", default_value = "text")]
-        format: String,
+        /// Output format.
+        #[arg(long = "format", value_name = "F", value_enum, default_value_t = super::session::TextOrJson::Text)]
+        format: super::session::TextOrJson,
         /// Print values too.
         #[arg(long = "show-values")]
         show_values: bool,
@@ -67,10 +67,31 @@ pub enum HarnessCommand {
         /// Output file (default: stdout).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
-        /// export, dotenv, github or docker.
-        #[arg(long = "format", value_name = "F", default_value = "export")]
-        format: String,
+        /// Output format.
+        #[arg(long = "format", value_name = "F", value_enum, default_value_t = SandboxFormat::Export)]
+        format: SandboxFormat,
     },
+}
+
+/// `sandbox-env --format`: a clap `ValueEnum` (an unknown value lists the
+/// accepted ones, exit 1 as every bad `--format`; see `cli::main`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SandboxFormat {
+    Export,
+    Dotenv,
+    Github,
+    Docker,
+}
+
+impl SandboxFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxFormat::Export => "export",
+            SandboxFormat::Dotenv => "dotenv",
+            SandboxFormat::Github => "github",
+            SandboxFormat::Docker => "docker",
+        }
+    }
 }
 
 impl HarnessOpts {
@@ -114,16 +135,7 @@ fn print_warnings(r: &crate::harness::Resolved) {
 }
 
 fn write_stdout(bytes: &[u8]) -> i32 {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            crate::error!("writing output: {}", crate::process::io_kind(&e));
-            1
-        }
-    }
+    super::write_stdout_status(bytes)
 }
 
 pub fn run(c: HarnessCommand) -> i32 {
@@ -142,10 +154,7 @@ pub fn run(c: HarnessCommand) -> i32 {
             show_values,
             vars,
         } => {
-            if format != "text" && format != "json" {
-                crate::error!("--format: unknown value {format:?} (accepted: text, json)");
-                return 1;
-            }
+            let format = format.as_str();
             let r = match resolve(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,
@@ -202,12 +211,7 @@ pub fn run(c: HarnessCommand) -> i32 {
             output,
             format,
         } => {
-            if !matches!(format.as_str(), "export" | "dotenv" | "github" | "docker") {
-                crate::error!(
-                    "--format: unknown value {format:?} (accepted: export, dotenv, github, docker)"
-                );
-                return 1;
-            }
+            let format = format.as_str();
             let r = match resolve(&opts) {
                 Ok(r) => r,
                 Err(code) => return code,

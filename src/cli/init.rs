@@ -396,16 +396,8 @@ fn run_claude(a: ClaudeArgs) -> i32 {
     } else {
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    if a.dry_run {
-        let mut out = std::io::stdout().lock();
-        if out
-            .write_all(text.as_bytes())
-            .and_then(|_| out.flush())
-            .is_err()
-        {
-            crate::error!("cannot write to stdout");
-            return 1;
-        }
+    if a.dry_run && super::write_stdout_status(text.as_bytes()) != 0 {
+        return 1;
     }
     match outcome {
         Outcome::AlreadyPresent => {

@@ -150,27 +150,21 @@ fn trace(asm: &Assembly) {
     }
 }
 
-pub fn run(a: LaunchArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
-        Ok(c) => c,
-        Err(e) => {
-            crate::error!(
-                "launch: cannot determine the current directory: {}",
-                crate::process::io_kind(&e)
-            );
-            return 1;
-        }
-    };
+pub fn run(a: LaunchArgs) -> super::Exit {
+    use super::Failure;
+    let cwd = std::env::current_dir().map_err(|e| {
+        Failure::runtime(format!(
+            "launch: cannot determine the current directory: {}",
+            crate::process::io_kind(&e)
+        ))
+    })?;
     // One pipe deadline for every input of the command (--manifest-env and
     // each AGENT_BUNDLE_ENV_FILE entry).
     let pipe_deadline = std::time::Instant::now() + crate::fsutil::PIPE_TIMEOUT;
     let manifest_env = match &a.manifest_env {
         Some(p) => match load_manifest(p, pipe_deadline) {
             Ok(m) => Some(m),
-            Err(msg) => {
-                crate::error!("launch: {msg}");
-                return 1;
-            }
+            Err(msg) => return Err(Failure::runtime(format!("launch: {msg}"))),
         },
         None => None,
     };
@@ -207,16 +201,15 @@ pub fn run(a: LaunchArgs) -> i32 {
         if let Err(e) =
             crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::Private, false)
         {
-            crate::error!(
+            return Err(Failure::runtime(format!(
                 "launch: cannot write report {}: {}",
                 p.display(),
                 crate::process::io_kind(&e)
-            );
-            return 1;
+            )));
         }
     }
     summarise(&report);
     trace(&asm);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
-    crate::process::exec(cmd, args, asm.current())
+    Ok(crate::process::exec(cmd, args, asm.current()))
 }

@@ -332,21 +332,7 @@ fn write_pages(root: &clap::Command, dir: &Path) -> Result<usize, String> {
 pub fn run(args: ManArgs) -> i32 {
     let root = command();
     match args.dir {
-        None => {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            match out
-                .write_all(page_all(&root).as_bytes())
-                .and_then(|_| out.flush())
-            {
-                Ok(()) => 0,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-                Err(e) => {
-                    crate::error!("writing output: {}", crate::process::io_kind(&e));
-                    1
-                }
-            }
-        }
+        None => super::write_stdout_status(page_all(&root).as_bytes()),
         Some(dir) => match write_pages(&root, &dir) {
             Ok(n) => {
                 crate::info!("wrote {n} pages to {}", dir.display());

@@ -79,22 +79,118 @@ impl Cli {
     }
 }
 
-/// Run the parsed command; returns the process exit code.
+/// How a command ends: `Ok(status)` — the process exit status (0, or 1
+/// for "checked and found errors", a child's status …) — or a [`Failure`]
+/// that [`run`] prints once as `agentenv: error: <message>`.
+pub type Exit = Result<i32, Failure>;
+
+/// A command that could not do its job: the exit code and a value-free
+/// message (files, lines, names; never a value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Failure {
+    /// Exit 1: a runtime error the user must fix (SPEC §2).
+    pub fn runtime(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+    /// Exit 2: a usage error.
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+/// The one stdout writer. The rule for a closed pipe (`agentenv env |
+/// head -1`, a reader that went away): the reader has what it wanted, so
+/// it is not an error — nothing is printed and the command's own status
+/// stands (`Ok`). Any other write error (a full disk behind `> file`,
+/// `/dev/full`) is a [`Failure`] with exit 1.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::runtime(format!(
+            "cannot write to stdout: {}",
+            crate::process::io_kind(&e)
+        ))),
+    }
+}
+
+/// [`write_stdout`] for commands that still return a bare status: 0, or
+/// the failure printed and 1.
+pub fn write_stdout_status(bytes: &[u8]) -> i32 {
+    finish(write_stdout(bytes).map(|()| 0))
+}
+
+/// Print a failure once; the process exit status.
+fn finish(exit: Exit) -> i32 {
+    match exit {
+        Ok(code) => code,
+        Err(f) => {
+            crate::error!("{}", f.message);
+            f.code
+        }
+    }
+}
+
+/// Parse the process arguments and run: the binary's whole life.
+///
+/// A clap error prints clap's own message (with its suggestion) and exits
+/// 2, except an invalid `--format` value of a clap-parsed format (explain,
+/// harness sandbox-env), which is exit 1 as every bad `--format` is
+/// (SPEC §2: a runtime error the user must fix). `--help`/`--version`
+/// exit 0.
+pub fn main() -> i32 {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // A value given but not accepted (a missing value stays a usage
+            // error).
+            let bad_format = e.kind() == ErrorKind::InvalidValue
+                && matches!(
+                    e.get(ContextKind::InvalidArg),
+                    Some(ContextValue::String(a)) if a.starts_with("--format")
+                )
+                && matches!(
+                    e.get(ContextKind::InvalidValue),
+                    Some(ContextValue::String(v)) if !v.is_empty()
+                );
+            let _ = e.print();
+            return if bad_format { 1 } else { e.exit_code() };
+        }
+    };
+    run(cli)
+}
+
+/// Run the parsed command; returns the process exit code. Every command's
+/// failure is printed here, once.
 pub fn run(cli: Cli) -> i32 {
     crate::log::set_level(cli.log_level());
-    match cli.command {
+    finish(match cli.command {
         Command::Env(a) => session::run_env(a),
         Command::Exec(a) => session::run_exec(a),
         Command::Explain(a) => session::run_explain(a),
         Command::Launch(a) => launch::run(a),
-        Command::Harness(c) => harness::run(c),
+        Command::Harness(c) => Ok(harness::run(c)),
         Command::Dotenv(c) => dotenv::run(c),
-        Command::Completions(a) => completions::run(a),
-        Command::Hook(a) => trust::run_hook(a),
-        Command::Allow(a) => trust::run_allow(a),
-        Command::Deny(a) => trust::run_deny(a),
-        Command::Init(c) => init::run(c),
-        Command::Status(a) => status::run(a),
-        Command::Man(a) => man::run(a),
-    }
+        Command::Completions(a) => Ok(completions::run(a)),
+        Command::Hook(a) => Ok(trust::run_hook(a)),
+        Command::Allow(a) => Ok(trust::run_allow(a)),
+        Command::Deny(a) => Ok(trust::run_deny(a)),
+        Command::Init(c) => Ok(init::run(c)),
+        Command::Status(a) => Ok(status::run(a)),
+        Command::Man(a) => Ok(man::run(a)),
+    })
 }

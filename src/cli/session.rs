@@ -3,6 +3,28 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use super::{Exit, Failure};
+
+/// `--format text|json` of agentenv's own commands (`explain`): a clap
+/// `ValueEnum`, so an unknown value lists the accepted ones and the
+/// completion scripts offer them. (`env --format` stays a string parsed by
+/// `render::parse_format`: its values, aliases, case-sensitivity and error
+/// text are the reference's, and the cache key needs the spelling given.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    Text,
+    Json,
+}
+
+impl TextOrJson {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TextOrJson::Text => "text",
+            TextOrJson::Json => "json",
+        }
+    }
+}
+
 /// Which stores to walk.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScopeArgs {
@@ -62,9 +84,9 @@ pub struct ExecArgs {
 pub struct ExplainArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
-    /// text or json.
-    #[arg(long = "format", value_name = "F", default_value = "text")]
-    pub format: String,
+    /// Output format.
+    #[arg(long = "format", value_name = "F", value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
     /// Show values (hidden by default).
     #[arg(long = "show-values")]
     pub show_values: bool,
@@ -93,24 +115,17 @@ pub fn options(scope: &ScopeArgs) -> Result<crate::session::Options, String> {
     Ok(opts)
 }
 
-/// Write `text` to stdout; 1 when stdout is closed.
-fn print_out(text: &[u8]) -> i32 {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
+/// Write `text` to stdout with the one writer (a closed pipe is not an
+/// error: [`super::write_stdout`]).
+fn print_out(text: &[u8]) -> Exit {
+    super::write_stdout(text).map(|()| 0)
 }
 
-pub fn run_env(a: EnvArgs) -> i32 {
+pub fn run_env(a: EnvArgs) -> Exit {
     // The format is validated before anything runs (exit 1).
     let choice = match crate::render::parse_format(&a.format) {
         Ok(c) => c,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
+        Err(msg) => return Err(Failure::runtime(msg)),
     };
     // --into writes the export format: `auto` means export whatever shell
     // is detected; an explicit other format is refused before any layer
@@ -125,27 +140,20 @@ pub fn run_env(a: EnvArgs) -> i32 {
             format
         }
         (Some(_), crate::render::FormatChoice::Named { format, .. }) => {
-            crate::error!(
+            return Err(Failure::runtime(format!(
                 "--into writes the export format only, not '{}'",
                 format.name()
-            );
-            return 1;
+            )));
         }
     };
     let opts = match options(&a.scope) {
         Ok(o) => o,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 2;
-        }
+        Err(msg) => return Err(Failure::usage(msg)),
     };
     let base = crate::core::process_env();
     let prepared = match prepare_traced(&opts, &base) {
         Ok(p) => p,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
+        Err(msg) => return Err(Failure::runtime(msg)),
     };
     // --cache: replay before any layer runs (fast path, issue 4). With
     // --into the replayed bytes go into the file, never to stdout.
@@ -232,17 +240,19 @@ fn prepare_traced(
 
 /// `--into FILE`: write the export rendering as FILE's owned block;
 /// exit 1 (nothing on stdout) when it cannot be written.
-fn write_into(path: &std::path::Path, text: &str) -> i32 {
+fn write_into(path: &std::path::Path, text: &str) -> Exit {
     match crate::session::into::write_into(path, text) {
-        Ok(()) => 0,
+        Ok(()) => Ok(0),
         Err(e) => {
             let why = if e.kind() == std::io::ErrorKind::InvalidData {
                 "it is not UTF-8".to_string()
             } else {
                 crate::process::io_kind(&e)
             };
-            crate::error!("--into {}: cannot write it ({why})", path.display());
-            1
+            Err(Failure::runtime(format!(
+                "--into {}: cannot write it ({why})",
+                path.display()
+            )))
         }
     }
 }
@@ -264,13 +274,10 @@ pub fn render_session(
     crate::render::render(format, &view)
 }
 
-pub fn run_exec(a: ExecArgs) -> i32 {
+pub fn run_exec(a: ExecArgs) -> Exit {
     let mut opts = match options(&a.scope) {
         Ok(o) => o,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 2;
-        }
+        Err(msg) => return Err(Failure::usage(msg)),
     };
     if let Some(name) = &a.agent {
         match crate::session::identity::lookup(name) {
@@ -280,50 +287,33 @@ pub fn run_exec(a: ExecArgs) -> i32 {
                     .iter()
                     .map(|a| a.name)
                     .collect();
-                crate::error!("unknown agent for --agent (known: {})", known.join(", "));
-                return 2;
+                return Err(Failure::usage(format!(
+                    "unknown agent for --agent (known: {})",
+                    known.join(", ")
+                )));
             }
         }
     }
     let base = crate::core::process_env();
     let session = match prepare_traced(&opts, &base) {
         Ok(p) => p.assemble(base),
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
+        Err(msg) => return Err(Failure::runtime(msg)),
     };
     let env = crate::session::child_env(&session);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
-    crate::process::exec(cmd, args, &env)
+    Ok(crate::process::exec(cmd, args, &env))
 }
-pub fn run_explain(a: ExplainArgs) -> i32 {
+pub fn run_explain(a: ExplainArgs) -> Exit {
     use crate::session::explain;
-    let json = match a.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            crate::error!(
-                "--format for explain must be text or json (got {})",
-                crate::render::py_repr(other)
-            );
-            return 2;
-        }
-    };
+    let json = a.format == TextOrJson::Json;
     let opts = match options(&a.scope) {
         Ok(o) => o,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 2;
-        }
+        Err(msg) => return Err(Failure::usage(msg)),
     };
     let base = crate::core::process_env();
     let prepared = match prepare_traced(&opts, &base) {
         Ok(p) => p,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
+        Err(msg) => return Err(Failure::runtime(msg)),
     };
     // The ~/.bashrc trap: say when a variable, not the cwd, decided the
     // project root (and which store was therefore not walked).

@@ -12,7 +12,6 @@
 //! it is evaluated natively). Names and paths only: no value is printed.
 
 use serde_json::{json, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -132,6 +131,15 @@ fn report(a: &StatusArgs) -> Result<Value, String> {
     };
     let home = crate::core::get(&base, "HOME").map(PathBuf::from);
     let hook_root = crate::trust::find_project_root(&cwd, home.as_deref());
+    // What the shell hook would decide for its root's store.
+    let hook_trust = hook_root.as_ref().map(|r| {
+        match crate::trust::state_dir(&base)
+            .and_then(|d| crate::trust::state_in(&d, &r.join(".agents")))
+        {
+            Ok(t) => t.as_str().to_string(),
+            Err(e) => format!("unknown ({e})"),
+        }
+    });
 
     // Stores.
     let mut stores = Vec::new();
@@ -253,6 +261,7 @@ fn report(a: &StatusArgs) -> Result<Value, String> {
         "project_root": root_scope.project_root.as_deref().map(s),
         "project_root_rule": rule,
         "hook_root": hook_root.as_deref().map(s),
+        "hook_root_trust": hook_trust,
         "scope": scope.level,
         "interpreter": prepared.interpreter.as_deref().map(s),
         "stores": stores,
@@ -279,8 +288,11 @@ fn text(r: &Value) -> String {
         opt(&r["project_root"]),
         st(&r["project_root_rule"])
     ));
+    let hook_trust = r["hook_root_trust"]
+        .as_str()
+        .map_or(String::new(), |t| format!("; its .agents: {t}"));
     o.push_str(&format!(
-        "shell hook root: {} (nearest directory upwards holding .agents, below $HOME)\n",
+        "shell hook root: {} (nearest directory upwards holding .agents, below $HOME){hook_trust}\n",
         opt(&r["hook_root"])
     ));
     o.push_str(&format!("scope: {}\n", st(&r["scope"])));
@@ -381,9 +393,5 @@ pub fn run(a: StatusArgs) -> i32 {
     } else {
         text(&r)
     };
-    let mut so = std::io::stdout().lock();
-    match so.write_all(out.as_bytes()).and_then(|_| so.flush()) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
+    super::write_stdout_status(out.as_bytes())
 }

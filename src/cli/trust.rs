@@ -137,12 +137,7 @@ pub fn run_hook(a: HookArgs) -> i32 {
             .unwrap_or_else(|| PathBuf::from("agentenv"));
         crate::hook::integration(shell, &exe)
     };
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(_) => 1,
-    }
+    super::write_stdout_status(text.as_bytes())
 }
 
 /// `--require-trust` / `AGENTENV_REQUIRE_TRUST=1` for `env`, `exec`,

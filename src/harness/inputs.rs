@@ -484,6 +484,9 @@ mod tests {
             assert!(e.contains(":1: "), "{e}");
             assert!(!e.contains("secret"), "{e}");
         }
+        let e = load(b"A=1\nB=x\0secret\n").0.unwrap_err().to_string();
+        assert!(e.ends_with("line 2: setting B: invalid argument"), "{e}");
+        assert!(!e.contains("secret"), "{e}");
     }
 
     #[test]

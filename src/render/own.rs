@@ -14,11 +14,14 @@
 //! `NAME<<DELIM` followed by the value's lines up to a line that equals
 //! DELIM exactly. Lines end at LF (on Windows runners also at CRLF, the CR
 //! being dropped), so a value holding a CR is left out on every runner.
+//! Current runners (`EnvFileKeyValuePairs`) also refuse `NODE_OPTIONS` (any
+//! case) with an error annotation, so that name is left out too.
 //! A one-line value is written `NAME=value`; a value with LF as a heredoc
 //! whose delimiter (`AGENTENV_EOF`, then `AGENTENV_EOF_1`, …) is not a line
 //! of the value (a name ending in `<` cannot start a heredoc: the runner
-//! would split `NAME<<<DELIM` at its first `<<`). The delimiter is chosen by looking at the value, so it
-//! needs no randomness and the output stays deterministic.
+//! would split `NAME<<<DELIM` at its first `<<`). The delimiter is chosen
+//! by looking at the value, so it needs no randomness and the output stays
+//! deterministic.
 //!
 //! **docker**, as docker/cli's `kvfile` parser reads the file: lines end at
 //! LF with one CR before it dropped, each line must be valid UTF-8 and fit
@@ -27,7 +30,8 @@
 //! up to the first `=` and must not contain a space or tab; the value is the
 //! rest of the line, literal. An unrepresentable variable becomes the
 //! comment line `# NAME omitted: not representable in a docker env-file`
-//! (`# a variable omitted: …` when the name is not printable).
+//! (`# a variable omitted: …` when the name is not printable or longer
+//! than 256 bytes).
 
 use super::{Lines, Prepared};
 
@@ -63,6 +67,9 @@ fn github_name_problem(name: &[u8]) -> Option<&'static str> {
     }
     if s.starts_with('\u{feff}') {
         return Some("its name starts with a byte order mark");
+    }
+    if s.eq_ignore_ascii_case("NODE_OPTIONS") {
+        return Some("the runner refuses NODE_OPTIONS from $GITHUB_ENV");
     }
     None
 }
@@ -258,6 +265,7 @@ mod tests {
                 ("K=V", "1"),
                 ("K<<D", "1"),
                 ("LT<", "one line"),
+                ("node_options", "--x"),
                 ("LT2<", "two\nlines"),
                 ("OK", "1"),
             ],
@@ -273,7 +281,16 @@ mod tests {
         got.sort();
         assert_eq!(
             got,
-            ["BAD", "CR", "CRLF", "K<<D", "K=V", "LT2<", "N\u{fffd}"]
+            [
+                "BAD",
+                "CR",
+                "CRLF",
+                "K<<D",
+                "K=V",
+                "LT2<",
+                "N\u{fffd}",
+                "node_options"
+            ]
         );
     }
 

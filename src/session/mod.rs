@@ -531,6 +531,7 @@ impl Prepared {
             // outcome is the same without copying the environment per file.
             match native::evaluate(&text, a.current()) {
                 native::Outcome::Applied(cs) => {
+                    crate::debug!("{}: evaluated natively (no bash)", f.path.display());
                     a.apply(l, &cs);
                     return;
                 }
@@ -542,6 +543,7 @@ impl Prepared {
                 native::Outcome::Bash => {}
             }
         }
+        crate::debug!("{}: sourced with bash", f.path.display());
         let env = spawn_env(a.current(), base);
         match shell::source(bash, &f.path, &env, self.timeout) {
             Ok(cs) => a.apply(l, &cs),

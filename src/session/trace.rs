@@ -6,7 +6,9 @@
 //! one line per layer that ran (kind, level, path, ok or failed with the
 //! reason, milliseconds; see [`layer`]); the cache hit or miss with the
 //! reason for a miss. `-vv` (debug) adds every candidate file or directory
-//! that did not exist. Names and paths only, never a value.
+//! that did not exist, and (logged by `run_plain`) whether each plain file
+//! was evaluated natively or sourced with bash. Names and paths only, never
+//! a value.
 
 use super::{paths, Prepared};
 use crate::core::Env;
@@ -107,12 +109,13 @@ pub fn scope(p: &Prepared, base: &Env, given: bool) {
         },
     }
     if s.system_root.is_none() {
-        let cand = crate::core::get(base, "AGENTS_SYSTEM_ROOT")
-            .filter(|v| !v.is_empty())
-            .map_or_else(
-                || "/etc/agents".to_string(),
-                |v| v.to_string_lossy().into_owned(),
-            );
+        // The variable is named, not its value (it may hold anything).
+        let set = crate::core::get(base, "AGENTS_SYSTEM_ROOT").is_some_and(|v| !v.is_empty());
+        let cand = if set {
+            "$AGENTS_SYSTEM_ROOT"
+        } else {
+            "/etc/agents"
+        };
         crate::info!("store system: {cand} not walked (not a directory, or refused above)");
     }
     for st in &s.stores {
