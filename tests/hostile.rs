@@ -1406,7 +1406,7 @@ fn operator_pipe_inputs_share_one_deadline_per_command() {
             .spawn()
             .unwrap(),
     );
-    w.write("plug/ok.env", "OK=1\n");
+    w.write("plug/ok.env", format!("OK=1\nS={CANARY}\n"));
     let mut list: Vec<String> = dead.iter().map(|p| p.display().to_string()).collect();
     list.push(ready.display().to_string());
     list.push(w.p("plug/ok.env").display().to_string());
@@ -1422,6 +1422,7 @@ fn operator_pipe_inputs_share_one_deadline_per_command() {
     ]);
     c.env("AGENT_BUNDLE_ENV_FILE", list.join(":"));
     let o = run(c, 60);
+    o.no_canary();
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_eq!(String::from_utf8_lossy(&o.stdout), "OK=1 LATE=unset\n");
     let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();

@@ -616,6 +616,15 @@ fn no_canary_reaches_stderr_reports_or_explain() {
             files += 1;
         }
         assert!(files > 0, "a cache entry was written");
+        // A cache directory reached through a symlink is refused (issue 16
+        // item 2): the warning names the path only; the run is uncached.
+        let real = cache.join("env.real");
+        std::fs::rename(cache.join("env"), &real).unwrap();
+        std::os::unix::fs::symlink(&real, cache.join("env")).unwrap();
+        a.run(&["env", "--cache", "--format", "json"], &caller_env, true);
+        a.run(&["env", "--cache", "--into", &hf], &caller_env, false);
+        std::fs::remove_file(cache.join("env")).unwrap();
+        std::fs::rename(&real, cache.join("env")).unwrap();
     } else {
         eprintln!("secret_audit: `env --cache` not available yet, cache modes not checked");
     }
