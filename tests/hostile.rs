@@ -871,20 +871,8 @@ fn assert_still_a_device(p: &str) {
 // ---------------------------------------------------------------------------
 // The cache and --into under pressure
 
-fn has_flag(flag: &str) -> bool {
-    Command::new(support::agentenv_bin())
-        .args(["env", "--help"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains(flag))
-        .unwrap_or(false)
-}
-
 #[test]
 fn full_disk_during_into_keeps_the_old_file() {
-    if !has_flag("--into") {
-        support::skip("--into", "not built yet");
-        return;
-    }
     let w = W::new();
     let fs = Full::new(w.p("tiny"));
     w.write("home/.agents/env", format!("BIG={}\n", big_value(40 << 10)));
@@ -922,10 +910,6 @@ fn full_disk_during_into_keeps_the_old_file() {
 
 #[test]
 fn full_disk_during_a_cache_write_is_harmless() {
-    if !has_flag("--cache") {
-        support::skip("--cache", "not built yet");
-        return;
-    }
     let w = W::new();
     let fs = Full::new(w.p("tinystore"));
     let store = fs.dir().join(".agents");
@@ -972,10 +956,6 @@ fn full_disk_during_a_cache_write_is_harmless() {
 
 #[test]
 fn cache_with_a_home_that_is_a_file() {
-    if !has_flag("--cache") {
-        support::skip("--cache", "not built yet");
-        return;
-    }
     let w = W::new();
     let f = w.write("homefile", "x");
     let mut c = w.cmd(&["env", "--format", "json", "--diff", "--cache"]);
@@ -995,10 +975,6 @@ fn cache_with_a_home_that_is_a_file() {
 
 #[test]
 fn thirty_two_concurrent_cache_runs() {
-    if !has_flag("--cache") {
-        support::skip("--cache", "not built yet");
-        return;
-    }
     let w = W::new();
     w.write(
         "home/.agents/env",

@@ -162,6 +162,7 @@ fn from_fish(t: &Tree, fish: &std::path::Path, args: &str) -> Output {
 }
 
 #[test]
+#[cfg_attr(missing = "fish", ignore = "needs fish")]
 fn auto_format_with_into_is_export_whatever_the_shell() {
     let Some(fish) = support::tool("fish") else {
         return;
@@ -258,6 +259,7 @@ fn lchown(p: &std::path::Path, uid: u32) {
 }
 
 #[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
 fn another_users_symlink_in_a_sticky_dir_is_refused() {
     if !am_root() {
         support::skip("foreign symlink test", "needs root to chown a symlink");
@@ -329,6 +331,7 @@ fn another_users_symlink_in_a_sticky_dir_is_refused() {
 }
 
 #[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
 fn a_target_owned_by_another_user_is_replaced_0600() {
     if !am_root() {
         support::skip("foreign target test", "needs root to chown a file");
