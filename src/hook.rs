@@ -488,8 +488,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     if global {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
         // had it (the reference's `-g` would pin it to the cwd).
-        diff.set
-            .shift_remove(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
+        diff.forget(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
     }
     let env_part = emit_env(shell, &base, &diff);
     if let Some((dir, key)) = &cache {
@@ -562,7 +561,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
         }
         ok
     };
-    for (k, v) in &diff.set {
+    for (k, v) in diff.assigned() {
         if !usable(k) {
             continue;
         }
@@ -603,7 +602,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             });
         }
     }
-    for k in &diff.removed {
+    for k in diff.removed() {
         if !usable(k) {
             continue;
         }
