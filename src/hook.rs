@@ -388,12 +388,7 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the
 /// user's symlinked spelling), else the real cwd.
 fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
-    let real = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let real = crate::fsutil::current_dir()?;
     if let Some(pwd) = crate::core::get(base, "PWD").map(Path::new) {
         if pwd.is_absolute() {
             if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pwd), std::fs::canonicalize(&real)) {

@@ -196,3 +196,39 @@ fn allow_without_a_project_says_what_to_do() {
         .stderr_has("agentenv allow DIR")
         .run();
 }
+
+/// `allow` and `deny` say what they did in one line (`-q` silences it).
+#[test]
+fn allow_and_deny_say_one_line() {
+    let t = tree();
+    agentenv(&t, &["allow"])
+        .stderr("agentenv: allowed $W/proj/.agents\n")
+        .run();
+    agentenv(&t, &["allow", "-q"]).stderr("").run();
+    agentenv(&t, &["deny"])
+        .stderr("agentenv: denied $W/proj/.agents\n")
+        .run();
+    agentenv(&t, &["deny"])
+        .stderr("agentenv: $W/proj/.agents was not allowed\n")
+        .run();
+}
+
+/// They fail with one `agentenv: error:` line, exit 1, even with `-q`.
+#[test]
+fn allow_and_deny_fail_once() {
+    let t = tree();
+    agentenv(&t, &["allow"]).run();
+    std::fs::set_permissions(
+        t.path("state/agentenv"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    for verb in ["allow", "deny"] {
+        agentenv(&t, &[verb, "-q"])
+            .status(1)
+            .stderr(format!(
+                "agentenv: error: cannot {verb} $W/proj/.agents: refusing the trust state directory $W/state/agentenv: it is writable by group or others; fix its owner or mode (0700)\n"
+            ))
+            .run();
+    }
+}
