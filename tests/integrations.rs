@@ -1059,8 +1059,16 @@ fn status_dir_rules_and_system_store() {
         why == "group- or world-writable" || why == "not owned by root",
         "{why}"
     );
-    // Bad --format: usage error; a missing DIR: error.
-    assert_eq!(status(&w, &["--format", "yaml"]).status.code(), Some(2));
+    // A bad --format is exit 1, as for every command (SPEC §2), listing
+    // the accepted values; a missing DIR: error.
+    let o = status(&w, &["--format", "yaml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("invalid value 'yaml' for '--format <F>'")
+            && err.contains("[possible values: text, json]"),
+        "{err}"
+    );
     assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
     assert!(!w.join("ran").exists());
 }

@@ -90,11 +90,11 @@ fn native_as_bash(o: &Outcome) -> Option<BashResult> {
         Outcome::Failed => Some(BashResult::Failed),
         Outcome::Applied(cs) => Some(BashResult::Changes {
             set: cs
-                .set
+                .assigned()
                 .iter()
                 .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
                 .collect(),
-            removed: cs.removed.iter().map(|k| k.as_bytes().to_vec()).collect(),
+            removed: cs.removed().iter().map(|k| k.as_bytes().to_vec()).collect(),
         }),
     }
 }

@@ -474,8 +474,8 @@ fn renderers_match_the_reference_byte_for_byte() {
         "formats": formats.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "cases": cases.iter().map(|c| serde_json::json!({
             "base": c.base.iter().map(|(k, v)| [hex(k.as_bytes()), hex(v.as_bytes())]).collect::<Vec<_>>(),
-            "set": c.changes.set.iter().map(|(k, v)| [hex(k.as_bytes()), hex(v.as_bytes())]).collect::<Vec<_>>(),
-            "removed": c.changes.removed.iter().map(|k| hex(k.as_bytes())).collect::<Vec<_>>(),
+            "set": c.changes.assigned().iter().map(|(k, v)| [hex(k.as_bytes()), hex(v.as_bytes())]).collect::<Vec<_>>(),
+            "removed": c.changes.removed().iter().map(|k| hex(k.as_bytes())).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "bad_formats": bad_formats.iter().map(|b| hex(b.as_bytes())).collect::<Vec<_>>(),
     });
@@ -522,11 +522,11 @@ fn renderers_match_the_reference_byte_for_byte() {
         let broken_ini_name = case
             .base
             .keys()
-            .chain(case.changes.set.keys())
+            .chain(case.changes.assigned().keys())
             .any(|k| k.as_bytes().iter().any(|b| *b == b'\n' || *b == b'\r'))
             // The second: a value with an inner line ending in whitespace is
             // commented out (configparser would strip it).
-            || case.changes.set.values().chain(case.base.values()).any(|v| {
+            || case.changes.assigned().values().chain(case.base.values()).any(|v| {
                 let v = v.to_string_lossy();
                 let lines: Vec<&str> = v.split('\n').collect();
                 lines.len() > 1
@@ -556,8 +556,8 @@ fn renderers_match_the_reference_byte_for_byte() {
                         "case {i} {} {mode}:\n  base {:?}\n  set {:?}\n  removed {:?}\n  want {}\n  have {}",
                         f.name(),
                         case.base,
-                        case.changes.set,
-                        case.changes.removed,
+                        case.changes.assigned(),
+                        case.changes.removed(),
                         show(&want),
                         show(have.as_bytes())
                     ));

@@ -166,3 +166,49 @@ fn allow_without_a_project_says_what_to_do() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("agentenv allow DIR"));
 }
+
+/// `allow` and `deny` say what they did in one line (`-q` silences it)
+/// and fail with one `agentenv: error:` line, exit 1.
+#[test]
+fn allow_and_deny_say_one_line_and_fail_once() {
+    let (_t, w) = tree();
+    let store = w.join("proj/.agents");
+    let run = |args: &[&str]| {
+        let out = cmd(&w).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(
+        run(&["allow"]),
+        (Some(0), format!("agentenv: allowed {}\n", store.display()))
+    );
+    assert_eq!(run(&["allow", "-q"]), (Some(0), String::new()));
+    assert_eq!(
+        run(&["deny"]),
+        (Some(0), format!("agentenv: denied {}\n", store.display()))
+    );
+    assert_eq!(
+        run(&["deny"]),
+        (
+            Some(0),
+            format!("agentenv: {} was not allowed\n", store.display())
+        )
+    );
+    let state = w.join("state/agentenv");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
+    for verb in ["allow", "deny"] {
+        let (code, err) = run(&[verb, "-q"]);
+        assert_eq!(code, Some(1), "{verb}");
+        assert_eq!(
+            err,
+            format!(
+                "agentenv: error: cannot {verb} {}: refusing the trust state directory {}: it is writable by group or others; fix its owner or mode (0700)\n",
+                store.display(),
+                state.display()
+            ),
+            "{verb}"
+        );
+    }
+}
