@@ -285,6 +285,12 @@ impl Run {
         self.stdout_lacks(secret).stderr_lacks(secret)
     }
 
+    /// The command itself, for a test that must hold the child (its pid,
+    /// signals); the expectations are dropped.
+    pub fn into_command(self) -> Command {
+        self.cmd
+    }
+
     /// Run it and check every expectation; panics naming each one that
     /// failed, with the command, its status and its output.
     pub fn run(self) -> Ran {
