@@ -10,7 +10,7 @@ use support::{agentenv, Run, Tree};
 
 #[test]
 fn help_lists_only_commands_that_run() {
-    let help = agentenv(&["--help"]).run().stdout;
+    let help = agentenv(["--help"]).run().stdout;
     let commands: Vec<&str> = help
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
@@ -38,7 +38,7 @@ fn help_lists_only_commands_that_run() {
         ]
     );
     for c in commands {
-        agentenv(&[c, "--help"])
+        agentenv([c, "--help"])
             .stderr_lacks("not implemented")
             .run();
     }
@@ -46,7 +46,7 @@ fn help_lists_only_commands_that_run() {
 
 #[test]
 fn version_prints_the_crate_version() {
-    agentenv(&["--version"])
+    agentenv(["--version"])
         .stdout(format!("agentenv {}\n", env!("CARGO_PKG_VERSION")))
         .run();
 }
@@ -67,7 +67,7 @@ fn usage_errors_exit_2() {
 /// The completion script for `shell`: it names the binary and completes
 /// the subcommands.
 fn completion(shell: &str) -> String {
-    let mut run = agentenv(&["completions", shell]).stdout_has("agentenv");
+    let mut run = agentenv(["completions", shell]).stdout_has("agentenv");
     for sub in ["env", "launch", "harness", "sandbox-env"] {
         run = run.stdout_has(sub);
     }
