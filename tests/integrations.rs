@@ -824,6 +824,10 @@ fn init_claude_refuses_invalid_json_untouched() {
 /// command hook (`sh -c` with `CLAUDE_ENV_FILE` set), loads the session
 /// env into that file, and prints nothing.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "zsh", missing = "fish"),
+    ignore = "needs bash, zsh and fish"
+)]
 fn init_claude_hook_command_runs() {
     let t = tempfile::tempdir().unwrap();
     let w = t.path().canonicalize().unwrap();
@@ -843,7 +847,7 @@ fn init_claude_hook_command_runs() {
     // is bash, zsh or fish: `--format auto` must still write export.
     let mut shells = vec![PathBuf::from("sh")];
     for sh in ["bash", "zsh", "fish"] {
-        if let Some(p) = support::which(sh) {
+        if let Some(p) = support::tool(sh) {
             shells.push(p);
         }
     }
@@ -1194,6 +1198,7 @@ fn docker_run(d: &FakeDaemon, docker: &Path, file: &Path) -> Result<Vec<String>,
 }
 
 #[test]
+#[cfg_attr(missing = "docker", ignore = "needs docker")]
 fn docker_cli_reads_back_generated_values() {
     let Some(docker) = support::tool("docker") else {
         return;
@@ -1307,6 +1312,7 @@ fn readme_github_actions_example() {
 }
 
 #[test]
+#[cfg_attr(missing = "docker", ignore = "needs docker")]
 fn readme_docker_example() {
     assert!(readme().contains(README_DOCKER));
     let Some(docker) = support::tool("docker") else {
@@ -1335,6 +1341,7 @@ fn readme_docker_example() {
 }
 
 #[test]
+#[cfg_attr(missing = "direnv", ignore = "needs direnv")]
 fn readme_direnv_and_codex_examples() {
     let text = readme();
     assert!(text.contains(README_DIRENV) && text.contains(README_CODEX));
@@ -1390,6 +1397,7 @@ fn readme_direnv_and_codex_examples() {
 }
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn readme_mcp_examples() {
     let text = readme();
     let start = text
@@ -1477,6 +1485,7 @@ fn harness_sandbox_env_accepts_both_formats() {
 
 /// `status` starts no process at all (one execve: its own).
 #[test]
+#[cfg_attr(missing = "strace", ignore = "needs strace")]
 fn status_starts_no_process() {
     let Some(strace) = support::tool("strace") else {
         return;
