@@ -146,6 +146,16 @@ impl Tree {
     }
 }
 
+/// `agentenv ARGS` with the caller's environment and working directory
+/// (the command line as a whole: help, version, completions).
+pub fn agentenv<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Run::new(Command::new(super::agentenv_bin()), Path::new("")).args(args)
+}
+
 enum Check {
     Is(String),
     Has(String),
@@ -283,6 +293,12 @@ impl Run {
     /// A canary: `secret` is on neither stdout nor stderr.
     pub fn secret(self, secret: &str) -> Run {
         self.stdout_lacks(secret).stderr_lacks(secret)
+    }
+
+    /// The command itself, for a test that must hold the child (its pid,
+    /// signals); the expectations are dropped.
+    pub fn into_command(self) -> Command {
+        self.cmd
     }
 
     /// Run it and check every expectation; panics naming each one that
@@ -450,12 +466,20 @@ impl Ran {
 
     /// Stdout with the tree's root spelled `$W`.
     pub fn stdout_w(&self) -> String {
-        self.stdout.replace(&self.root, "$W")
+        self.spell_root(&self.stdout)
     }
 
     /// Stderr with the tree's root spelled `$W`.
     pub fn stderr_w(&self) -> String {
-        self.stderr.replace(&self.root, "$W")
+        self.spell_root(&self.stderr)
+    }
+
+    fn spell_root(&self, text: &str) -> String {
+        if self.root.is_empty() {
+            text.to_string()
+        } else {
+            text.replace(&self.root, "$W")
+        }
     }
 }
 
