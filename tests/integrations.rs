@@ -1114,6 +1114,16 @@ mod status {
     }
 
     #[test]
+    fn a_bad_timeout_is_a_usage_error() {
+        // As for env (the same scope flags).
+        let t = tree();
+        status(&t, &["--timeout", "0"])
+            .status(2)
+            .stderr("agentenv: error: --timeout must be a positive number of seconds\n")
+            .run();
+    }
+
+    #[test]
     fn a_missing_dir_is_an_error() {
         let t = tree();
         status(&t, &["nope"]).status(1).run();
