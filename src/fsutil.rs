@@ -286,6 +286,19 @@ pub fn input_error(e: &io::Error) -> Option<InputError> {
         .copied()
 }
 
+/// The process's current directory; `Err` is the one message for when it
+/// cannot be read (it was removed, a parent lost its search permission):
+/// `cannot read the current directory: <reason>`
+/// ([`crate::process::io_kind`]).
+pub fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| {
+        format!(
+            "cannot read the current directory: {}",
+            crate::process::io_kind(&e)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

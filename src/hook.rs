@@ -384,12 +384,7 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the
 /// user's symlinked spelling), else the real cwd.
 fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
-    let real = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let real = crate::fsutil::current_dir()?;
     if let Some(pwd) = crate::core::get(base, "PWD").map(Path::new) {
         if pwd.is_absolute() {
             if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pwd), std::fs::canonicalize(&real)) {
@@ -489,8 +484,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     if global {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
         // had it (the reference's `-g` would pin it to the cwd).
-        diff.set
-            .shift_remove(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
+        diff.forget(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
     }
     let env_part = emit_env(shell, &base, &diff);
     if let Some((dir, key)) = &cache {
@@ -563,7 +557,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
         }
         ok
     };
-    for (k, v) in &diff.set {
+    for (k, v) in diff.assigned() {
         if !usable(k) {
             continue;
         }
@@ -604,7 +598,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             });
         }
     }
-    for k in &diff.removed {
+    for k in diff.removed() {
         if !usable(k) {
             continue;
         }

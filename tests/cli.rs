@@ -73,6 +73,10 @@ fn usage_errors_exit_2() {
 
 /// Each completion script is accepted by its shell's parser.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "zsh", missing = "fish"),
+    ignore = "needs bash, zsh and fish"
+)]
 fn completions_parse_in_their_shells() {
     let dir = tempfile::tempdir().unwrap();
     for (shell, check) in [
@@ -359,6 +363,10 @@ fn a_closed_stdout_is_not_an_error_a_full_disk_is() {
         (vec!["dotenv", "check", bad], 1),
         (vec!["completions", "bash"], 0),
         (vec!["hook", "bash"], 0),
+        (vec!["status"], 0),
+        (vec!["status", "--format", "json"], 0),
+        (vec!["man"], 0),
+        (vec!["init", "claude", "--dry-run", "-q"], 0),
     ];
     for (args, closed_status) in &cases {
         let (reader, writer) = std::io::pipe().unwrap();
@@ -397,6 +405,99 @@ fn a_closed_stdout_is_not_an_error_a_full_disk_is() {
             "{args:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+}
+
+/// Every command reads the current directory through one function with one
+/// message: a removed cwd is exit 1 and one `agentenv: error:` line
+/// ending `cannot read the current directory: no such file or directory`
+/// (the OS error in lower case, no `(os error 2)`, no Rust `NotFound`).
+#[test]
+fn a_removed_cwd_is_one_message_for_every_command() {
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().canonicalize().unwrap();
+    fs::create_dir_all(w.join("home/.agents")).unwrap();
+    fs::create_dir_all(w.join("proj")).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["env"], ""),
+        (&["explain"], ""),
+        (&["exec", "--", "true"], ""),
+        (&["status"], ""),
+        (&["allow"], ""),
+        (&["deny"], ""),
+        (&["init", "claude", "--dry-run"], ""),
+        (&["hook", "bash", "--load", "--pid", "1"], "hook: "),
+        (&["launch", "--", "true"], "launch: "),
+    ];
+    for (args, prefix) in cases {
+        // The shell enters a directory, removes it, then becomes agentenv.
+        let session = support::session_cmd(&w);
+        let mut sh = Command::new("/bin/sh");
+        sh.env_clear()
+            .current_dir(w.join("proj"))
+            .env("XDG_STATE_HOME", w.join("state"));
+        for (k, v) in session.get_envs() {
+            if let Some(v) = v {
+                sh.env(k, v);
+            }
+        }
+        let out = sh
+            .args([
+                "-c",
+                "mkdir gone && cd gone && rmdir ../gone && exec \"$@\"",
+                "sh",
+            ])
+            .arg(session.get_program())
+            .args(*args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(
+            err,
+            format!(
+                "agentenv: error: {prefix}cannot read the current directory: no such file or directory\n"
+            ),
+            "{args:?}"
+        );
+    }
+}
+
+/// A usage failure (`hook tcsh`) and a runtime failure (`man --dir` under
+/// a file) are one `agentenv: error:` line with the command's status;
+/// `-qq` silences the line, never the status.
+#[test]
+fn command_failures_are_printed_once() {
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path().canonicalize().unwrap();
+    fs::create_dir_all(w.join("home/.agents")).unwrap();
+    fs::create_dir_all(w.join("proj")).unwrap();
+    fs::write(w.join("file"), "").unwrap();
+    let page_dir = w.join("file/man1");
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+        (
+            vec!["hook", "tcsh"],
+            2,
+            "agentenv: error: hook: unknown shell 'tcsh' (known: bash, zsh, fish)\n".into(),
+        ),
+        (
+            vec!["man", "--dir", page_dir.to_str().unwrap()],
+            1,
+            format!("agentenv: error: {}: not a directory\n", page_dir.display()),
+        ),
+    ];
+    for (args, code, want) in &cases {
+        let out = support::session_cmd(&w).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(*code), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), *want, "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let out = support::session_cmd(&w)
+            .arg("-qq")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(*code), "{args:?} -qq");
+        assert!(out.stderr.is_empty(), "{args:?} -qq");
     }
 }
 

@@ -90,6 +90,7 @@ fn check(shell: &str, line: &str, got: &[String], want: &[&str], not: &[&str]) {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn bash_completes_values() {
     if support::tool("bash").is_none() {
         return;
@@ -121,6 +122,7 @@ fn bash_completes_values() {
 }
 
 #[test]
+#[cfg_attr(missing = "fish", ignore = "needs fish")]
 fn fish_completes_values() {
     if support::tool("fish").is_none() {
         return;
@@ -174,6 +176,7 @@ fn strip_terminal(s: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
 fn zsh_completes_values() {
     let text = script("zsh");
     for want in [
@@ -301,6 +304,7 @@ fn groff_warnings(page: &std::path::Path) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "groff", ignore = "needs groff")]
 fn man_pages_render_without_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let all = dir.path().join("all.1");

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{Exit, Failure};
 
-/// `--format text|json` of agentenv's own commands (`explain`): a clap
+/// `--format text|json` of agentenv's own commands (`explain`, `status`): a clap
 /// `ValueEnum`, so an unknown value lists the accepted ones and the
 /// completion scripts offer them. (`env --format` stays a string parsed by
 /// `render::parse_format`: its values, aliases, case-sensitivity and error
@@ -115,12 +115,6 @@ pub fn options(scope: &ScopeArgs) -> Result<crate::session::Options, String> {
     Ok(opts)
 }
 
-/// Write `text` to stdout with the one writer (a closed pipe is not an
-/// error: [`super::write_stdout`]).
-fn print_out(text: &[u8]) -> Exit {
-    super::write_stdout(text).map(|()| 0)
-}
-
 pub fn run_env(a: EnvArgs) -> Exit {
     // The format is validated before anything runs (exit 1).
     let choice = match crate::render::parse_format(&a.format) {
@@ -167,7 +161,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
                 return match &a.into {
                     // An entry is UTF-8 (lookup checks it).
                     Some(path) => write_into(path, &String::from_utf8_lossy(&bytes)),
-                    None => print_out(&bytes),
+                    None => super::print(&bytes),
                 };
             }
             state => state,
@@ -183,7 +177,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
     if let Some(path) = &a.into {
         return write_into(path, &text);
     }
-    print_out(text.as_bytes())
+    super::print(text.as_bytes())
 }
 
 /// What `--cache` found.
@@ -339,7 +333,7 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         }
         text
     };
-    print_out(text.as_bytes())
+    super::print(text.as_bytes())
 }
 
 /// `explain --format json` with `"notes": [note]` added to the object.

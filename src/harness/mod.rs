@@ -164,7 +164,7 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let mut notes = Vec::new();
     for f in &opts.env_files {
         let cs = inputs::load_env_file(f, &mut notes)?;
-        for (k, line) in &cs.lines {
+        for (k, line) in cs.lines() {
             origins.insert(k.clone(), (f.clone(), *line as usize));
         }
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(f));

@@ -407,6 +407,10 @@ fn file_changes(bytes: &[u8]) -> (ChangeSet, Vec<crate::dotenv::Diagnostic>) {
     (cs, parsed.diagnostics)
 }
 
+/// Why a fill layer left a key alone (`explain`, `launch -vv`): the host
+/// environment already has it.
+pub const RESERVED_REASON: &str = "reserved by the host environment";
+
 /// Run the layer on an [`Assembly`]: one fill layer per file (kind
 /// [`LayerKind::DotenvFile`], with its path), reserved set taken from the
 /// assembly's current environment. With [`Options::no_env`], one literal
@@ -427,7 +431,7 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         let mut cs = ChangeSet::new();
         cs.set(ENV_FILE_VARIABLE, ENV_FILE_NONE);
         let present = asm.current().contains_key(OsStr::new(ENV_FILE_VARIABLE));
-        asm.apply_fill(layer, &cs, |_| present);
+        asm.apply_fill(layer, &cs, RESERVED_REASON, |_| present);
         return report;
     }
     let paths = env_file_paths(&report.plugin_root, env, &cwd);
@@ -462,7 +466,7 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         };
         let (cs, problems) = file_changes(&bytes);
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(&p));
-        let set = asm.apply_fill(layer, &cs, |k| {
+        let set = asm.apply_fill(layer, &cs, RESERVED_REASON, |k| {
             reserved.contains(&comparison_key(k, platform))
         });
         report.files.push(FileReport {

@@ -531,7 +531,7 @@ mod tests {
     #[test]
     fn export_forms() {
         let c = applied("export A=1 B=2 KEEP\nC=3 D=4\n");
-        assert_eq!(c.set.len(), 4);
+        assert_eq!(c.assigned().len(), 4);
         bash("export\n");
         bash("export -n A\n");
         bash("A=1 cmd\n");

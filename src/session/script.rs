@@ -178,7 +178,7 @@ mod tests {
         let (cs, skips) = interpret(Path::new("/x/env.py"), pairs);
         assert_eq!(cs.get("A").unwrap(), "1");
         assert_eq!(cs.get("A-B").unwrap(), "ok");
-        assert!(cs.removed.contains(&OsString::from("N")));
+        assert!(cs.removed().contains(&OsString::from("N")));
         let reasons: Vec<_> = skips.iter().map(|s| s.reason.as_str()).collect();
         assert_eq!(
             reasons,

@@ -168,7 +168,7 @@ mod tests {
         assert_eq!(cs.get("B").unwrap(), "9");
         assert_eq!(cs.get("D").unwrap(), "4");
         assert!(cs.get("A").is_none());
-        assert!(cs.removed.contains(&OsString::from("C")));
+        assert!(cs.removed().contains(&OsString::from("C")));
         assert!(changes_from_output(b"A=1\0").is_none());
     }
 
@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(cs.get("X").unwrap(), "1");
         assert_eq!(cs.get("Y").unwrap(), "a b");
         assert!(cs.get("BASH_FUNC_f%%").is_some());
-        assert!(cs.removed.contains(&OsString::from("GONE")));
+        assert!(cs.removed().contains(&OsString::from("GONE")));
         std::fs::write(&f, "X=1\nexit 0\n").unwrap();
         assert_eq!(
             source(&bash, &f, &env, Duration::from_secs(10)),
