@@ -1073,6 +1073,13 @@ fn status_dir_rules_and_system_store() {
             && err.contains("[possible values: text, json]"),
         "{err}"
     );
+    // A bad --timeout is a usage error, as for env (the same scope flags).
+    let o = status(&w, &["--timeout", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "agentenv: error: --timeout must be a positive number of seconds\n"
+    );
     assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
     assert!(!w.join("ran").exists());
 }

@@ -73,43 +73,38 @@ fn presence(p: &Path) -> (&'static str, Option<String>) {
 }
 
 /// Gather the report as JSON (the text form is printed from it).
-fn report(a: &StatusArgs) -> Result<Value, String> {
+fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let base = crate::core::process_env();
-    let here = crate::fsutil::current_dir()?;
+    let here = super::current_dir()?;
     let cwd = match &a.dir {
         Some(d) => {
             // As `cd DIR` would leave it: the resolved path (getcwd's).
             let joined = here.join(d);
             match std::fs::canonicalize(&joined) {
                 Ok(c) if c.is_dir() => c,
-                _ => return Err(format!("{} is not a directory", joined.display())),
+                _ => {
+                    return Err(Failure::runtime(format!(
+                        "{} is not a directory",
+                        joined.display()
+                    )))
+                }
             }
         }
         None => here,
     };
     // The scope flags as `env` reads them, without the trust gate yet.
-    let timeout = match a.scope.timeout {
-        None => None,
-        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
-            Some(std::time::Duration::from_secs_f64(t))
-        }
-        Some(_) => return Err("--timeout must be a positive number of seconds".into()),
-    };
     let opts = crate::session::Options {
-        global: a.scope.global,
-        agents_dir: a.scope.agents_dir.clone(),
-        timeout,
         cwd: Some(cwd.clone()),
-        ..Default::default()
+        ..super::session::scope_options(&a.scope)?
     };
     let required = a.scope.require_trust;
     // The gate, as env applies it: decides whether the project store loads.
     let mut gated = opts.clone();
     super::trust::gate(required, &mut gated, &base);
     let skipped_by_gate = gated.global && !opts.global;
-    let prepared = crate::session::prepare(&gated, &base)?;
+    let prepared = crate::session::prepare(&gated, &base).map_err(Failure::runtime)?;
     let ungated = if skipped_by_gate {
-        Some(crate::session::prepare(&opts, &base)?)
+        Some(crate::session::prepare(&opts, &base).map_err(Failure::runtime)?)
     } else {
         None
     };
@@ -365,7 +360,7 @@ fn text(r: &Value) -> String {
 }
 
 pub fn run(a: StatusArgs) -> Exit {
-    let r = report(&a).map_err(Failure::runtime)?;
+    let r = report(&a)?;
     let out = match a.format {
         TextOrJson::Json => {
             let mut t = serde_json::to_string_pretty(&r).expect("a Value serializes");

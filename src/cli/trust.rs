@@ -54,22 +54,32 @@ fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-pub fn run_allow(a: TrustArgs) -> Exit {
-    let store = store_for(a.dir.as_deref())?;
+/// `allow`/`deny`'s one step: `act` on the trust state directory and the
+/// store of `dir`; a failure is `cannot VERB STORE: why`.
+fn on_store<T>(
+    dir: Option<&Path>,
+    verb: &str,
+    act: impl FnOnce(&Path, &Path) -> Result<T, crate::trust::TrustError>,
+) -> Result<(PathBuf, T), Failure> {
+    let store = store_for(dir)?;
     let base = crate::core::process_env();
-    let real = crate::trust::state_dir(&base)
-        .and_then(|s| crate::trust::allow(&s, &store))
-        .map_err(|e| Failure::runtime(format!("cannot allow {}: {e}", store.display())))?;
+    match crate::trust::state_dir(&base).and_then(|s| act(&s, &store)) {
+        Ok(t) => Ok((store, t)),
+        Err(e) => Err(Failure::runtime(format!(
+            "cannot {verb} {}: {e}",
+            store.display()
+        ))),
+    }
+}
+
+pub fn run_allow(a: TrustArgs) -> Exit {
+    let (_, real) = on_store(a.dir.as_deref(), "allow", crate::trust::allow)?;
     super::say(format_args!("allowed {}", real.display()));
     Ok(0)
 }
 
 pub fn run_deny(a: TrustArgs) -> Exit {
-    let store = store_for(a.dir.as_deref())?;
-    let base = crate::core::process_env();
-    let removed = crate::trust::state_dir(&base)
-        .and_then(|s| crate::trust::deny(&s, &store))
-        .map_err(|e| Failure::runtime(format!("cannot deny {}: {e}", store.display())))?;
+    let (store, removed) = on_store(a.dir.as_deref(), "deny", crate::trust::deny)?;
     if removed {
         super::say(format_args!("denied {}", store.display()));
     } else {

@@ -284,6 +284,26 @@ impl<'t> Out<'t> {
         });
     }
 
+    /// The warning for a quoted value of `key` (over `lines` lines) with
+    /// text after its closing quote `q`.
+    fn trailing(&mut self, line: u32, q: u8, key: &str, lines: usize) {
+        let span = if lines > 1 {
+            format!(" (spanning {lines} lines)")
+        } else {
+            String::new()
+        };
+        self.diag(
+            line,
+            K::Trailing,
+            false,
+            format!(
+                "{} value of {key}{span} has text after the closing quote; \
+                 the whole text is kept literally, quotes included",
+                quoted_name(q)
+            ),
+        );
+    }
+
     #[inline]
     fn put(&mut self, key: &'t str, mut value: Cow<'t, str>, line: u32) {
         if self.has_nul {
@@ -499,16 +519,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 };
                 out.put(key, v, here);
             } else {
-                out.diag(
-                    here,
-                    K::Trailing,
-                    false,
-                    format!(
-                        "{} value of {key} has text after the closing quote; \
-                         the whole text is kept literally, quotes included",
-                        quoted_name(q)
-                    ),
-                );
+                out.trailing(here, q, key, 1);
                 out.put(key, Cow::Borrowed(unquoted(raw)), here);
             }
             pos = next;
@@ -583,17 +594,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                     };
                     out.put(key, Cow::Owned(v), here);
                 } else {
-                    out.diag(
-                        here,
-                        K::Trailing,
-                        false,
-                        format!(
-                            "{} value of {key} (spanning {} lines) has text after the \
-                             closing quote; the whole text is kept literally, quotes included",
-                            quoted_name(q),
-                            consumed + 1
-                        ),
-                    );
+                    out.trailing(here, q, key, consumed + 1);
                     let mut joined = String::with_capacity(raw.len() + (close_end - next) + 1);
                     joined.push_str(raw);
                     joined.push('\n');

@@ -146,6 +146,16 @@ impl Tree {
     }
 }
 
+/// `agentenv ARGS` with the caller's environment and working directory
+/// (the command line as a whole: help, version, completions).
+pub fn agentenv<I, S>(args: I) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Run::new(Command::new(super::agentenv_bin()), Path::new("")).args(args)
+}
+
 enum Check {
     Is(String),
     Has(String),
@@ -456,12 +466,20 @@ impl Ran {
 
     /// Stdout with the tree's root spelled `$W`.
     pub fn stdout_w(&self) -> String {
-        self.stdout.replace(&self.root, "$W")
+        self.spell_root(&self.stdout)
     }
 
     /// Stderr with the tree's root spelled `$W`.
     pub fn stderr_w(&self) -> String {
-        self.stderr.replace(&self.root, "$W")
+        self.spell_root(&self.stderr)
+    }
+
+    fn spell_root(&self, text: &str) -> String {
+        if self.root.is_empty() {
+            text.to_string()
+        } else {
+            text.replace(&self.root, "$W")
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 
 mod kit;
 #[allow(unused_imports)]
-pub use kit::{vars, Ran, Run, Tree};
+pub use kit::{agentenv, vars, Ran, Run, Tree};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
