@@ -118,11 +118,7 @@ fn q(shell: Shell, p: &OsStr) -> String {
 }
 
 /// A name the shells can hold as a variable.
-pub fn is_shell_name(k: &[u8]) -> bool {
-    !k.is_empty()
-        && (k[0].is_ascii_alphabetic() || k[0] == b'_')
-        && k.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
+pub use crate::compat::ident::is_name as is_shell_name;
 
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
