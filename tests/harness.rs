@@ -154,10 +154,10 @@ fn fullsend_dir_flag_and_host_override() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/a.yaml",
-        &format!("{HEAD}env:\n  runner:\n    D: \"${{FULLSEND_DIR}}\"\n    U: \"$UNSET_X/y\"\n"),
+        format!("{HEAD}env:\n  runner:\n    D: \"${{FULLSEND_DIR}}\"\n    U: \"$UNSET_X/y\"\n"),
     );
     let j = t
-        .host(&["harness", "resolve", p(&h), "--fullsend-dir", "/opt/fs"])
+        .host(["harness", "resolve", p(&h), "--fullsend-dir", "/opt/fs"])
         .env("FULLSEND_DIR", "/host")
         .run()
         .json();
@@ -170,18 +170,18 @@ fn unset_braced_variable_is_an_error() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/a.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    A: \"${{NOPE_VAR}}\"\n"),
+        format!("{HEAD}env:\n  sandbox:\n    A: \"${{NOPE_VAR}}\"\n"),
     );
-    t.host(&["harness", "resolve", p(&h)]).status(1).stderr_has("validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])").run();
+    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])").run();
     // set-but-empty passes; OIDC keys never count as set
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .env("NOPE_VAR", "")
         .run();
     let h2 = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}env:\n  runner:\n    T: \"${{ACTIONS_ID_TOKEN_REQUEST_TOKEN}}\"\n"),
+        format!("{HEAD}env:\n  runner:\n    T: \"${{ACTIONS_ID_TOKEN_REQUEST_TOKEN}}\"\n"),
     );
-    t.host(&["harness", "resolve", p(&h2)])
+    t.host(["harness", "resolve", p(&h2)])
         .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x")
         .status(1)
         .stderr_has("ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set (referenced by env.runner[T])")
@@ -192,23 +192,23 @@ fn unset_braced_variable_is_an_error() {
 fn required_fields() {
     let t = Tree::fullsend();
     let h = t.write("harness/a.yaml", "");
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
-        .stderr_has(&format!(
+        .stderr_has(format!(
             "{}: invalid harness: agent field is required",
             p(&h)
         ))
         .run();
     let h = t.write("harness/b.yaml", "agent: a\n");
-    t.host(&["harness", "lint", p(&h)])
+    t.host(["harness", "lint", p(&h)])
         .status(1)
         .stderr_has("role field is required")
         .run();
     let h = t.write(
         "harness/c.yaml",
-        &format!("{HEAD}host_files:\n  - dest: /x\n"),
+        format!("{HEAD}host_files:\n  - dest: /x\n"),
     );
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("host_files[0]: src is required")
         .run();
@@ -219,10 +219,10 @@ fn yaml_errors_name_file_line_and_field() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/a.yaml",
-        &format!("{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"),
+        format!("{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"),
     );
     let e = t
-        .host(&["harness", "resolve", p(&h)])
+        .host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("already defined at line 5")
         .run()
@@ -230,22 +230,22 @@ fn yaml_errors_name_file_line_and_field() {
     assert!(e.contains(&format!("{}:6:", p(&h))), "{e}");
     let h = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}env:\n  runner: [hunter2-type]\n"),
+        format!("{HEAD}env:\n  runner: [hunter2-type]\n"),
     );
     let e = t
-        .host(&["harness", "resolve", p(&h)])
+        .host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("parsing harness YAML: yaml: unmarshal errors: env.runner: expected a mapping")
         .run()
         .stderr;
     assert!(e.contains(&format!("{}:4:11", p(&h))), "{e}");
-    let h = t.write("harness/c.yaml", &format!("{HEAD}host_files: {{}}\n"));
-    t.host(&["harness", "resolve", p(&h)])
+    let h = t.write("harness/c.yaml", format!("{HEAD}host_files: {{}}\n"));
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("host_files: expected a sequence")
         .run();
     let missing = t.root().join("harness/none.yaml");
-    t.host(&["harness", "resolve", p(&missing)])
+    t.host(["harness", "resolve", p(&missing)])
         .status(1)
         .stderr_has("reading harness file")
         .run();
@@ -256,9 +256,9 @@ fn lenient_yaml_literal_scalars() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/a.yaml",
-        &format!("{HEAD}unknown_top: [1, 2]\nenv:\n  runer: {{X: y}}\n  sandbox:\n    B: yes\n    F: 1.50\n    H: 0x1F\n    NUL: ~\n    E:\n---\nagent: other\n"),
+        format!("{HEAD}unknown_top: [1, 2]\nenv:\n  runer: {{X: y}}\n  sandbox:\n    B: yes\n    F: 1.50\n    H: 0x1F\n    NUL: ~\n    E:\n---\nagent: other\n"),
     );
-    let j = t.host(&["harness", "resolve", p(&h)]).run().json();
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(j["env"]["runner"], serde_json::json!({}));
     let s = &j["env"]["sandbox"];
     assert_eq!(
@@ -273,7 +273,7 @@ fn base_chain_merges_relative_to_declaring_file() {
     let t = Tree::fullsend();
     t.write(
         "harness/common/root.yaml",
-        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
     );
     t.write(
         "harness/common/mid.yaml",
@@ -283,7 +283,7 @@ fn base_chain_merges_relative_to_declaring_file() {
         "harness/child.yaml",
         "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /tmp/d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
     );
-    let j = t.host(&["harness", "resolve", p(&h)]).run().json();
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(
         j["env"]["runner"],
         // The child's overlay is applied last (each layer resolves its own).
@@ -316,10 +316,10 @@ fn base_chain_limits() {
         t.write(&format!("harness/b{i}.yaml"), &next);
     }
     let h = t.write("harness/c.yaml", "base: b1.yaml\n");
-    t.host(&["harness", "resolve", p(&h)]).run();
-    t.write("harness/b5.yaml", &format!("{HEAD}base: b6.yaml\n"));
+    t.host(["harness", "resolve", p(&h)]).run();
+    t.write("harness/b5.yaml", format!("{HEAD}base: b6.yaml\n"));
     t.write("harness/b6.yaml", HEAD);
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("loading base chain: exceeded maximum base depth of 5")
         .run();
@@ -327,7 +327,7 @@ fn base_chain_limits() {
     t.write("harness/x.yaml", "base: y.yaml\n");
     let y = t.write("harness/y.yaml", "base: ../harness/x.yaml\n");
     let e = t
-        .host(&["harness", "resolve", p(&y)])
+        .host(["harness", "resolve", p(&y)])
         .status(1)
         .stderr_has("circular base reference: ")
         .run()
@@ -337,23 +337,23 @@ fn base_chain_limits() {
         "{e}"
     );
     let s = t.write("harness/self.yaml", "base: self.yaml\n");
-    t.host(&["harness", "resolve", p(&s)])
+    t.host(["harness", "resolve", p(&s)])
         .status(1)
         .stderr_has("circular base reference")
         .run();
     // missing, escaping, http
     let m = t.write("harness/m.yaml", "base: nope.yaml\n");
-    t.host(&["harness", "resolve", p(&m)])
+    t.host(["harness", "resolve", p(&m)])
         .status(1)
         .stderr_has("loading base chain: loading base harness ")
         .run();
     let esc = t.write("harness/esc.yaml", "base: ../../outside.yaml\n");
-    t.host(&["harness", "resolve", p(&esc)])
+    t.host(["harness", "resolve", p(&esc)])
         .status(1)
         .stderr_has("base path \"../../outside.yaml\" escapes workspace root")
         .run();
     let http = t.write("harness/http.yaml", "base: http://example.com/b.yaml\n");
-    t.host(&["harness", "resolve", p(&http)])
+    t.host(["harness", "resolve", p(&http)])
         .status(1)
         .stderr_has("base URL scheme must be https, got http://")
         .run();
@@ -386,32 +386,32 @@ fn url_bases_come_only_from_the_cache() {
     fs::write(cache.join(&digest), &body).unwrap();
     let h = t.write(
         "harness/u.yaml",
-        &format!(
+        format!(
             "base: https://example.com/h.yaml#sha256={}\n",
             digest.to_uppercase()
         ),
     );
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("URL base requires org-level allowed_remote_resources")
         .run();
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("--base-cache")
         .run();
     let j = t
-        .host(&["harness", "resolve", p(&h), "--base-cache", p(&cache)])
+        .host(["harness", "resolve", p(&h), "--base-cache", p(&cache)])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["FROM"], "url");
     // tampered cache file
     fs::write(cache.join(&digest), format!("{body}# x\n")).unwrap();
-    t.host(&["harness", "resolve", p(&h), "--base-cache", p(&cache)])
+    t.host(["harness", "resolve", p(&h), "--base-cache", p(&cache)])
         .status(1)
         .stderr_has("integrity check failed")
         .run();
     let nofrag = t.write("harness/n.yaml", "base: https://example.com/h.yaml\n");
-    t.host(&["harness", "resolve", p(&nofrag)])
+    t.host(["harness", "resolve", p(&nofrag)])
         .status(1)
         .stderr_has("#sha256=")
         .run();
@@ -422,15 +422,15 @@ fn forge_selection_and_validation() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/f.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
     );
-    let j = t.host(&["harness", "resolve", p(&h)]).run().json();
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some(""), Some("top"))
     );
     let j = t
-        .host(&["harness", "resolve", p(&h)])
+        .host(["harness", "resolve", p(&h)])
         .env("GITHUB_ACTIONS", "true")
         .env("GITLAB_CI", "true")
         .run()
@@ -440,11 +440,11 @@ fn forge_selection_and_validation() {
         (Some("github"), Some("gh"))
     );
     let j = t
-        .host(&["harness", "resolve", p(&h), "--forge", "github"])
+        .host(["harness", "resolve", p(&h), "--forge", "github"])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "gh");
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .env("GITLAB_CI", "true")
         .status(1)
         .stderr_has("UNSET_IN_GITLAB is not set (referenced by env.runner[K])")
@@ -452,7 +452,7 @@ fn forge_selection_and_validation() {
     // §11.1.1: every block is checked, selected or not, with no platform too.
     let unsel = t.write(
         "harness/u.yaml",
-        &format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
+        format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
     );
     for extra in [&[][..], &["--forge", "github"][..]] {
         t.host(["harness", "resolve", p(&unsel)])
@@ -461,18 +461,18 @@ fn forge_selection_and_validation() {
             .stderr_has("invalid harness: forge.gitlab.host_files[0]: src is required")
             .run();
     }
-    t.host(&["harness", "resolve", p(&h), "--forge", "bitbucket"])
+    t.host(["harness", "resolve", p(&h), "--forge", "bitbucket"])
         .status(1)
         .stderr_has(
             "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
         )
         .run();
-    t.host(&["harness", "resolve", p(&h), "--forge", "jira"]).status(1).stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)").run();
+    t.host(["harness", "resolve", p(&h), "--forge", "jira"]).status(1).stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)").run();
     let bad = t.write(
         "harness/bad.yaml",
-        &format!("{HEAD}forge:\n  gihtub: {{}}\n"),
+        format!("{HEAD}forge:\n  gihtub: {{}}\n"),
     );
-    t.host(&["harness", "resolve", p(&bad)])
+    t.host(["harness", "resolve", p(&bad)])
         .status(1)
         .stderr_has("forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)")
         .run();
@@ -483,18 +483,18 @@ fn overlays_with_event_and_config() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/o.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"),
     );
     let ev = t.write("pr.json", "{\"kind\": \"pull_request\"}");
     let j = t
-        .host(&["harness", "resolve", p(&h), "--event", p(&ev)])
+        .host(["harness", "resolve", p(&h), "--event", p(&ev)])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "pr");
     // no event: event.kind is an error → non-match with a warning naming the index
     let cfg = t.write("c.yaml", "forge: gitlab\n");
     let o = t
-        .host(&["harness", "resolve", p(&h), "--config", p(&cfg)])
+        .host(["harness", "resolve", p(&h), "--config", p(&cfg)])
         .any_status()
         .run();
     assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
@@ -509,32 +509,32 @@ fn overlays_with_event_and_config() {
     assert_eq!(j["warnings"], serde_json::json!([]));
     let ev2 = t.write("n.json", "{\"kind\": \"push\", \"number\": 4}");
     let j = t
-        .host(&["harness", "resolve", p(&h), "--event-file", p(&ev2)])
+        .host(["harness", "resolve", p(&h), "--event-file", p(&ev2)])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "big");
     // compile errors and non-bool types are load errors
     let bad = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"event.flag\"\n"),
+        format!("{HEAD}overlays:\n  - when: \"event.flag\"\n"),
     );
-    t.host(&["harness", "resolve", p(&bad)])
+    t.host(["harness", "resolve", p(&bad)])
         .status(1)
         .stderr_has("overlays[0].when must evaluate to bool, got dyn")
         .run();
     let bad = t.write(
         "harness/c.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n"),
+        format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n"),
     );
-    t.host(&["harness", "resolve", p(&bad)])
+    t.host(["harness", "resolve", p(&bad)])
         .status(1)
         .stderr_has("overlays[0].when: ")
         .run();
     let both = t.write(
         "harness/d.yaml",
-        &format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
+        format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
     );
-    t.host(&["harness", "resolve", p(&both)])
+    t.host(["harness", "resolve", p(&both)])
         .status(1)
         .stderr_has("forge and overlays cannot coexist in the same harness")
         .run();
@@ -545,12 +545,12 @@ fn env_files_load_first_and_strictly() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/e.yaml",
-        &format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"),
+        format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"),
     );
     let e1 = t.write("one.env", "FROM_FILE=first\nGITHUB_ACTIONS=true\n");
     let e2 = t.write("two.env", "export FROM_FILE='second'\n");
     let j = t
-        .host(&[
+        .host([
             "harness",
             "resolve",
             p(&h),
@@ -571,7 +571,7 @@ fn env_files_load_first_and_strictly() {
         "FROM_FILE=1\nthis line is ignored hunter2-envline\n",
     );
     let o = t
-        .host(&["harness", "resolve", p(&h), "--env-file", p(&skip)])
+        .host(["harness", "resolve", p(&h), "--env-file", p(&skip)])
         .any_status()
         .run();
     assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
@@ -580,9 +580,9 @@ fn env_files_load_first_and_strictly() {
     assert!(!e.contains("hunter2"), "{e}");
     let bad = t.write("bad.env", "FROM_FILE=1\nTOKEN hunter2-envline=x\n");
     let e = t
-        .host(&["harness", "resolve", p(&h), "--env-file", p(&bad)])
+        .host(["harness", "resolve", p(&h), "--env-file", p(&bad)])
         .status(1)
-        .stderr_has(&format!(
+        .stderr_has(format!(
             "{}:2: invalid env var name \"TOKEN…\" in {}",
             p(&bad),
             p(&bad)
@@ -594,17 +594,17 @@ fn env_files_load_first_and_strictly() {
     // after a closing quote dropped.
     let g = t.write("g.env", "FROM_FILE= \"a\"b\n");
     let j = t
-        .host(&["harness", "resolve", p(&h), "--env-file", p(&g)])
+        .host(["harness", "resolve", p(&h), "--env-file", p(&g)])
         .run()
         .json();
     assert_eq!(j["env"]["sandbox"]["T"], " \"a\"b");
     let g = t.write("g2.env", "FROM_FILE=\"a\"b\n");
     let j = t
-        .host(&["harness", "resolve", p(&h), "--env-file", p(&g)])
+        .host(["harness", "resolve", p(&h), "--env-file", p(&g)])
         .run()
         .json();
     assert_eq!(j["env"]["sandbox"]["T"], "a");
-    t.host(&[
+    t.host([
         "harness",
         "resolve",
         p(&h),
@@ -622,7 +622,7 @@ fn missing_host_file_is_an_error_and_a_lint_finding() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/m.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"),
+        format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"),
     );
     let want = format!(
         "validating files: host_files[0].src: stat {}/env/none.env: no such file or directory",
@@ -639,7 +639,7 @@ fn missing_host_file_is_an_error_and_a_lint_finding() {
             "{e}"
         );
     }
-    let o = t.host(&["harness", "lint", p(&h)]).any_status().run();
+    let o = t.host(["harness", "lint", p(&h)]).any_status().run();
     assert_eq!(o.status, Some(1), "{}", o.stderr.clone());
     assert_eq!(
         o.stdout.clone(),
@@ -649,21 +649,21 @@ fn missing_host_file_is_an_error_and_a_lint_finding() {
         )
     );
     t.write("env/none.env", "X=1\n");
-    t.host(&["harness", "resolve", p(&h)]).run();
+    t.host(["harness", "resolve", p(&h)]).run();
 }
 
 #[test]
 fn lint_prints_diagnostics_and_exits_zero() {
     let t = Tree::fullsend();
-    let h = t.write("harness/l.yaml", &format!("{HEAD}runner_env: {{A: b}}\n"));
-    let o = t.host(&["harness", "lint", p(&h)]).any_status().run();
+    let h = t.write("harness/l.yaml", format!("{HEAD}runner_env: {{A: b}}\n"));
+    let o = t.host(["harness", "lint", p(&h)]).any_status().run();
     assert_eq!(o.status, Some(0));
     assert_eq!(
         o.stdout.clone(),
         "warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)\n"
     );
     let clean = t.write("harness/c.yaml", HEAD);
-    let o = t.host(&["harness", "lint", p(&clean)]).any_status().run();
+    let o = t.host(["harness", "lint", p(&clean)]).any_status().run();
     assert_eq!((o.status, o.stdout.clone().as_str()), (Some(0), ""));
 }
 
@@ -672,11 +672,11 @@ fn run_uses_host_env_plus_effective_runner_env() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/r.yaml",
-        &format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"),
+        format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"),
     );
     let ef = t.write("run.env", "FROM_ENV_FILE=ef\nB=from-file\n");
     let o = t
-        .host(&[
+        .host([
             "harness",
             "run",
             p(&h),
@@ -710,13 +710,13 @@ fn run_uses_host_env_plus_effective_runner_env() {
     assert!(!out.contains("FULLSEND_GCP_OIDC_URL"), "{out}");
     // exit status and not-found
     let o = t
-        .host(&["harness", "run", p(&h), "--", "sh", "-c", "exit 7"])
+        .host(["harness", "run", p(&h), "--", "sh", "-c", "exit 7"])
         .env("HOST_V", "")
         .any_status()
         .run();
     assert_eq!(o.status, Some(7));
     let o = t
-        .host(&["harness", "run", p(&h), "--", "no-such-cmd-xyz"])
+        .host(["harness", "run", p(&h), "--", "no-such-cmd-xyz"])
         .env("HOST_V", "")
         .any_status()
         .run();
@@ -724,7 +724,7 @@ fn run_uses_host_env_plus_effective_runner_env() {
     // a load error exits 1 without running
     let bad = t.write("harness/bad.yaml", "agent: a\n");
     let o = t
-        .host(&["harness", "run", p(&bad), "--", "sh", "-c", "echo ran"])
+        .host(["harness", "run", p(&bad), "--", "sh", "-c", "echo ran"])
         .any_status()
         .run();
     assert_eq!(o.status, Some(1));
@@ -736,12 +736,9 @@ fn sandbox_env_export_and_dotenv() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/s.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"),
+        format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"),
     );
-    let o = t
-        .host(&["harness", "sandbox-env", p(&h)])
-        .any_status()
-        .run();
+    let o = t.host(["harness", "sandbox-env", p(&h)]).any_status().run();
     assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
     assert_eq!(o.stdout.clone(), "export A='$. `y`'\nexport Z='it'\\''s'\n");
     let e = o.stderr.clone();
@@ -757,7 +754,7 @@ fn sandbox_env_export_and_dotenv() {
     if let Some(sh) = support::which("dash").or_else(|| support::tool("sh")) {
         let out = t.root().join("out.env");
         let o = t
-            .host(&["harness", "sandbox-env", p(&h), "-o", p(&out)])
+            .host(["harness", "sandbox-env", p(&h), "-o", p(&out)])
             .any_status()
             .run();
         assert_eq!(o.status, Some(0));
@@ -779,7 +776,7 @@ fn sandbox_env_export_and_dotenv() {
     // dotenv format reads back with the project's grammar
     let out = t.root().join("out2.env");
     let o = t
-        .host(&[
+        .host([
             "harness",
             "sandbox-env",
             p(&h),
@@ -804,7 +801,7 @@ fn sandbox_env_export_and_dotenv() {
             ("Z".to_string(), "it's".to_string())
         ]
     );
-    t.host(&["harness", "sandbox-env", p(&h), "--format", "yaml"])
+    t.host(["harness", "sandbox-env", p(&h), "--format", "yaml"])
         .status(1)
         .stderr_has("[possible values: export, dotenv, github, docker]")
         .run();
@@ -824,11 +821,11 @@ fn sandbox_env_dotenv_refuses_unrepresentable_values() {
     let yaml_v = serde_json::to_string(v).unwrap(); // JSON string is a YAML double-quoted scalar
     let h = t.write(
         "harness/s.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    OK: fine\n    WEIRD: {yaml_v}\n"),
+        format!("{HEAD}env:\n  sandbox:\n    OK: fine\n    WEIRD: {yaml_v}\n"),
     );
     let out = t.root().join("o.env");
     let e = t
-        .host(&[
+        .host([
             "harness",
             "sandbox-env",
             p(&h),
@@ -873,28 +870,28 @@ fn canary_secrets_never_reach_stderr() {
     }
     let h = t.write(
         "harness/ok.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n"),
+        format!("{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n"),
     );
-    let ev = t.write("ev.json", &format!("{{\"tok\": \"{C}\"}}"));
+    let ev = t.write("ev.json", format!("{{\"tok\": \"{C}\"}}"));
     cases.push((s(&["harness", "resolve", p(&h), "--event", p(&ev)]), vec![]));
-    let bad_ev = t.write("bad.json", &format!("{{\"tok\": \"{C}\" x"));
+    let bad_ev = t.write("bad.json", format!("{{\"tok\": \"{C}\" x"));
     cases.push((
         s(&["harness", "resolve", p(&h), "--event", p(&bad_ev)]),
         vec![],
     ));
-    let bad_cfg = t.write("bad.yaml", &format!("forge: [{C}\n"));
+    let bad_cfg = t.write("bad.yaml", format!("forge: [{C}\n"));
     cases.push((
         s(&["harness", "resolve", p(&h), "--config", p(&bad_cfg)]),
         vec![],
     ));
-    let bad_cfg_json = t.write("badc.json", &format!("{{\"forge\": {C}}}"));
+    let bad_cfg_json = t.write("badc.json", format!("{{\"forge\": {C}}}"));
     cases.push((
         s(&["harness", "resolve", p(&h), "--config", p(&bad_cfg_json)]),
         vec![],
     ));
     let bad_env = t.write(
         "bad.env",
-        &format!("SECRET={C}\n{C} not an assignment\nX=\"{C}\n"),
+        format!("SECRET={C}\n{C} not an assignment\nX=\"{C}\n"),
     );
     cases.push((
         s(&["harness", "resolve", p(&h), "--env-file", p(&bad_env)]),
@@ -902,7 +899,7 @@ fn canary_secrets_never_reach_stderr() {
     ));
     let runh = t.write(
         "harness/run.yaml",
-        &format!("{HEAD}env:\n  runner:\n    S: \"{C}\"\n"),
+        format!("{HEAD}env:\n  runner:\n    S: \"{C}\"\n"),
     );
     cases.push((
         s(&["harness", "run", p(&runh), "--", "no-such-cmd-canary"]),
@@ -939,13 +936,13 @@ fn s11_1_2_host_files_merge_by_dest_replacing_the_last() {
     let t = Tree::fullsend();
     t.write(
         "harness/base.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: z, dest: /tmp/a, optional: true}}\n"),
+        format!("{HEAD}host_files:\n  - {{src: z, dest: /tmp/a, optional: true}}\n"),
     );
     let h = t.write(
         "harness/c.yaml",
         "base: base.yaml\nhost_files:\n  - {src: x, dest: /tmp/b, optional: true}\n  - {src: y, dest: /tmp/b, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    host_files:\n      - {src: o1, dest: /tmp/c, optional: true}\n      - {src: o2, dest: /tmp/c, optional: true}\n",
     );
-    let j = t.host(&["harness", "resolve", p(&h)]).run().json();
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     let got: Vec<(&str, &str, bool)> = j["host_files"]
         .as_array()
         .unwrap()
@@ -973,9 +970,9 @@ fn s11_2_1_every_matching_overlay_merges_later_wins() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/o.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top, T: top}}\noverlays:\n  - when: 'true'\n    env: {{runner: {{K: first, A: first}}}}\n  - when: \"event.missing == 1\"\n    env: {{runner: {{K: err}}}}\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{K: third}}, sandbox: {{S: third}}}}\n  - when: 'false'\n    env: {{runner: {{K: never}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{K: top, T: top}}\noverlays:\n  - when: 'true'\n    env: {{runner: {{K: first, A: first}}}}\n  - when: \"event.missing == 1\"\n    env: {{runner: {{K: err}}}}\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{K: third}}, sandbox: {{S: third}}}}\n  - when: 'false'\n    env: {{runner: {{K: never}}}}\n"),
     );
-    let o = t.host(&["harness", "resolve", p(&h)]).any_status().run();
+    let o = t.host(["harness", "resolve", p(&h)]).any_status().run();
     assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
     let j: Value = serde_json::from_slice(&o.stdout_bytes).unwrap();
     assert_eq!(
@@ -995,14 +992,14 @@ fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
     // The base's forge block and overlay set K; the child's top level wins.
     t.write(
         "harness/base.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
     );
     let h = t.write(
         "harness/child.yaml",
         "base: base.yaml\nenv:\n  runner: {K: child}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
     );
     let j = t
-        .host(&["harness", "resolve", p(&h), "--forge", "github"])
+        .host(["harness", "resolve", p(&h), "--forge", "github"])
         .run()
         .json();
     assert_eq!(
@@ -1012,13 +1009,13 @@ fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
     // forge in the base, overlays in the child: fine (exclusivity per file).
     // A base forge map without the run's platform is dropped silently.
     let j = t
-        .host(&["harness", "resolve", p(&h), "--forge", "jira"])
+        .host(["harness", "resolve", p(&h), "--forge", "jira"])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "child");
     assert!(j["env"]["runner"].get("F").is_none());
     // No platform: every base forge block is dropped.
-    let j = t.host(&["harness", "resolve", p(&h)]).run().json();
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
@@ -1029,7 +1026,7 @@ fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
         "base: base.yaml\nforge:\n  github: ~\n",
     );
     let j = t
-        .host(&["harness", "resolve", p(&n), "--forge", "github"])
+        .host(["harness", "resolve", p(&n), "--forge", "github"])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["F"], "base-forge");
@@ -1037,13 +1034,13 @@ fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
     // evaluated in the base layer, under the child's top level.
     t.write(
         "harness/ob.yaml",
-        &format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
+        format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
     );
     let oc = t.write(
         "harness/oc.yaml",
         "base: ob.yaml\nenv:\n  runner: {K: child}\n",
     );
-    let j = t.host(&["harness", "resolve", p(&oc)]).run().json();
+    let j = t.host(["harness", "resolve", p(&oc)]).run().json();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"K": "child", "X": "base-overlay"})
@@ -1051,15 +1048,15 @@ fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
     // Errors in a base layer read "invalid base harness".
     t.write(
         "harness/badbase.yaml",
-        &format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
+        format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
     );
     let bc = t.write("harness/bc.yaml", "base: badbase.yaml\n");
-    t.host(&["harness", "resolve", p(&bc)])
+    t.host(["harness", "resolve", p(&bc)])
         .status(1)
         .stderr_has("loading base chain: ")
         .run();
     let e = t
-        .host(&["harness", "resolve", p(&bc)])
+        .host(["harness", "resolve", p(&bc)])
         .status(1)
         .stderr_has("invalid base harness: forge and overlays cannot coexist in the same harness")
         .run()
@@ -1072,9 +1069,9 @@ fn s11_2_3_unset_variables_are_reported_together() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/u.yaml",
-        &format!("{HEAD}runner_env: {{R: \"${{U2}}\"}}\nenv:\n  runner: {{A: \"${{U1}}\", B: \"${{U2}}${{SET}}\"}}\n  sandbox: {{S: \"${{U1}}\"}}\nhost_files:\n  - {{src: \"${{U3}}/f\", dest: /tmp/f}}\n"),
+        format!("{HEAD}runner_env: {{R: \"${{U2}}\"}}\nenv:\n  runner: {{A: \"${{U1}}\", B: \"${{U2}}${{SET}}\"}}\n  sandbox: {{S: \"${{U1}}\"}}\nhost_files:\n  - {{src: \"${{U3}}/f\", dest: /tmp/f}}\n"),
     );
-    let e = t.host(&["harness", "resolve", p(&h)]).env("SET", "").status(1).stderr_has("validating env: 3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[A], env.sandbox[S])\n    U2 is not set (referenced by env.runner[B], runner_env[R])\n    U3 is not set (referenced by host_files[0].src)").run().stderr;
+    let e = t.host(["harness", "resolve", p(&h)]).env("SET", "").status(1).stderr_has("validating env: 3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[A], env.sandbox[S])\n    U2 is not set (referenced by env.runner[B], runner_env[R])\n    U3 is not set (referenced by host_files[0].src)").run().stderr;
     assert!(!e.contains("SET is not set"), "{e}");
 }
 
@@ -1097,23 +1094,23 @@ fn s11_2_4_the_wider_deny_list() {
         // counts as unset for the validation
         let h = t.write(
             "harness/d.yaml",
-            &format!("{HEAD}env:\n  runner: {{A: \"${{{k}}}\"}}\n"),
+            format!("{HEAD}env:\n  runner: {{A: \"${{{k}}}\"}}\n"),
         );
-        t.host(&["harness", "resolve", p(&h)])
+        t.host(["harness", "resolve", p(&h)])
             .env(k, "v")
             .status(1)
-            .stderr_has(&format!("{k} is not set (referenced by env.runner[A])"))
+            .stderr_has(format!("{k} is not set (referenced by env.runner[A])"))
             .run();
         // expands to "" unbraced, is a reserved sandbox key, and is
         // stripped from the run child even when declared
         let h = t.write(
             "harness/d.yaml",
-            &format!(
+            format!(
                 "{HEAD}env:\n  runner: {{A: \"x${k}-y\", {k}: declared}}\n  sandbox: {{{k}: s}}\n"
             ),
         );
         let o = t
-            .host(&["harness", "resolve", p(&h)])
+            .host(["harness", "resolve", p(&h)])
             .env(k, "v")
             .any_status()
             .run();
@@ -1126,7 +1123,7 @@ fn s11_2_4_the_wider_deny_list() {
             format!("env.sandbox key \"{k}\" is reserved for runner infrastructure; skipping")
         );
         let o = t
-            .host(&["harness", "run", p(&h), "--", "env"])
+            .host(["harness", "run", p(&h), "--", "env"])
             .env(k, "v")
             .any_status()
             .run();
@@ -1140,9 +1137,9 @@ fn s11_2_5_new_reserved_sandbox_keys() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/r.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    FULLSEND_TIMEOUT_MINUTES: a\n    FULLSEND_ITERATION_DEADLINE: b\n    TRACEPARENT: c\n    FULLSEND_RUNNER_PATH: d\n    KEPT: e\n"),
+        format!("{HEAD}env:\n  sandbox:\n    FULLSEND_TIMEOUT_MINUTES: a\n    FULLSEND_ITERATION_DEADLINE: b\n    TRACEPARENT: c\n    FULLSEND_RUNNER_PATH: d\n    KEPT: e\n"),
     );
-    let j = t.host(&["harness", "resolve", p(&h)]).run().json();
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(j["sandbox_lines"], serde_json::json!(["export KEPT='e'"]));
     assert_eq!(j["warnings"].as_array().unwrap().len(), 4);
 }
@@ -1178,32 +1175,32 @@ fn s11_2_6_host_file_dest_rules() {
     ] {
         let h = t.write(
             "harness/d.yaml",
-            &format!("{HEAD}host_files:\n  - {{src: a, dest: \"{dest}\", optional: true}}\n"),
+            format!("{HEAD}host_files:\n  - {{src: a, dest: \"{dest}\", optional: true}}\n"),
         );
-        t.host(&["harness", "resolve", p(&h)])
+        t.host(["harness", "resolve", p(&h)])
             .status(1)
-            .stderr_has(&format!("invalid harness: {msg}"))
+            .stderr_has(format!("invalid harness: {msg}"))
             .run();
     }
     // inside blocks, with their prefixes; before ${} validation
     let h = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}forge:\n  gitlab:\n    host_files: [{{src: a, dest: /etc/x}}]\n"),
+        format!("{HEAD}forge:\n  gitlab:\n    host_files: [{{src: a, dest: /etc/x}}]\n"),
     );
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("forge.gitlab.host_files[0]: dest \"/etc/x\" must be under /sandbox/ or /tmp/")
         .run();
     let h = t.write(
         "harness/o.yaml",
-        &format!("{HEAD}env: {{runner: {{A: \"${{UNSET}}\"}}}}\noverlays:\n  - when: 'false'\n    host_files: [{{src: a, dest: /sandbox/claude-config/x}}]\n"),
+        format!("{HEAD}env: {{runner: {{A: \"${{UNSET}}\"}}}}\noverlays:\n  - when: 'false'\n    host_files: [{{src: a, dest: /sandbox/claude-config/x}}]\n"),
     );
-    t.host(&["harness", "resolve", p(&h)]).status(1).stderr_has("overlays[0].host_files[0]: dest \"/sandbox/claude-config/x\" is reserved for the runner").run();
+    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("overlays[0].host_files[0]: dest \"/sandbox/claude-config/x\" is reserved for the runner").run();
     let ok = t.write(
         "harness/ok.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}}\n  - {{src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}}\n"),
+        format!("{HEAD}host_files:\n  - {{src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}}\n  - {{src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}}\n"),
     );
-    t.host(&["harness", "resolve", p(&ok)]).run();
+    t.host(["harness", "resolve", p(&ok)]).run();
 }
 
 #[test]
@@ -1211,32 +1208,32 @@ fn s11_2_7_validation_loop_merges_field_by_field() {
     let t = Tree::fullsend();
     t.write(
         "harness/base.yaml",
-        &format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
+        format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
     );
     // The child sets only schema: script and preflight come from the base.
     let h = t.write(
         "harness/c.yaml",
         "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
     );
-    t.host(&["harness", "resolve", p(&h)]).status(1).stderr_has("2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)").run();
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)").run();
+    t.host(["harness", "resolve", p(&h)])
         .env("PRE", "")
         .env("SCHEMA_DIR", "")
         .run();
     // A forge block may omit script when the top level has one.
     let f = t.write(
         "harness/f.yaml",
-        &format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
+        format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
     );
-    t.host(&["harness", "resolve", p(&f), "--forge", "github"])
+    t.host(["harness", "resolve", p(&f), "--forge", "github"])
         .status(1)
         .stderr_has("GH_SCHEMA is not set (referenced by validation_loop.schema)")
         .run();
     let nf = t.write(
         "harness/nf.yaml",
-        &format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
+        format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
     );
-    t.host(&["harness", "resolve", p(&nf)])
+    t.host(["harness", "resolve", p(&nf)])
         .status(1)
         .stderr_has("forge.github.validation_loop.script is required when validation_loop is set")
         .run();
@@ -1247,14 +1244,14 @@ fn s11_2_8_the_config_map_cel_sees() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/c.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"!has(config.mint_url) && !has(config.inference)\"\n    env: {{runner: {{HIDDEN: 'yes'}}}}\n  - when: \"config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'\"\n    env: {{runner: {{AGENT: 'yes'}}}}\n  - when: \"config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'\"\n    env: {{runner: {{NESTED: 'yes'}}}}\n  - when: \"has(config.kill_switch)\"\n    env: {{runner: {{KILL: 'yes'}}}}\n"),
+        format!("{HEAD}overlays:\n  - when: \"!has(config.mint_url) && !has(config.inference)\"\n    env: {{runner: {{HIDDEN: 'yes'}}}}\n  - when: \"config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'\"\n    env: {{runner: {{AGENT: 'yes'}}}}\n  - when: \"config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'\"\n    env: {{runner: {{NESTED: 'yes'}}}}\n  - when: \"has(config.kill_switch)\"\n    env: {{runner: {{KILL: 'yes'}}}}\n"),
     );
     let c = t.write(
         "config.yaml",
         "mint_url: https://mint\ninference: {project: p}\nkill_switch: false\nagents:\n  - {source: '', name: n, runtime: claude}\ncreate_issues: {allow_targets: {orgs: [o]}}\nstatus_notifications: {comment: {start: s}}\n",
     );
     let j = t
-        .host(&["harness", "resolve", p(&h), "--config", p(&c)])
+        .host(["harness", "resolve", p(&h), "--config", p(&c)])
         .run()
         .json();
     assert_eq!(
@@ -1268,10 +1265,10 @@ fn s11_2_9_lint_warnings() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/l.yaml",
-        &format!("{HEAD}allowed_remote_resources: ['https://example.com/']\nenv:\n  runner: {{U: \"${{GITHUB_ISSUE_URL}}\"}}\n  sandbox: {{S: \"x $GITHUB_ISSUE_URL\"}}\nrunner_env: {{R: \"${{GITHUB_ISSUE_URL}}\"}}\n"),
+        format!("{HEAD}allowed_remote_resources: ['https://example.com/']\nenv:\n  runner: {{U: \"${{GITHUB_ISSUE_URL}}\"}}\n  sandbox: {{S: \"x $GITHUB_ISSUE_URL\"}}\nrunner_env: {{R: \"${{GITHUB_ISSUE_URL}}\"}}\n"),
     );
     let o = t
-        .host(&["harness", "lint", p(&h)])
+        .host(["harness", "lint", p(&h)])
         .env("GITHUB_ISSUE_URL", "u")
         .any_status()
         .run();
@@ -1291,10 +1288,10 @@ fn s11_2_10_trigger_is_inherited_from_a_base() {
     // `runtime` is not declared for triggers: the inherited one fails.
     t.write(
         "harness/base.yaml",
-        &format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
+        format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
     );
     let h = t.write("harness/c.yaml", "base: base.yaml\n");
-    t.host(&["harness", "resolve", p(&h)])
+    t.host(["harness", "resolve", p(&h)])
         .status(1)
         .stderr_has("invalid harness: trigger: undeclared reference to 'runtime' at 1:1")
         .run();
@@ -1302,7 +1299,7 @@ fn s11_2_10_trigger_is_inherited_from_a_base() {
         "harness/own.yaml",
         "base: base.yaml\ntrigger: \"event.x == 1\"\n",
     );
-    t.host(&["harness", "resolve", p(&own)]).run();
+    t.host(["harness", "resolve", p(&own)]).run();
 }
 
 #[test]
@@ -1310,10 +1307,10 @@ fn s11_2_11_the_run_childs_environment() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/r.yaml",
-        &format!("{HEAD}env:\n  runner:\n    JIRA_USER_EMAIL: \"${{JIRA_USER_EMAIL}}\"\n    GITLAB_TOKEN: declared\n    FULLSEND_FORGE_TOKEN: declared\n    FULLSEND_GITLAB_HOST: declared\n    KEEP: \"${{JIRA_TOKEN}}\"\n"),
+        format!("{HEAD}env:\n  runner:\n    JIRA_USER_EMAIL: \"${{JIRA_USER_EMAIL}}\"\n    GITLAB_TOKEN: declared\n    FULLSEND_FORGE_TOKEN: declared\n    FULLSEND_GITLAB_HOST: declared\n    KEEP: \"${{JIRA_TOKEN}}\"\n"),
     );
     let o = t
-        .host(&["harness", "run", p(&h), "--", "env"])
+        .host(["harness", "run", p(&h), "--", "env"])
         .env("PYTHONDONTWRITEBYTECODE", "0")
         .env("JIRA_TOKEN", "jt")
         .env("JIRA_USER_EMAIL", "je")
@@ -1356,11 +1353,11 @@ fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
+        format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
     );
     let raw = std::ffi::OsStr::from_bytes(b"a\xffb");
     let o = t
-        .host(&[
+        .host([
             "harness",
             "run",
             p(&h),
@@ -1375,14 +1372,14 @@ fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
     assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
     assert_eq!(o.stdout_bytes, b"<a\xffb>");
     let o = t
-        .host(&["harness", "sandbox-env", p(&h)])
+        .host(["harness", "sandbox-env", p(&h)])
         .env("RAW", raw)
         .any_status()
         .run();
     assert_eq!(o.stdout_bytes, b"export S='a\xffb'\n");
     // JSON escapes it as the session's JSON does.
     let o = t
-        .host(&["harness", "resolve", p(&h)])
+        .host(["harness", "resolve", p(&h)])
         .env("RAW", raw)
         .any_status()
         .run();
@@ -1392,13 +1389,13 @@ fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
     let ef = t.root().join("raw.env");
     fs::write(&ef, b"RAW=x\xfey\n").unwrap();
     let o = t
-        .host(&["harness", "sandbox-env", p(&h), "--env-file", p(&ef)])
+        .host(["harness", "sandbox-env", p(&h), "--env-file", p(&ef)])
         .any_status()
         .run();
     assert_eq!(o.stdout_bytes, b"export S='x\xfey'\n");
     // dotenv cannot carry it: refused naming the key.
     let o = t
-        .host(&["harness", "sandbox-env", p(&h), "--format", "dotenv"])
+        .host(["harness", "sandbox-env", p(&h), "--format", "dotenv"])
         .env("RAW", raw)
         .any_status()
         .run();
