@@ -7,7 +7,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::Tree;
+use support::{Ran, Run, Tree};
 
 /// A fullsend dir with `harness/` inside; the default FULLSEND_DIR of a
 /// harness file in `harness/` is the fullsend dir.
@@ -165,23 +165,56 @@ fn fullsend_dir_flag_and_host_override() {
     assert_eq!(j["env"]["runner"]["U"], "/y");
 }
 
+/// A fullsend tree with one harness file, `harness/h.yaml`.
+fn one(yaml: impl AsRef<[u8]>) -> Tree {
+    Tree::fullsend().file("harness/h.yaml", yaml)
+}
+
+/// `agentenv harness SUB $W/harness/h.yaml ARGS…`.
+fn harness(t: &Tree, sub: &str, args: &[&str]) -> Run {
+    t.host(["harness", sub, &t.arg("harness/h.yaml")])
+        .args(args)
+}
+
+/// `harness resolve` of `harness/h.yaml` fails with `phrase`.
+fn resolve_fails(t: &Tree, phrase: &str) -> Ran {
+    harness(t, "resolve", &[])
+        .status(1)
+        .stderr_has(phrase)
+        .run()
+}
+
+const A_BRACED_UNSET: &str = r#"agent: agents/t.md
+role: test
+env:
+  sandbox:
+    A: "${NOPE_VAR}"
+"#;
+
 #[test]
 fn unset_braced_variable_is_an_error() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/a.yaml",
-        format!("{HEAD}env:\n  sandbox:\n    A: \"${{NOPE_VAR}}\"\n"),
+    resolve_fails(
+        &one(A_BRACED_UNSET),
+        "validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])",
     );
-    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])").run();
-    // set-but-empty passes; OIDC keys never count as set
-    t.host(["harness", "resolve", p(&h)])
+}
+
+#[test]
+fn set_but_empty_passes() {
+    harness(&one(A_BRACED_UNSET), "resolve", &[])
         .env("NOPE_VAR", "")
         .run();
-    let h2 = t.write(
-        "harness/b.yaml",
-        format!("{HEAD}env:\n  runner:\n    T: \"${{ACTIONS_ID_TOKEN_REQUEST_TOKEN}}\"\n"),
-    );
-    t.host(["harness", "resolve", p(&h2)])
+}
+
+#[test]
+fn oidc_keys_never_count_as_set() {
+    let t = one(r#"agent: agents/t.md
+role: test
+env:
+  runner:
+    T: "${ACTIONS_ID_TOKEN_REQUEST_TOKEN}"
+"#);
+    harness(&t, "resolve", &[])
         .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x")
         .status(1)
         .stderr_has("ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set (referenced by env.runner[T])")
@@ -189,66 +222,60 @@ fn unset_braced_variable_is_an_error() {
 }
 
 #[test]
-fn required_fields() {
-    let t = Tree::fullsend();
-    let h = t.write("harness/a.yaml", "");
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has(format!(
-            "{}: invalid harness: agent field is required",
-            p(&h)
-        ))
-        .run();
-    let h = t.write("harness/b.yaml", "agent: a\n");
-    t.host(["harness", "lint", p(&h)])
+fn agent_is_required() {
+    resolve_fails(
+        &one(""),
+        "$W/harness/h.yaml: invalid harness: agent field is required",
+    );
+}
+
+#[test]
+fn role_is_required() {
+    harness(&one("agent: a\n"), "lint", &[])
         .status(1)
         .stderr_has("role field is required")
-        .run();
-    let h = t.write(
-        "harness/c.yaml",
-        format!("{HEAD}host_files:\n  - dest: /x\n"),
-    );
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("host_files[0]: src is required")
         .run();
 }
 
 #[test]
-fn yaml_errors_name_file_line_and_field() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/a.yaml",
-        format!("{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"),
+fn host_file_src_is_required() {
+    resolve_fails(
+        &one(format!("{HEAD}host_files:\n  - dest: /x\n")),
+        "host_files[0]: src is required",
     );
-    let e = t
-        .host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("already defined at line 5")
-        .run()
-        .stderr;
-    assert!(e.contains(&format!("{}:6:", p(&h))), "{e}");
-    let h = t.write(
-        "harness/b.yaml",
-        format!("{HEAD}env:\n  runner: [hunter2-type]\n"),
+}
+
+#[test]
+fn a_duplicate_key_names_file_line_and_the_first() {
+    let t = one(format!(
+        "{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"
+    ));
+    let e = resolve_fails(&t, "already defined at line 5").stderr_w();
+    assert!(e.contains("$W/harness/h.yaml:6:"), "{e}");
+}
+
+#[test]
+fn a_type_mismatch_names_file_line_column_and_field() {
+    let t = one(format!("{HEAD}env:\n  runner: [hunter2-type]\n"));
+    let e = resolve_fails(
+        &t,
+        "parsing harness YAML: yaml: unmarshal errors: env.runner: expected a mapping",
+    )
+    .stderr_w();
+    assert!(e.contains("$W/harness/h.yaml:4:11"), "{e}");
+}
+
+#[test]
+fn host_files_must_be_a_sequence() {
+    resolve_fails(
+        &one(format!("{HEAD}host_files: {{}}\n")),
+        "host_files: expected a sequence",
     );
-    let e = t
-        .host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("parsing harness YAML: yaml: unmarshal errors: env.runner: expected a mapping")
-        .run()
-        .stderr;
-    assert!(e.contains(&format!("{}:4:11", p(&h))), "{e}");
-    let h = t.write("harness/c.yaml", format!("{HEAD}host_files: {{}}\n"));
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("host_files: expected a sequence")
-        .run();
-    let missing = t.root().join("harness/none.yaml");
-    t.host(["harness", "resolve", p(&missing)])
-        .status(1)
-        .stderr_has("reading harness file")
-        .run();
+}
+
+#[test]
+fn a_missing_harness_file_is_an_error() {
+    resolve_fails(&Tree::fullsend(), "reading harness file");
 }
 
 #[test]
@@ -303,60 +330,77 @@ fn base_chain_merges_relative_to_declaring_file() {
     assert_eq!(j["host_files"][1]["expand"], true);
 }
 
-#[test]
-fn base_chain_limits() {
-    let t = Tree::fullsend();
-    // child + 5 ancestors is fine, a 6th fails
+/// A chain `harness/c.yaml` → b1 → … → b5 (child + 5 ancestors).
+fn five_ancestors() -> Tree {
+    let t = Tree::fullsend().file("harness/c.yaml", "base: b1.yaml\n");
     for i in 1..=5 {
         let next = if i < 5 {
             format!("base: b{}.yaml\n", i + 1)
         } else {
             HEAD.to_string()
         };
-        t.write(&format!("harness/b{i}.yaml"), &next);
+        t.write(&format!("harness/b{i}.yaml"), next);
     }
-    let h = t.write("harness/c.yaml", "base: b1.yaml\n");
-    t.host(["harness", "resolve", p(&h)]).run();
-    t.write("harness/b5.yaml", format!("{HEAD}base: b6.yaml\n"));
-    t.write("harness/b6.yaml", HEAD);
-    t.host(["harness", "resolve", p(&h)])
+    t
+}
+
+#[test]
+fn a_base_chain_of_five_ancestors_is_fine() {
+    let t = five_ancestors();
+    t.host(["harness", "resolve", &t.arg("harness/c.yaml")])
+        .run();
+}
+
+#[test]
+fn a_sixth_ancestor_fails() {
+    let t = five_ancestors()
+        .file("harness/b5.yaml", format!("{HEAD}base: b6.yaml\n"))
+        .file("harness/b6.yaml", HEAD);
+    t.host(["harness", "resolve", &t.arg("harness/c.yaml")])
         .status(1)
         .stderr_has("loading base chain: exceeded maximum base depth of 5")
         .run();
-    // cycles
-    t.write("harness/x.yaml", "base: y.yaml\n");
-    let y = t.write("harness/y.yaml", "base: ../harness/x.yaml\n");
-    let e = t
-        .host(["harness", "resolve", p(&y)])
+}
+
+#[test]
+fn a_base_cycle_is_an_error_naming_the_file() {
+    let t = Tree::fullsend()
+        .file("harness/x.yaml", "base: y.yaml\n")
+        .file("harness/y.yaml", "base: ../harness/x.yaml\n");
+    t.host(["harness", "resolve", &t.arg("harness/y.yaml")])
         .status(1)
         .stderr_has("circular base reference: ")
-        .run()
-        .stderr;
-    assert!(
-        e.contains(&format!("{}/harness/y.yaml", t.root().display())),
-        "{e}"
+        .stderr_has("$W/harness/y.yaml")
+        .run();
+}
+
+#[test]
+fn a_harness_that_is_its_own_base_is_a_cycle() {
+    resolve_fails(&one("base: h.yaml\n"), "circular base reference");
+}
+
+#[test]
+fn a_missing_base_is_an_error() {
+    resolve_fails(
+        &one("base: nope.yaml\n"),
+        "loading base chain: loading base harness ",
     );
-    let s = t.write("harness/self.yaml", "base: self.yaml\n");
-    t.host(["harness", "resolve", p(&s)])
-        .status(1)
-        .stderr_has("circular base reference")
-        .run();
-    // missing, escaping, http
-    let m = t.write("harness/m.yaml", "base: nope.yaml\n");
-    t.host(["harness", "resolve", p(&m)])
-        .status(1)
-        .stderr_has("loading base chain: loading base harness ")
-        .run();
-    let esc = t.write("harness/esc.yaml", "base: ../../outside.yaml\n");
-    t.host(["harness", "resolve", p(&esc)])
-        .status(1)
-        .stderr_has("base path \"../../outside.yaml\" escapes workspace root")
-        .run();
-    let http = t.write("harness/http.yaml", "base: http://example.com/b.yaml\n");
-    t.host(["harness", "resolve", p(&http)])
-        .status(1)
-        .stderr_has("base URL scheme must be https, got http://")
-        .run();
+}
+
+#[test]
+fn a_base_outside_the_workspace_is_refused() {
+    resolve_fails(
+        &one("base: ../../outside.yaml\n"),
+        "base path \"../../outside.yaml\" escapes workspace root",
+    );
+}
+
+#[test]
+fn an_http_base_is_refused() {
+    resolve_fails(
+        &one("base: http://example.com/b.yaml\n"),
+        "base URL scheme must be https, got http://",
+    );
 }
 
 #[test]
