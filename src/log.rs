@@ -26,33 +26,31 @@ fn emit(min: i8, tag: &str, msg: std::fmt::Arguments<'_>) {
     }
 }
 
-pub fn error(msg: std::fmt::Arguments<'_>) {
+pub fn error_line(msg: std::fmt::Arguments<'_>) {
     emit(-1, "error", msg)
 }
 pub fn warning(msg: std::fmt::Arguments<'_>) {
     emit(0, "warning", msg)
 }
-pub fn info(msg: std::fmt::Arguments<'_>) {
+pub fn info_line(msg: std::fmt::Arguments<'_>) {
     emit(1, "info", msg)
 }
-pub fn debug(msg: std::fmt::Arguments<'_>) {
+pub fn debug_line(msg: std::fmt::Arguments<'_>) {
     emit(2, "debug", msg)
 }
 
 /// `warn!("cannot read {}", path.display())`
-#[macro_export]
-macro_rules! warn {
+macro_rules! warning {
     ($($t:tt)*) => { $crate::log::warning(format_args!($($t)*)) };
 }
-#[macro_export]
 macro_rules! info {
-    ($($t:tt)*) => { $crate::log::info(format_args!($($t)*)) };
+    ($($t:tt)*) => { $crate::log::info_line(format_args!($($t)*)) };
 }
-#[macro_export]
 macro_rules! debug {
-    ($($t:tt)*) => { $crate::log::debug(format_args!($($t)*)) };
+    ($($t:tt)*) => { $crate::log::debug_line(format_args!($($t)*)) };
 }
-#[macro_export]
 macro_rules! error {
-    ($($t:tt)*) => { $crate::log::error(format_args!($($t)*)) };
+    ($($t:tt)*) => { $crate::log::error_line(format_args!($($t)*)) };
 }
+#[allow(unused_imports)]
+pub(crate) use {debug, error, info, warning as warn};
