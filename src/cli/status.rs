@@ -111,8 +111,11 @@ fn report(a: &StatusArgs) -> Result<Value, String> {
     super::trust::gate(required, &mut gated, &base);
     let skipped_by_gate = gated.global && !opts.global;
     let prepared = crate::session::prepare(&gated, &base)?;
+    crate::log::notes(&prepared.notes);
     let ungated = if skipped_by_gate {
-        Some(crate::session::prepare(&opts, &base)?)
+        let p = crate::session::prepare(&opts, &base)?;
+        crate::log::notes(&p.notes);
+        Some(p)
     } else {
         None
     };
