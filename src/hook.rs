@@ -118,11 +118,7 @@ fn q(shell: Shell, p: &OsStr) -> String {
 }
 
 /// A name the shells can hold as a variable.
-pub fn is_shell_name(k: &[u8]) -> bool {
-    !k.is_empty()
-        && (k[0].is_ascii_alphabetic() || k[0] == b'_')
-        && k.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
+pub use crate::compat::ident::is_name as is_shell_name;
 
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
@@ -388,12 +384,7 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the
 /// user's symlinked spelling), else the real cwd.
 fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
-    let real = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let real = crate::fsutil::current_dir()?;
     if let Some(pwd) = crate::core::get(base, "PWD").map(Path::new) {
         if pwd.is_absolute() {
             if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pwd), std::fs::canonicalize(&real)) {

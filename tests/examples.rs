@@ -189,6 +189,10 @@ fn run_bounded(mut cmd: Command, what: &str) -> (bool, String, String) {
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "zsh", missing = "fish", missing = "man"),
+    ignore = "needs bash, zsh, fish and man"
+)]
 fn every_example_that_can_run_here_runs() {
     let sb = sandbox();
     let bin_dir = support::agentenv_bin().parent().unwrap().to_path_buf();

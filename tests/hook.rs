@@ -351,16 +351,28 @@ fn scenario(kind: &'static str) {
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "python3"),
+    ignore = "needs bash and python3"
+)]
 fn bash_follows_the_directory() {
     scenario("bash");
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "zsh", missing = "python3"),
+    ignore = "needs zsh and python3"
+)]
 fn zsh_follows_the_directory() {
     scenario("zsh");
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "fish", missing = "python3"),
+    ignore = "needs fish and python3"
+)]
 fn fish_follows_the_directory() {
     scenario("fish");
 }
@@ -436,21 +448,42 @@ fn no_process_at_unchanged_prompts(kind: &'static str) {
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "strace", missing = "bash", missing = "python3"),
+    ignore = "needs strace, bash and python3"
+)]
 fn bash_unchanged_prompts_start_no_process() {
     no_process_at_unchanged_prompts("bash");
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "strace", missing = "zsh", missing = "python3"),
+    ignore = "needs strace, zsh and python3"
+)]
 fn zsh_unchanged_prompts_start_no_process() {
     no_process_at_unchanged_prompts("zsh");
 }
 
 #[test]
+#[cfg_attr(
+    any(missing = "strace", missing = "fish", missing = "python3"),
+    ignore = "needs strace, fish and python3"
+)]
 fn fish_unchanged_prompts_start_no_process() {
     no_process_at_unchanged_prompts("fish");
 }
 
 #[test]
+#[cfg_attr(
+    any(
+        missing = "bash",
+        missing = "zsh",
+        missing = "fish",
+        missing = "python3"
+    ),
+    ignore = "needs bash, zsh, fish and python3"
+)]
 fn a_missing_binary_or_broken_store_never_breaks_the_prompt() {
     let (_t, w) = tree();
     // A broken store: an env file that cannot be parsed, and one that fails.

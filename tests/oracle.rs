@@ -990,6 +990,7 @@ fn cases() -> Vec<Case> {
 }
 
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn cases_match_the_reference() {
     compare_all(cases(), "hand-written cases");
 }
@@ -1259,6 +1260,7 @@ fn gen_case(seed: u64, i: usize) -> Case {
 }
 
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn generated_trees_match_the_reference() {
     let seed: u64 = std::env::var("AGENTENV_ORACLE_SEED")
         .ok()
@@ -1276,6 +1278,7 @@ fn generated_trees_match_the_reference() {
 /// unset the reference emits its own interpreter, agentenv its default
 /// (a deliberate difference, the README).
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn harness_detects_a_difference() {
     let Some(oracle) = support::dotagents() else {
         return;

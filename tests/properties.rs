@@ -144,6 +144,7 @@ proptest! {
 
     /// export → dash (the strictest POSIX reader) and bash.
     #[test]
+    #[cfg_attr(any(missing = "dash", missing = "bash"), ignore = "needs dash and bash")]
     fn export_read_back_by_dash_and_bash(vars in shell_vars()) {
         let script = render(Format::Export, &view_of(&vars));
         let names: Vec<&String> = vars.keys().collect();
@@ -157,6 +158,7 @@ proptest! {
 
     /// fish → fish (`set -gx` with `\\` / `\'`).
     #[test]
+    #[cfg_attr(missing = "fish", ignore = "needs fish")]
     fn fish_read_back_by_fish(vars in shell_vars()) {
         if support::tool("fish").is_none() {
             return Ok(());

@@ -311,27 +311,35 @@ fn check_shell_in(shell: &str, format: Format, lang: &str) {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn export_round_trips_through_bash() {
     check_shell("bash", Format::Export);
 }
 
 #[test]
+#[cfg_attr(missing = "dash", ignore = "needs dash")]
 fn export_round_trips_through_dash() {
     check_shell("dash", Format::Export);
 }
 
 #[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
 fn export_round_trips_through_zsh() {
     check_shell("zsh", Format::Export);
 }
 
 #[test]
+#[cfg_attr(missing = "fish", ignore = "needs fish")]
 fn fish_round_trips_through_fish() {
     check_shell("fish", Format::Fish);
 }
 
 /// The C locale changes nothing: the shells carry the UTF-8 bytes as is.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "dash", missing = "zsh", missing = "fish"),
+    ignore = "needs bash, dash, zsh and fish"
+)]
 fn shells_round_trip_in_the_c_locale_too() {
     for (shell, format) in [
         ("bash", Format::Export),
@@ -346,6 +354,10 @@ fn shells_round_trip_in_the_c_locale_too() {
 /// Removals: `unset` / `set -e` take an inherited variable away; the
 /// diff-mode PATH short form completes from the sourcing shell's PATH.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "dash", missing = "zsh", missing = "fish"),
+    ignore = "needs bash, dash, zsh and fish"
+)]
 fn removals_and_path_short_form_in_the_shells() {
     let dir = tempfile::tempdir().unwrap();
     let sys_path = std::env::var("PATH").unwrap_or_default();
@@ -395,6 +407,10 @@ fn removals_and_path_short_form_in_the_shells() {
 
 /// Undecodable bytes: text formats print `?` per byte (as the reference).
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "fish"),
+    ignore = "needs bash and fish"
+)]
 fn undecodable_bytes_come_back_as_question_marks_from_the_shells() {
     let dir = tempfile::tempdir().unwrap();
     let view = View::of([(
@@ -522,6 +538,7 @@ fn ini_expected(v: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn data_formats_round_trip_through_their_readers() {
     let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
         return;
@@ -600,6 +617,7 @@ fn data_formats_round_trip_through_their_readers() {
 /// Keys INI cannot hold are named only as "a var" (the key itself is the
 /// problem); configparser sees neither.
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn ini_unrepresentable_keys_are_commented() {
     let Some(py) = support::venv_python_with("configparser, yaml, dotenv") else {
         return;
@@ -626,6 +644,7 @@ fn ini_unrepresentable_keys_are_commented() {
 /// to a Python reader that re-encodes with `surrogateescape`; dotenv and ini
 /// print `?` per byte.
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn undecodable_bytes_through_the_data_readers() {
     let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
         return;
@@ -644,6 +663,7 @@ fn undecodable_bytes_through_the_data_readers() {
 /// Names a YAML reader would type (`yes`, `Y`, `ON`, `null`, numbers …)
 /// are quoted, so PyYAML returns every name as the same string.
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn yaml_typed_names_read_back_as_strings() {
     let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
         return;

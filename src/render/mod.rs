@@ -8,7 +8,6 @@
 pub(crate) mod data;
 mod detect;
 mod own;
-mod printable;
 mod pystr;
 mod shell;
 

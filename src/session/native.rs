@@ -337,15 +337,7 @@ struct Word<'a> {
     unquoted_prefix: usize,
 }
 
-fn is_ident(b: &[u8]) -> bool {
-    match b.split_first() {
-        Some((f, rest)) => {
-            (f.is_ascii_alphabetic() || *f == b'_')
-                && rest.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-        }
-        None => false,
-    }
-}
+use crate::compat::ident::is_name as is_ident;
 
 fn bare_ok(c: u8) -> bool {
     c.is_ascii_alphanumeric()
