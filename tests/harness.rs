@@ -403,78 +403,88 @@ fn an_http_base_is_refused() {
     );
 }
 
-#[test]
-fn url_bases_come_only_from_the_cache() {
-    let t = Tree::fullsend();
+/// A URL base whose body is in `$W/cache` under its digest: the harness
+/// names the digest in upper case.
+fn url_base() -> Tree {
     let body = format!("{HEAD}env:\n  runner: {{FROM: url}}\n");
-    let digest = {
-        // sha256 via python for an independent check of our digest
-        let o = Command::new("python3")
-            .args([
-                "-c",
-                "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
-            ])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(body.as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap();
-        String::from_utf8(o.stdout).unwrap().trim().to_string()
-    };
-    let cache = t.root().join("cache");
-    fs::create_dir(&cache).unwrap();
-    fs::write(cache.join(&digest), &body).unwrap();
-    let h = t.write(
-        "harness/u.yaml",
-        format!(
-            "base: https://example.com/h.yaml#sha256={}\n",
-            digest.to_uppercase()
-        ),
+    // sha256 via python for an independent check of our digest
+    let digest = Tree::new()
+        .command("python3")
+        .args([
+            "-c",
+            "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
+        ])
+        .stdin(&body)
+        .run()
+        .stdout
+        .trim()
+        .to_string();
+    let t = one(format!(
+        "base: https://example.com/h.yaml#sha256={}\n",
+        digest.to_uppercase()
+    ));
+    t.write(&format!("cache/{digest}"), &body);
+    t.write("digest", &digest);
+    t
+}
+
+#[test]
+fn a_url_base_needs_allowed_remote_resources() {
+    resolve_fails(
+        &url_base(),
+        "URL base requires org-level allowed_remote_resources",
     );
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("URL base requires org-level allowed_remote_resources")
-        .run();
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("--base-cache")
-        .run();
-    let j = t
-        .host(["harness", "resolve", p(&h), "--base-cache", p(&cache)])
+}
+
+#[test]
+fn a_url_base_names_base_cache() {
+    resolve_fails(&url_base(), "--base-cache");
+}
+
+#[test]
+fn a_url_base_comes_from_the_cache() {
+    let t = url_base();
+    let j = harness(&t, "resolve", &["--base-cache", &t.arg("cache")])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["FROM"], "url");
-    // tampered cache file
-    fs::write(cache.join(&digest), format!("{body}# x\n")).unwrap();
-    t.host(["harness", "resolve", p(&h), "--base-cache", p(&cache)])
+}
+
+#[test]
+fn a_tampered_cache_file_fails_the_integrity_check() {
+    let t = url_base();
+    let entry = format!("cache/{}", t.read("digest"));
+    let body = t.read(&entry);
+    t.write(&entry, format!("{body}# x\n"));
+    harness(&t, "resolve", &["--base-cache", &t.arg("cache")])
         .status(1)
         .stderr_has("integrity check failed")
-        .run();
-    let nofrag = t.write("harness/n.yaml", "base: https://example.com/h.yaml\n");
-    t.host(["harness", "resolve", p(&nofrag)])
-        .status(1)
-        .stderr_has("#sha256=")
         .run();
 }
 
 #[test]
-fn forge_selection_and_validation() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/f.yaml",
-        format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
-    );
-    let j = t.host(["harness", "resolve", p(&h)]).run().json();
+fn a_url_base_without_a_digest_is_refused() {
+    resolve_fails(&one("base: https://example.com/h.yaml\n"), "#sha256=");
+}
+
+/// A top-level K, a github block setting it, a gitlab block reading an
+/// unset variable.
+fn forges() -> Tree {
+    one(format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"))
+}
+
+#[test]
+fn no_platform_applies_no_forge_block() {
+    let j = harness(&forges(), "resolve", &[]).run().json();
     assert_eq!(
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some(""), Some("top"))
     );
-    let j = t
-        .host(["harness", "resolve", p(&h)])
+}
+
+#[test]
+fn the_platform_is_detected_github_first() {
+    let j = harness(&forges(), "resolve", &[])
         .env("GITHUB_ACTIONS", "true")
         .env("GITLAB_CI", "true")
         .run()
@@ -483,43 +493,63 @@ fn forge_selection_and_validation() {
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some("github"), Some("gh"))
     );
-    let j = t
-        .host(["harness", "resolve", p(&h), "--forge", "github"])
+}
+
+#[test]
+fn forge_flag_selects_the_block() {
+    let j = harness(&forges(), "resolve", &["--forge", "github"])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "gh");
-    t.host(["harness", "resolve", p(&h)])
+}
+
+#[test]
+fn the_selected_block_is_validated() {
+    harness(&forges(), "resolve", &[])
         .env("GITLAB_CI", "true")
         .status(1)
         .stderr_has("UNSET_IN_GITLAB is not set (referenced by env.runner[K])")
         .run();
-    // §11.1.1: every block is checked, selected or not, with no platform too.
-    let unsel = t.write(
-        "harness/u.yaml",
-        format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
-    );
+}
+
+#[test]
+fn every_forge_block_is_checked_selected_or_not() {
+    // §11.1.1: with no platform too.
+    let t = one(format!(
+        "{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"
+    ));
     for extra in [&[][..], &["--forge", "github"][..]] {
-        t.host(["harness", "resolve", p(&unsel)])
-            .args(extra)
+        harness(&t, "resolve", extra)
             .status(1)
             .stderr_has("invalid harness: forge.gitlab.host_files[0]: src is required")
             .run();
     }
-    t.host(["harness", "resolve", p(&h), "--forge", "bitbucket"])
+}
+
+#[test]
+fn an_unknown_forge_flag_lists_the_platforms() {
+    harness(&forges(), "resolve", &["--forge", "bitbucket"])
         .status(1)
         .stderr_has(
             "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
         )
         .run();
-    t.host(["harness", "resolve", p(&h), "--forge", "jira"]).status(1).stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)").run();
-    let bad = t.write(
-        "harness/bad.yaml",
-        format!("{HEAD}forge:\n  gihtub: {{}}\n"),
-    );
-    t.host(["harness", "resolve", p(&bad)])
+}
+
+#[test]
+fn a_forge_flag_without_its_block_lists_the_configured_ones() {
+    harness(&forges(), "resolve", &["--forge", "jira"])
         .status(1)
-        .stderr_has("forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)")
+        .stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)")
         .run();
+}
+
+#[test]
+fn an_unknown_forge_key_is_an_error() {
+    resolve_fails(
+        &one(format!("{HEAD}forge:\n  gihtub: {{}}\n")),
+        "forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)",
+    );
 }
 
 #[test]
