@@ -447,7 +447,8 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
         None => opts.global = true,
     }
 
-    let prepared = crate::session::prepare(&opts, &base)?;
+    let mut prepared = crate::session::prepare(&opts, &base)?;
+    crate::log::notes(&std::mem::take(&mut prepared.notes));
     // The env part is kept in the session cache (the rules of `env
     // --cache`: owner-only, 300 s, keyed on every input) unless
     // AGENTENV_HOOK_CACHE=0, and only when the user store exists (the hook
@@ -480,6 +481,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     }
     let global = opts.project_root.is_none();
     let session = prepared.assemble(base.clone());
+    crate::log::notes(session.assembly.notes());
     let mut diff = session.assembly.diff();
     if global {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user

@@ -79,16 +79,6 @@ pub fn io_kind(e: &io::Error) -> String {
     }
 }
 
-static SPAWNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How many children [`run_captured`] has started in this process. Code
-/// that memoises file-system lookups (the native plain-file evaluator's
-/// search for `env` on PATH) treats a change as "a child may have changed
-/// the file system".
-pub fn spawn_generation() -> u64 {
-    SPAWNS.load(std::sync::atomic::Ordering::SeqCst)
-}
-
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
 /// stdin `/dev/null` (a layer must not consume input meant for `exec`'s
 /// command, e.g. an MCP server's first message), in its own process group, for at most `timeout` (which
@@ -116,7 +106,6 @@ fn run_captured_with(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
-    SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let deadline = Instant::now() + timeout;
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let kill = |child: &mut std::process::Child| {

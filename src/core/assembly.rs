@@ -129,12 +129,64 @@ pub struct LayerRecord {
     pub failure: Option<String>,
 }
 
+/// How loud a [`Note`] is. The library never prints; a caller (the CLI)
+/// decides which levels to show (`-q` hides warnings, `-v` shows info,
+/// `-vv` debug).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Shown unless `-q`.
+    Warning,
+    /// Shown with `-v`.
+    Info,
+    /// Shown with `-vv`.
+    Debug,
+}
+
+/// One diagnostic of a run, in the order it happened: a warning (a layer
+/// failed, a value was skipped, an input was ignored), an info line (a
+/// layer ran, with its time) or a debug line. The text names files, lines,
+/// layers and variables, never a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// How loud it is.
+    pub level: Level,
+    /// The message (never a value).
+    pub text: String,
+}
+
+impl Note {
+    /// A warning.
+    pub fn warning(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Warning,
+            text: text.into(),
+        }
+    }
+    /// An info line.
+    pub fn info(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+    /// A debug line.
+    pub fn debug(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Debug,
+            text: text.into(),
+        }
+    }
+}
+
 /// Base environment + layers → result with provenance.
 ///
 /// Application rule (the reference's): setting a key records it in the
 /// result and drops it from the removals; removing a key drops it from the
 /// result and records a removal **only if the key was in the base env**, so
 /// a key created by one layer and removed by a later one leaves no trace.
+///
+/// The assembly also keeps the run's [`Note`]s in order (warnings are data:
+/// whoever runs the layers records them here instead of printing).
 #[derive(Debug, Clone)]
 pub struct Assembly {
     base: Env,
@@ -142,6 +194,7 @@ pub struct Assembly {
     result: ChangeSet,
     layers: Vec<LayerRecord>,
     touches: BTreeMap<OsString, Vec<Touch>>,
+    notes: Vec<Note>,
 }
 
 impl Assembly {
@@ -153,7 +206,31 @@ impl Assembly {
             result: ChangeSet::new(),
             layers: Vec::new(),
             touches: BTreeMap::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Record a diagnostic (after every one recorded so far).
+    pub fn note(&mut self, note: Note) {
+        self.notes.push(note);
+    }
+
+    /// Record a warning.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.note(Note::warning(text));
+    }
+
+    /// Every diagnostic recorded, in order.
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// The warnings among [`notes`](Self::notes), in order.
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.notes
+            .iter()
+            .filter(|n| n.level == Level::Warning)
+            .map(|n| n.text.as_str())
     }
 
     /// The frozen base environment.
@@ -401,6 +478,19 @@ mod tests {
         a.apply(l2, &cs(&[("OLD", "y")], &[]));
         assert_eq!(a.diff().line_of(OsStr::new("OLD")), None);
         assert_eq!(a.diff().line_of(OsStr::new("NEW")), Some(5));
+    }
+
+    #[test]
+    fn notes_keep_their_order_and_level() {
+        let mut a = Assembly::new(Env::new());
+        a.warn("first");
+        a.note(Note::info("second"));
+        a.note(Note::debug("third"));
+        a.warn("fourth");
+        let texts: Vec<&str> = a.notes().iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(texts, ["first", "second", "third", "fourth"]);
+        assert_eq!(a.notes()[1].level, Level::Info);
+        assert_eq!(a.warnings().collect::<Vec<_>>(), ["first", "fourth"]);
     }
 
     #[test]
