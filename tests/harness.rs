@@ -1385,77 +1385,153 @@ fn explain_names_file_block_line_and_reads() {
     let j: Value = serde_json::from_str(&out).unwrap();
     let root = fs.root();
     let base = root.join("harness/base.yaml");
+    let base = base.display().to_string();
+    // The core view's shape: variables grouped by map, then by name.
+    assert_eq!(j["platform"], "github");
+    assert_eq!(j["files"], serde_json::json!([p(&h), base]));
+    assert_eq!(j["failed_layers"], serde_json::json!([]));
+    let maps: Vec<&String> = j["variables"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        maps,
+        ["runner_env", "env.runner", "effective_runner_env"],
+        "{j}"
+    );
     let var = |map: &str, name: &str| -> Value {
-        j["variables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|v| v["map"] == map && v["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{map} {name}: {j}"))
+        let v = j["variables"][map][name].clone();
+        assert!(v.is_object(), "{map} {name}: {j}");
+        v
     };
     let k = var("env.runner", "K");
-    let by: Vec<(String, String, u64)> = k["set_by"]
+    assert_eq!(k["state"], "set");
+    assert!(k.get("value").is_none(), "{k}");
+    let by: Vec<(u64, String, String, u64, String, String)> = k["touches"]
         .as_array()
         .unwrap()
         .iter()
         .map(|s| {
+            assert_eq!(s["kind"], "harness");
             (
+                s["layer"].as_u64().unwrap(),
                 s["file"].as_str().unwrap().to_string(),
-                s["block"].as_str().unwrap().to_string(),
+                s["level"].as_str().unwrap().to_string(),
                 s["line"].as_u64().unwrap(),
+                s["action"].as_str().unwrap().to_string(),
+                s["detail"].as_str().unwrap().to_string(),
             )
         })
         .collect();
+    // Layers are the blocks applied: base top, base forge.github, root
+    // top, root overlays[0].
     assert_eq!(
         by,
         [
-            (base.display().to_string(), "top".into(), 5),
-            (base.display().to_string(), "forge.github".into(), 11),
-            (p(&h).to_string(), "overlays[0]".into(), 10),
+            (
+                1,
+                base.clone(),
+                "top".into(),
+                5,
+                "set".into(),
+                "base".into()
+            ),
+            (
+                2,
+                base.clone(),
+                "forge.github".into(),
+                11,
+                "override".into(),
+                "base".into()
+            ),
+            (
+                4,
+                p(&h).to_string(),
+                "overlays[0]".into(),
+                10,
+                "override".into(),
+                "root".into()
+            ),
         ]
     );
+    assert_eq!(k["reads"], serde_json::json!([]));
     let t = var("env.runner", "T");
     assert_eq!(
         t["reads"],
-        serde_json::json!([{"name": "TOK", "from": "host env"}])
+        serde_json::json!([{"name": "TOK", "from": "host env", "file": null, "line": null}])
     );
     let r = var("effective_runner_env", "R");
-    assert_eq!(r["set_by"].as_array().unwrap().len(), 2);
-    assert_eq!(r["set_by"][0]["field"], "runner_env");
-    assert_eq!(r["set_by"][1]["field"], "env.runner");
+    let t = r["touches"].as_array().unwrap();
+    assert_eq!(t.len(), 2, "{r}");
+    assert_eq!(t[0]["detail"], "root, runner_env");
+    assert_eq!(t[1]["detail"], "root, env.runner");
+    assert_eq!(
+        (&t[0]["line"], &t[1]["line"]),
+        (&serde_json::json!(2), &serde_json::json!(5))
+    );
     assert_eq!(
         r["reads"],
         serde_json::json!([
             {"name": "FROM_FILE", "from": "env file", "file": p(&ef), "line": 2},
-            {"name": "FULLSEND_DIR", "from": "fullsend dir"}
+            {"name": "FULLSEND_DIR", "from": "fullsend dir", "file": null, "line": null}
         ])
     );
-    // Values only with --show-values; VAR filters; text format.
+    // Values only with --show-values (the expanded value); VAR filters.
     let mut a2 = args.to_vec();
     a2.extend(["--show-values", "T"]);
     let o = run(cmd(&a2).env("TOK", "secret-tok"));
     let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["variables"].as_array().unwrap().len(), 2, "{j}");
-    assert_eq!(j["variables"][0]["value"], "secret-tok");
+    let v = j["variables"].as_object().unwrap();
+    assert_eq!(v.len(), 2, "{j}");
+    assert_eq!(j["variables"]["env.runner"]["T"]["value"], "secret-tok");
+    assert_eq!(
+        j["variables"]["effective_runner_env"]["T"]["value"],
+        "secret-tok"
+    );
+    // Text: the core view's rows, the map in the header.
     let o = run(cmd(&["harness", "explain", p(&h), "--forge", "github", "K"]).env("TOK", "t"));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.starts_with("K [env.runner]\n"), "{text}");
+    let w = base.len().max(p(&h).len()) + 3;
+    let row = |n: u32, level: &str, at: String, action: &str, detail: &str| {
+        format!("  #{n}  harness  {level:<12}  {at:<w$}  {action:<8}  {detail}\n")
+    };
+    let expected = format!(
+        "K [env.runner]  set\n{}{}{}\nK [effective_runner_env]  set\n{}{}{}",
+        row(1, "top", format!("{base}:5"), "set", "base"),
+        row(2, "forge.github", format!("{base}:11"), "override", "base"),
+        row(
+            4,
+            "overlays[0]",
+            format!("{}:10", p(&h)),
+            "override",
+            "root"
+        ),
+        row(5, "top", format!("{base}:5"), "set", "base, env.runner"),
+        row(
+            6,
+            "forge.github",
+            format!("{base}:11"),
+            "override",
+            "base, env.runner"
+        ),
+        row(
+            8,
+            "overlays[0]",
+            format!("{}:10", p(&h)),
+            "override",
+            "root, env.runner"
+        ),
+    );
+    assert_eq!(text, expected);
+    let o = run(cmd(&["harness", "explain", p(&h), "--env-file", p(&ef), "R"]).env("TOK", "t"));
+    let text = stdout(&o);
     assert!(
-        text.contains(&format!(
-            "3. set in {}:10, overlays[0], env.runner  <- wins",
-            p(&h)
-        )),
+        text.contains(&format!("  reads $FROM_FILE from env file {}:2\n", p(&ef))),
         "{text}"
     );
     assert!(
-        text.contains(&format!(
-            "1. set in {}:5 (base), top, env.runner",
-            base.display()
-        )),
+        text.contains("  reads $FULLSEND_DIR from fullsend dir\n"),
         "{text}"
     );
+    assert!(!text.contains("secret-"), "{text}");
     fails(
         &mut cmd(&["harness", "explain", p(&h), "--format", "yaml"]),
         "[possible values: text, json]",

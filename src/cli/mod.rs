@@ -183,7 +183,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Exec(a) => session::run_exec(a),
         Command::Explain(a) => session::run_explain(a),
         Command::Launch(a) => launch::run(a),
-        Command::Harness(c) => Ok(harness::run(c)),
+        Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
         Command::Completions(a) => Ok(completions::run(a)),
         Command::Hook(a) => Ok(trust::run_hook(a)),

@@ -124,9 +124,9 @@ pub struct Resolved {
     /// variables not inherited, `runner_env`, `env.runner`, the deny list
     /// and `PYTHONDONTWRITEBYTECODE`). The child gets `current()`.
     pub assembly: Assembly,
-    /// Which `--env-file` line set a host variable.
-    pub origins: inputs::Origins,
-    /// Every place an env key was set, in order (for `explain`).
+    /// Every block that set env keys, in order, as core change sets (for
+    /// `explain`; which `--env-file` line set a host variable is in
+    /// `assembly`).
     pub trace: explain::Trace,
 }
 
@@ -162,13 +162,9 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
 
 fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let mut asm = Assembly::new(host.clone());
-    let mut origins = inputs::Origins::new();
     let mut notes = Vec::new();
     for f in &opts.env_files {
         let cs = inputs::load_env_file(f, &mut notes)?;
-        for (k, line) in &cs.lines {
-            origins.insert(k.clone(), (f.clone(), *line as usize));
-        }
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(f));
         asm.apply(layer, &cs);
     }
@@ -201,7 +197,7 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let at = |e: Error| e.wrap(&file);
     let mut trace = explain::Trace {
         files: links.iter().map(|l| l.label.clone()).collect(),
-        sets: Vec::new(),
+        blocks: Vec::new(),
     };
     let mut flat: Option<schema::Harness> = None;
     for (idx, link) in links.into_iter().enumerate().rev() {
@@ -286,7 +282,6 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         notes,
         host_env,
         assembly: asm,
-        origins,
         trace,
     })
 }
