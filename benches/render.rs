@@ -64,8 +64,8 @@ fn reference(base: &Env, ch: &ChangeSet, f: Format) -> Option<f64> {
     let py = std::path::Path::new(&venv).join("bin/python");
     let data = serde_json::json!({
         "base": base.iter().map(|(k, v)| (k.to_str().unwrap().to_string(), serde_json::Value::from(v.to_str().unwrap()))).collect::<serde_json::Map<_, _>>(),
-        "set": ch.set.iter().map(|(k, v)| (k.to_str().unwrap().to_string(), serde_json::Value::from(v.to_str().unwrap()))).collect::<serde_json::Map<_, _>>(),
-        "removed": ch.removed.iter().map(|k| k.to_str().unwrap()).collect::<Vec<_>>(),
+        "set": ch.assigned().iter().map(|(k, v)| (k.to_str().unwrap().to_string(), serde_json::Value::from(v.to_str().unwrap()))).collect::<serde_json::Map<_, _>>(),
+        "removed": ch.removed().iter().map(|k| k.to_str().unwrap()).collect::<Vec<_>>(),
     });
     let script = format!(
         r#"

@@ -286,6 +286,19 @@ pub fn input_error(e: &io::Error) -> Option<InputError> {
         .copied()
 }
 
+/// The process's current directory; `Err` is the one message for when it
+/// cannot be read (it was removed, a parent lost its search permission):
+/// `cannot read the current directory: <reason>`
+/// ([`crate::process::io_kind`]).
+pub fn current_dir() -> Result<PathBuf, String> {
+    std::env::current_dir().map_err(|e| {
+        format!(
+            "cannot read the current directory: {}",
+            crate::process::io_kind(&e)
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,11 +320,7 @@ mod tests {
         }
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        mkfifo(&fifo);
         // No reader: an error at once, and the FIFO is still a FIFO.
         let e = write_atomic(&fifo, b"x", Mode::KeepOrUmask, false).unwrap_err();
         assert_eq!(
@@ -340,11 +349,7 @@ mod tests {
     fn read_input_refuses_devices_dirs_and_big_files_and_bounds_pipes() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
+        mkfifo(&fifo);
         // No writer: refused after the pipe timeout, not a hang.
         let t = std::time::Instant::now();
         let e = read_input(&fifo, 100).unwrap_err();
@@ -352,11 +357,7 @@ mod tests {
         assert!(t.elapsed() < PIPE_TIMEOUT * 2);
         // A writer that finishes: read like a file.
         let fifo2 = d.path().join("fifo2");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo2)
-            .status()
-            .unwrap()
-            .success());
+        mkfifo(&fifo2);
         let w = fifo2.clone();
         let writer = std::thread::spawn(move || fs::write(w, "A=1\n"));
         assert_eq!(read_input(&fifo2, 100).unwrap(), b"A=1\n");
@@ -376,6 +377,15 @@ mod tests {
         assert_eq!(input_error(&e), None);
     }
 
+    fn mkfifo(p: &Path) {
+        let made = std::process::Command::new("mkfifo").arg(p).status();
+        assert!(made.unwrap().success(), "mkfifo {}", p.display());
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
     #[test]
     fn writes_and_keeps_mode() {
         let d = tempfile::tempdir().unwrap();
@@ -384,10 +394,7 @@ mod tests {
         fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
         write_atomic(&p, b"new", Mode::KeepOrUmask, false).unwrap();
         assert_eq!(fs::read_to_string(&p).unwrap(), "new");
-        assert_eq!(
-            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o640
-        );
+        assert_eq!(mode(&p), 0o640);
     }
 
     #[test]
@@ -395,10 +402,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a/b/f");
         write_atomic(&p, b"x", Mode::Exactly(0o600), true).unwrap();
-        assert_eq!(
-            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        assert_eq!(mode(&p), 0o600);
     }
 
     #[test]

@@ -118,11 +118,7 @@ fn q(shell: Shell, p: &OsStr) -> String {
 }
 
 /// A name the shells can hold as a variable.
-pub fn is_shell_name(k: &[u8]) -> bool {
-    !k.is_empty()
-        && (k[0].is_ascii_alphabetic() || k[0] == b'_')
-        && k.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
+pub use crate::compat::ident::is_name as is_shell_name;
 
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
@@ -388,12 +384,7 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the
 /// user's symlinked spelling), else the real cwd.
 fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
-    let real = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let real = crate::fsutil::current_dir()?;
     if let Some(pwd) = crate::core::get(base, "PWD").map(Path::new) {
         if pwd.is_absolute() {
             if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pwd), std::fs::canonicalize(&real)) {
@@ -456,7 +447,8 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
         None => opts.global = true,
     }
 
-    let prepared = crate::session::prepare(&opts, &base)?;
+    let mut prepared = crate::session::prepare(&opts, &base)?;
+    crate::log::notes(&std::mem::take(&mut prepared.notes));
     // The env part is kept in the session cache (the rules of `env
     // --cache`: owner-only, 300 s, keyed on every input) unless
     // AGENTENV_HOOK_CACHE=0, and only when the user store exists (the hook
@@ -489,12 +481,12 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     }
     let global = opts.project_root.is_none();
     let session = prepared.assemble(base.clone());
+    crate::log::notes(session.assembly.notes());
     let mut diff = session.assembly.diff();
     if global {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
         // had it (the reference's `-g` would pin it to the cwd).
-        diff.set
-            .shift_remove(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
+        diff.forget(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
     }
     let env_part = emit_env(shell, &base, &diff);
     if let Some((dir, key)) = &cache {
@@ -567,7 +559,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
         }
         ok
     };
-    for (k, v) in &diff.set {
+    for (k, v) in diff.assigned() {
         if !usable(k) {
             continue;
         }
@@ -608,7 +600,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             });
         }
     }
-    for k in &diff.removed {
+    for k in diff.removed() {
         if !usable(k) {
             continue;
         }

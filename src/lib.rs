@@ -11,6 +11,8 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+#[doc(hidden)]
+pub mod compat;
 pub mod core;
 pub mod dotenv;
 pub mod expand;

@@ -39,6 +39,25 @@ pub fn debug(msg: std::fmt::Arguments<'_>) {
     emit(2, "debug", msg)
 }
 
+/// Print one recorded [`Note`](crate::core::Note) at its level (library
+/// code records notes; the CLI prints them with this).
+pub fn note(n: &crate::core::Note) {
+    use crate::core::Level;
+    let text = format_args!("{}", n.text);
+    match n.level {
+        Level::Warning => warning(text),
+        Level::Info => info(text),
+        Level::Debug => debug(text),
+    }
+}
+
+/// Print every note, in order.
+pub fn notes<'a>(ns: impl IntoIterator<Item = &'a crate::core::Note>) {
+    for n in ns {
+        note(n);
+    }
+}
+
 /// `warn!("cannot read {}", path.display())`
 #[macro_export]
 macro_rules! warn {

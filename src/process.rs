@@ -89,16 +89,6 @@ pub fn io_kind(e: &io::Error) -> String {
     }
 }
 
-static SPAWNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How many children [`run_captured`] has started in this process. Code
-/// that memoises file-system lookups (the native plain-file evaluator's
-/// search for `env` on PATH) treats a change as "a child may have changed
-/// the file system".
-pub fn spawn_generation() -> u64 {
-    SPAWNS.load(std::sync::atomic::Ordering::SeqCst)
-}
-
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
 /// stdin `/dev/null` (a layer must not consume input meant for `exec`'s
 /// command, e.g. an MCP server's first message), in its own process group, for at most `timeout` (which
@@ -126,7 +116,6 @@ fn run_captured_with(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
-    SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let deadline = Instant::now() + timeout;
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let kill = |child: &mut std::process::Child| {
@@ -420,6 +409,16 @@ mod tests {
         f(&|c, t, l| run_captured_with(c, t, l, false));
     }
 
+    /// `script` is stopped at a 300 ms timeout, well before it would end.
+    fn times_out(script: &str) {
+        both(|run| {
+            let t = std::time::Instant::now();
+            let r = run(sh(script), Duration::from_millis(300), 100);
+            assert!(matches!(r, Err(RunError::Timeout)), "{script}");
+            assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        });
+    }
+
     #[test]
     fn captures_stdout_and_status() {
         both(|run| {
@@ -445,16 +444,7 @@ mod tests {
 
     #[test]
     fn timeout_covers_a_child_running_on_after_closing_stdout() {
-        both(|run| {
-            let t = std::time::Instant::now();
-            let r = run(
-                sh("exec >&-; printf x >&2; sleep 30"),
-                Duration::from_millis(300),
-                100,
-            );
-            assert!(matches!(r, Err(RunError::Timeout)));
-            assert!(t.elapsed() < Duration::from_secs(10));
-        });
+        times_out("exec >&-; printf x >&2; sleep 30");
     }
 
     #[test]
@@ -468,28 +458,14 @@ mod tests {
 
     #[test]
     fn timeout_kills_the_group() {
-        both(|run| {
-            let t = std::time::Instant::now();
-            let r = run(sh("sleep 30 & sleep 30"), Duration::from_millis(300), 100);
-            assert!(matches!(r, Err(RunError::Timeout)));
-            assert!(t.elapsed() < Duration::from_secs(10));
-        });
+        times_out("sleep 30 & sleep 30");
     }
 
     #[test]
     fn timeout_returns_while_an_escaped_descendant_holds_stdout() {
         // setsid leaves the group, so the kill misses it; the pipe stays
         // open for 20 s, yet the call returns at the timeout.
-        both(|run| {
-            let t = std::time::Instant::now();
-            let r = run(
-                sh("setsid sleep 20 & echo x"),
-                Duration::from_millis(300),
-                100,
-            );
-            assert!(matches!(r, Err(RunError::Timeout)));
-            assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
-        });
+        times_out("setsid sleep 20 & echo x");
     }
 
     #[test]

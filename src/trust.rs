@@ -182,11 +182,14 @@ fn record_path(state: &Path, real_store: &Path) -> PathBuf {
 /// digits.
 pub fn digest(store: &Path) -> Result<String, TrustError> {
     let real = canonical_store(store)?;
-    let mut h = blake3::Hasher::new();
-    h.update(b"agentenv-trust-digest 1\0");
-    let mut count = 0usize;
-    digest_dir(&real, &real, b"", &mut h, &mut count, 0)?;
-    Ok(h.finalize().to_hex().to_string())
+    let mut walk = Digest {
+        top: &real,
+        h: blake3::Hasher::new(),
+        count: 0,
+    };
+    walk.h.update(b"agentenv-trust-digest 1\0");
+    walk.dir(&real, b"", 0)?;
+    Ok(walk.h.finalize().to_hex().to_string())
 }
 
 fn item(h: &mut blake3::Hasher, bytes: &[u8]) {
@@ -194,106 +197,106 @@ fn item(h: &mut blake3::Hasher, bytes: &[u8]) {
     h.update(bytes);
 }
 
-fn digest_dir(
-    top: &Path,
-    dir: &Path,
-    rel: &[u8],
-    h: &mut blake3::Hasher,
-    count: &mut usize,
-    depth: usize,
-) -> Result<(), TrustError> {
-    if depth > MAX_DEPTH {
-        return Err(TrustError::TooLarge(top.to_path_buf()));
-    }
-    let rd = fs::read_dir(dir).map_err(|e| io_err(dir, &e))?;
-    let mut names = Vec::new();
-    for e in rd {
-        let e = e.map_err(|e| io_err(dir, &e))?;
-        names.push(e.file_name());
-    }
-    names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-    for name in names {
-        if depth == 0 && name == OsStr::new(".cache") {
-            continue;
-        }
-        *count += 1;
-        if *count > MAX_ENTRIES {
-            return Err(TrustError::TooLarge(top.to_path_buf()));
-        }
-        let mut r = rel.to_vec();
-        if !r.is_empty() {
-            r.push(b'/');
-        }
-        r.extend_from_slice(name.as_bytes());
-        digest_entry(top, &dir.join(&name), &r, h, count, depth)?;
-    }
-    Ok(())
+/// One digest walk: the store (named in a too-large error), the hash so
+/// far and the entries visited.
+struct Digest<'a> {
+    top: &'a Path,
+    h: blake3::Hasher,
+    count: usize,
 }
 
-fn digest_entry(
-    top: &Path,
-    path: &Path,
-    rel: &[u8],
-    h: &mut blake3::Hasher,
-    count: &mut usize,
-    depth: usize,
-) -> Result<(), TrustError> {
-    item(h, rel);
-    let lm = fs::symlink_metadata(path).map_err(|e| io_err(path, &e))?;
-    let m = if lm.file_type().is_symlink() {
-        let target = fs::read_link(path).map_err(|e| io_err(path, &e))?;
-        h.update(b"l");
-        item(h, target.as_os_str().as_bytes());
-        match fs::metadata(path) {
-            Ok(m) => m,
-            Err(_) => {
-                h.update(b"-");
+impl Digest<'_> {
+    fn too_large(&self) -> TrustError {
+        TrustError::TooLarge(self.top.to_path_buf())
+    }
+
+    fn dir(&mut self, dir: &Path, rel: &[u8], depth: usize) -> Result<(), TrustError> {
+        if depth > MAX_DEPTH {
+            return Err(self.too_large());
+        }
+        let rd = fs::read_dir(dir).map_err(|e| io_err(dir, &e))?;
+        let mut names = Vec::new();
+        for e in rd {
+            let e = e.map_err(|e| io_err(dir, &e))?;
+            names.push(e.file_name());
+        }
+        names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        for name in names {
+            if depth == 0 && name == OsStr::new(".cache") {
+                continue;
+            }
+            self.count += 1;
+            if self.count > MAX_ENTRIES {
+                return Err(self.too_large());
+            }
+            let mut r = rel.to_vec();
+            if !r.is_empty() {
+                r.push(b'/');
+            }
+            r.extend_from_slice(name.as_bytes());
+            self.entry(&dir.join(&name), &r, depth)?;
+        }
+        Ok(())
+    }
+
+    fn entry(&mut self, path: &Path, rel: &[u8], depth: usize) -> Result<(), TrustError> {
+        item(&mut self.h, rel);
+        let lm = fs::symlink_metadata(path).map_err(|e| io_err(path, &e))?;
+        let m = if lm.file_type().is_symlink() {
+            let target = fs::read_link(path).map_err(|e| io_err(path, &e))?;
+            self.h.update(b"l");
+            item(&mut self.h, target.as_os_str().as_bytes());
+            match fs::metadata(path) {
+                Ok(m) => m,
+                Err(_) => {
+                    self.h.update(b"-");
+                    return Ok(());
+                }
+            }
+        } else {
+            lm
+        };
+        let ft = m.file_type();
+        if ft.is_dir() {
+            self.h.update(b"d");
+            self.h.update(&(m.mode() & 0o7777).to_le_bytes());
+            self.h.update(b"{");
+            self.dir(path, rel, depth + 1)?;
+            self.h.update(b"}");
+        } else if ft.is_file() {
+            self.h.update(b"f");
+            self.h.update(&(m.mode() & 0o7777).to_le_bytes());
+            // Non-blocking open: a file swapped for a FIFO cannot hang us.
+            let mut f = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                .open(path)
+                .map_err(|e| io_err(path, &e))?;
+            let fm = f.metadata().map_err(|e| io_err(path, &e))?;
+            if !fm.is_file() {
+                self.h.update(b"?");
                 return Ok(());
             }
-        }
-    } else {
-        lm
-    };
-    let ft = m.file_type();
-    if ft.is_dir() {
-        h.update(b"d");
-        h.update(&(m.mode() & 0o7777).to_le_bytes());
-        h.update(b"{");
-        digest_dir(top, path, rel, h, count, depth + 1)?;
-        h.update(b"}");
-    } else if ft.is_file() {
-        h.update(b"f");
-        h.update(&(m.mode() & 0o7777).to_le_bytes());
-        // Non-blocking open: a file swapped for a FIFO cannot hang us.
-        let mut f = fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-            .open(path)
-            .map_err(|e| io_err(path, &e))?;
-        let fm = f.metadata().map_err(|e| io_err(path, &e))?;
-        if !fm.is_file() {
-            h.update(b"?");
-            return Ok(());
-        }
-        let mut content = blake3::Hasher::new();
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut len = 0u64;
-        loop {
-            let n = f.read(&mut buf).map_err(|e| io_err(path, &e))?;
-            if n == 0 {
-                break;
+            let mut content = blake3::Hasher::new();
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut len = 0u64;
+            loop {
+                let n = f.read(&mut buf).map_err(|e| io_err(path, &e))?;
+                if n == 0 {
+                    break;
+                }
+                len += n as u64;
+                content.update(&buf[..n]);
             }
-            len += n as u64;
-            content.update(&buf[..n]);
+            self.h.update(&len.to_le_bytes());
+            self.h.update(content.finalize().as_bytes());
+        } else {
+            // FIFO, socket, device: the kind only.
+            self.h.update(b"o");
+            self.h.update(&(m.mode() & 0o170000).to_le_bytes());
         }
-        h.update(&len.to_le_bytes());
-        h.update(content.finalize().as_bytes());
-    } else {
-        // FIFO, socket, device: the kind only.
-        h.update(b"o");
-        h.update(&(m.mode() & 0o170000).to_le_bytes());
+        Ok(())
     }
-    Ok(())
 }
 
 /// The trust state of `store` under the state dir `state`.
@@ -410,6 +413,15 @@ mod tests {
         tempfile::tempdir().unwrap()
     }
 
+    /// A temp dir holding the state dir `s` and an empty store `p/.agents`.
+    fn state_and_store() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let t = tmp();
+        let state = t.path().join("s");
+        let store = t.path().join("p/.agents");
+        fs::create_dir_all(&store).unwrap();
+        (t, state, store)
+    }
+
     #[test]
     fn allow_then_change_then_deny() {
         let t = tmp();
@@ -448,10 +460,7 @@ mod tests {
 
     #[test]
     fn symlink_targets_are_covered() {
-        let t = tmp();
-        let state = t.path().join("s");
-        let store = t.path().join("p/.agents");
-        fs::create_dir_all(&store).unwrap();
+        let (t, state, store) = state_and_store();
         fs::write(t.path().join("p/real.env"), "A=1\n").unwrap();
         std::os::unix::fs::symlink("../real.env", store.join("env")).unwrap();
         allow(&state, &store).unwrap();
@@ -461,10 +470,7 @@ mod tests {
 
     #[test]
     fn writable_state_dir_is_refused() {
-        let t = tmp();
-        let state = t.path().join("s");
-        let store = t.path().join("p/.agents");
-        fs::create_dir_all(&store).unwrap();
+        let (_t, state, store) = state_and_store();
         allow(&state, &store).unwrap();
         fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
         assert!(matches!(

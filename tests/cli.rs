@@ -4,20 +4,13 @@
 mod support;
 
 use std::fs;
-use std::process::{Command, Output};
-
-fn agentenv(args: &[&str]) -> Output {
-    Command::new(support::agentenv_bin())
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use support::{agentenv, Run, Tree};
 
 #[test]
 fn help_lists_only_commands_that_run() {
-    let out = agentenv(&["--help"]);
-    assert!(out.status.success());
-    let help = String::from_utf8(out.stdout).unwrap();
+    let help = agentenv(["--help"]).run().stdout;
     let commands: Vec<&str> = help
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
@@ -45,188 +38,236 @@ fn help_lists_only_commands_that_run() {
         ]
     );
     for c in commands {
-        let out = agentenv(&[c, "--help"]);
-        assert!(out.status.success(), "{c} --help");
-        let text = String::from_utf8_lossy(&out.stderr);
-        assert!(!text.contains("not implemented"), "{c}");
+        agentenv([c, "--help"])
+            .stderr_lacks("not implemented")
+            .run();
     }
 }
 
 #[test]
 fn version_prints_the_crate_version() {
-    let out = agentenv(&["--version"]);
-    assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        format!("agentenv {}\n", env!("CARGO_PKG_VERSION"))
-    );
+    agentenv(["--version"])
+        .stdout(format!("agentenv {}\n", env!("CARGO_PKG_VERSION")))
+        .run();
 }
 
 #[test]
 fn usage_errors_exit_2() {
-    assert_eq!(agentenv(&["no-such-command"]).status.code(), Some(2));
-    assert_eq!(agentenv(&["env", "--no-such-flag"]).status.code(), Some(2));
-    assert_eq!(agentenv(&["env", "--format"]).status.code(), Some(2));
-    assert_eq!(agentenv(&["completions", "tcsh"]).status.code(), Some(2));
-    assert_eq!(agentenv(&[]).status.code(), Some(2));
-}
-
-/// Each completion script is accepted by its shell's parser.
-#[test]
-fn completions_parse_in_their_shells() {
-    let dir = tempfile::tempdir().unwrap();
-    for (shell, check) in [
-        ("bash", vec!["bash", "-n"]),
-        ("zsh", vec!["zsh", "-n"]),
-        ("fish", vec!["fish", "--no-execute"]),
-        ("powershell", vec![]),
+    for args in [
+        &["no-such-command"][..],
+        &["env", "--no-such-flag"],
+        &["env", "--format"],
+        &["completions", "tcsh"],
+        &[],
     ] {
-        let out = agentenv(&["completions", shell]);
-        assert!(out.status.success(), "{shell}");
-        let script = String::from_utf8(out.stdout).unwrap();
-        assert!(script.contains("agentenv"), "{shell}");
-        for sub in ["env", "launch", "harness", "sandbox-env"] {
-            assert!(script.contains(sub), "{shell} completes {sub}");
-        }
-        if check.is_empty() {
-            continue;
-        }
-        let Some(bin) = support::tool(check[0]) else {
-            continue;
-        };
-        let file = dir.path().join(format!("completion.{shell}"));
-        fs::write(&file, &script).unwrap();
-        let st = Command::new(bin)
-            .args(&check[1..])
-            .arg(&file)
-            .status()
-            .unwrap();
-        assert!(st.success(), "{shell} rejects its completion script");
+        agentenv(args).status(2).run();
     }
 }
 
-/// A store whose env.py fails: one warning by default, none with -q or
-/// -qq; `-q` still shows errors, `-qq` shows nothing at all.
-#[test]
-fn verbosity_flags_filter_log_lines() {
-    let w = tempfile::tempdir().unwrap();
-    let home = w.path().join("home");
-    let proj = w.path().join("proj");
-    fs::create_dir_all(home.join(".agents")).unwrap();
-    fs::create_dir_all(&proj).unwrap();
-    fs::write(home.join(".agents/env.py"), "import sys\nsys.exit(3)\n").unwrap();
-    let run = |args: &[&str]| support::session_cmd(w.path()).args(args).output().unwrap();
-    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
-
-    let normal = run(&["env", "--format", "json", "--diff"]);
-    assert!(normal.status.success());
-    assert!(stderr(&normal).contains("agentenv: warning: env.py failed (exit 3)"));
-
-    for q in ["-q", "-qq"] {
-        let quiet = run(&[q, "env", "--format", "json", "--diff"]);
-        assert!(quiet.status.success());
-        assert_eq!(stderr(&quiet), "", "{q}");
-        assert_eq!(quiet.stdout, normal.stdout, "{q} changes only stderr");
+/// The completion script for `shell`: it names the binary and completes
+/// the subcommands.
+fn completion(shell: &str) -> String {
+    let mut run = agentenv(["completions", shell]).stdout_has("agentenv");
+    for sub in ["env", "launch", "harness", "sandbox-env"] {
+        run = run.stdout_has(sub);
     }
+    run.run().stdout
+}
 
-    let err_q = run(&["-q", "env", "--format", "nope"]);
-    assert_eq!(err_q.status.code(), Some(1));
-    assert!(stderr(&err_q).starts_with("agentenv: error: --format must be one of"));
-    let err_qq = run(&["-qq", "env", "--format", "nope"]);
-    assert_eq!(err_qq.status.code(), Some(1));
-    assert_eq!(stderr(&err_qq), "");
+/// `shell ARGS FILE` accepts the completion script for `shell`.
+fn parses_in(shell: &str, args: &[&str]) {
+    let t = Tree::new().file("completion", completion(shell));
+    let bin = support::tool(shell).expect(shell);
+    t.command(bin).args(args).arg(t.path("completion")).run();
+}
 
-    // Flags work after the subcommand too.
-    let after = run(&["env", "--format", "json", "--diff", "-qq"]);
-    assert_eq!(stderr(&after), "");
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn the_bash_completion_parses_in_bash() {
+    parses_in("bash", &["-n"]);
+}
+
+#[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+fn the_zsh_completion_parses_in_zsh() {
+    parses_in("zsh", &["-n"]);
+}
+
+#[test]
+#[cfg_attr(missing = "fish", ignore = "needs fish")]
+fn the_fish_completion_parses_in_fish() {
+    parses_in("fish", &["--no-execute"]);
+}
+
+#[test]
+fn the_powershell_completion_completes_the_commands() {
+    completion("powershell");
+}
+
+/// A store whose env.py fails.
+fn failing_store() -> Tree {
+    Tree::session().file("home/.agents/env.py", "import sys\nsys.exit(3)\n")
+}
+
+const ENV_JSON: [&str; 4] = ["env", "--format", "json", "--diff"];
+
+#[test]
+fn a_failing_layer_warns_once_by_default() {
+    failing_store()
+        .agentenv(ENV_JSON)
+        .stderr_has("agentenv: warning: env.py failed (exit 3)")
+        .run();
+}
+
+#[test]
+fn quiet_silences_warnings_and_changes_only_stderr() {
+    let t = failing_store();
+    let normal = t.agentenv(ENV_JSON).run();
+    for q in ["-q", "-qq"] {
+        t.agentenv([q])
+            .args(ENV_JSON)
+            .stderr("")
+            .stdout(normal.stdout.clone())
+            .run();
+    }
+}
+
+#[test]
+fn quiet_still_shows_errors() {
+    let err = failing_store()
+        .agentenv(["-q", "env", "--format", "nope"])
+        .status(1)
+        .run()
+        .stderr;
+    assert!(
+        err.starts_with("agentenv: error: --format must be one of"),
+        "{err}"
+    );
+}
+
+#[test]
+fn very_quiet_shows_nothing() {
+    failing_store()
+        .agentenv(["-qq", "env", "--format", "nope"])
+        .status(1)
+        .stderr("")
+        .run();
+}
+
+#[test]
+fn verbosity_flags_work_after_the_subcommand() {
+    failing_store()
+        .agentenv(ENV_JSON)
+        .arg("-qq")
+        .stderr("")
+        .run();
 }
 
 /// Files that can hold values (`launch --report`, `harness sandbox-env
-/// -o`; `--into` in tests/into.rs): new ones 0600, an existing readable one
-/// keeps its mode with one warning naming it, another user's symlink in a
-/// sticky world-writable directory is not followed.
-#[test]
-fn value_files_are_private() {
-    use std::os::unix::fs::PermissionsExt;
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path().canonicalize().unwrap();
-    fs::create_dir_all(w.join("fs/harness")).unwrap();
-    let h = w.join("fs/harness/h.yaml");
-    fs::write(
-        &h,
-        "agent: a\nrole: r\nenv:\n  sandbox:\n    SB: 'zqCANARYsb'\n",
-    )
-    .unwrap();
-    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o7777;
-    type Writer<'a> = Box<dyn Fn(&std::path::Path) -> Output + 'a>;
-    let writers: [(&str, Writer); 2] = [
-        (
-            "launch --report",
-            Box::new(|p: &std::path::Path| {
-                Command::new(support::agentenv_bin())
-                    .current_dir(&w)
-                    .args(["launch", "--no-env", "--report"])
-                    .arg(p)
-                    .args(["--", "true"])
-                    .output()
-                    .unwrap()
-            }),
-        ),
-        (
-            "harness sandbox-env -o",
-            Box::new(|p: &std::path::Path| {
-                Command::new(support::agentenv_bin())
-                    .current_dir(&w)
-                    .args(["harness", "sandbox-env"])
-                    .arg(&h)
-                    .arg("-o")
-                    .arg(p)
-                    .output()
-                    .unwrap()
-            }),
-        ),
-    ];
-    for (i, (what, run)) in writers.iter().enumerate() {
-        let new = w.join(format!("new{i}"));
-        let out = run(&new);
-        assert_eq!(out.status.code(), Some(0), "{what}: {out:?}");
-        assert!(out.stderr.is_empty(), "{what}: {out:?}");
-        assert_eq!(mode(&new), 0o600, "{what}");
-        // An existing 0644 file keeps its mode, with one warning.
-        let old = w.join(format!("old{i}"));
-        fs::write(&old, "").unwrap();
-        fs::set_permissions(&old, fs::Permissions::from_mode(0o644)).unwrap();
-        let out = run(&old);
-        assert_eq!(out.status.code(), Some(0), "{what}");
-        assert_eq!(mode(&old), 0o644, "{what}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(
-            err.matches("agentenv: warning:").count(),
-            1,
-            "{what}: {err}"
-        );
-        assert!(
-            err.contains(&format!("{} is readable by group or others", old.display())),
-            "{what}: {err}"
-        );
-        assert!(!err.contains("zqCANARY"), "{what}: {err}");
-        if rustix::process::geteuid().is_root() {
-            let share = w.join(format!("share{i}"));
-            fs::create_dir(&share).unwrap();
-            fs::set_permissions(&share, fs::Permissions::from_mode(0o1777)).unwrap();
-            let target = w.join(format!("att{i}"));
-            fs::write(&target, "").unwrap();
-            let link = share.join("f");
-            std::os::unix::fs::symlink(&target, &link).unwrap();
-            std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
-            let out = run(&link);
-            assert_eq!(out.status.code(), Some(1), "{what}");
-            assert_eq!(fs::read(&target).unwrap(), b"", "{what}");
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(err.contains("sticky world-writable"), "{what}: {err}");
-        } else {
-            support::skip("foreign symlink check", "needs root to chown a link");
+/// -o`; `--into` in tests/into.rs): a tree with a harness file holding a
+/// canary, and a way to have each command write a file.
+mod value_files_are_private {
+    use super::*;
+
+    fn tree() -> Tree {
+        Tree::new().file(
+            "fs/harness/h.yaml",
+            "agent: a\nrole: r\nenv:\n  sandbox:\n    SB: 'zqCANARYsb'\n",
+        )
+    }
+
+    /// `agentenv launch --report FILE` or `harness sandbox-env -o FILE`.
+    fn write(t: &Tree, writer: &str, file: &Path) -> Run {
+        let run = t.command(support::agentenv_bin());
+        match writer {
+            "launch" => run
+                .args(["launch", "--no-env", "--report"])
+                .arg(file)
+                .args(["--", "true"]),
+            _ => run
+                .args(["harness", "sandbox-env"])
+                .arg(t.path("fs/harness/h.yaml"))
+                .arg("-o")
+                .arg(file),
         }
+    }
+
+    fn mode(p: &Path) -> u32 {
+        fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    fn a_new_file_is_0600(writer: &str) {
+        let t = tree();
+        write(&t, writer, &t.path("new")).stderr("").run();
+        assert_eq!(mode(&t.path("new")), 0o600);
+    }
+
+    /// An existing 0644 file keeps its mode, with one warning naming it.
+    fn an_existing_readable_file_keeps_its_mode(writer: &str) {
+        let t = tree().file("old", "");
+        fs::set_permissions(t.path("old"), fs::Permissions::from_mode(0o644)).unwrap();
+        let err = write(&t, writer, &t.path("old"))
+            .stderr_has("$W/old is readable by group or others")
+            .stderr_lacks("zqCANARY")
+            .run()
+            .stderr;
+        assert_eq!(err.matches("agentenv: warning:").count(), 1, "{err}");
+        assert_eq!(mode(&t.path("old")), 0o644);
+    }
+
+    /// Another user's symlink in a sticky world-writable directory is not
+    /// followed.
+    fn a_foreign_symlink_in_a_sticky_dir_is_refused(writer: &str) {
+        let t = tree().dir("share").file("att", "");
+        fs::set_permissions(t.path("share"), fs::Permissions::from_mode(0o1777)).unwrap();
+        let link = t.path("share/f");
+        std::os::unix::fs::symlink(t.path("att"), &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).unwrap();
+        write(&t, writer, &link)
+            .status(1)
+            .stderr_has("sticky world-writable")
+            .run();
+        assert_eq!(fs::read(t.path("att")).unwrap(), b"");
+    }
+
+    #[test]
+    fn launch_report_new_is_0600() {
+        a_new_file_is_0600("launch");
+    }
+
+    #[test]
+    fn sandbox_env_output_new_is_0600() {
+        a_new_file_is_0600("sandbox-env");
+    }
+
+    #[test]
+    fn launch_report_existing_keeps_its_mode_with_one_warning() {
+        an_existing_readable_file_keeps_its_mode("launch");
+    }
+
+    #[test]
+    fn sandbox_env_output_existing_keeps_its_mode_with_one_warning() {
+        an_existing_readable_file_keeps_its_mode("sandbox-env");
+    }
+
+    #[test]
+    #[cfg_attr(missing = "root", ignore = "needs root")]
+    fn launch_report_refuses_a_foreign_symlink_in_a_sticky_dir() {
+        if !rustix::process::geteuid().is_root() {
+            support::skip("foreign symlink check", "needs root to chown a link");
+            return;
+        }
+        a_foreign_symlink_in_a_sticky_dir_is_refused("launch");
+    }
+
+    #[test]
+    #[cfg_attr(missing = "root", ignore = "needs root")]
+    fn sandbox_env_output_refuses_a_foreign_symlink_in_a_sticky_dir() {
+        if !rustix::process::geteuid().is_root() {
+            support::skip("foreign symlink check", "needs root to chown a link");
+            return;
+        }
+        a_foreign_symlink_in_a_sticky_dir_is_refused("sandbox-env");
     }
 }
 
@@ -234,62 +275,63 @@ fn value_files_are_private() {
 /// is clap's usage error (exit 2, with its suggestion) and nothing runs:
 /// no store layer, no child. What follows `--` or the command word is the
 /// command, verbatim.
-#[test]
-fn a_mistyped_option_is_a_usage_error_and_nothing_runs() {
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path().canonicalize().unwrap();
-    fs::create_dir_all(w.join("home/.agents")).unwrap();
-    fs::create_dir_all(w.join("proj/.agents")).unwrap();
-    let ran = w.join("layer-ran");
-    // A plain file bash must source: it leaves a marker when it runs.
-    fs::write(
-        w.join("proj/.agents/env"),
-        format!("X=\"$(touch '{}')\"\n", ran.display()),
-    )
-    .unwrap();
-    fs::create_dir_all(w.join("fs/harness")).unwrap();
-    let h = w.join("fs/harness/h.yaml");
-    fs::write(&h, "agent: a\nrole: r\n").unwrap();
-    let child = w.join("child-ran");
-    let touch = format!("touch '{}'", child.display());
-    let h = h.to_str().unwrap();
-    let cases: [(&[&str], &str); 5] = [
-        (&["exec", "--agnet", "claude", "--"], "--agent"),
-        (&["exec", "--gloabl"], "--global"),
-        (
-            &["launch", "--no-env", "--reprot", "r.json", "--"],
-            "--report",
-        ),
-        (&["launch", "--plugin-rot", "x"], "--plugin-root"),
-        (&["harness", "run", h, "--forg", "github", "--"], "--forge"),
-    ];
-    for (args, similar) in cases {
-        let out = support::session_cmd(&w)
-            .args(args)
-            .args(["sh", "-c", &touch])
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(&format!("tip: a similar argument exists: '{similar}'")),
-            "{args:?}: {err}"
-        );
-        assert!(out.stdout.is_empty(), "{args:?}");
-        assert!(!ran.exists(), "{args:?}: a layer ran");
-        assert!(!child.exists(), "{args:?}: the command ran");
+mod a_mistyped_option {
+    use super::*;
+
+    /// A plain file bash must source leaves a marker when it runs; a
+    /// harness file.
+    fn tree() -> Tree {
+        let t = Tree::session().file("fs/harness/h.yaml", "agent: a\nrole: r\n");
+        let marker = t.arg("layer-ran");
+        t.file("proj/.agents/env", format!("X=\"$(touch '{marker}')\"\n"))
     }
-    // After `--`, an option-like word is the command (127: not found) ...
-    let out = support::session_cmd(&w)
-        .args(["exec", "--", "--agnet"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(127));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot run --agnet"));
-    // ... and after the command word everything is its arguments, `--` too.
-    for cmd in ["exec", "launch"] {
-        let out = support::session_cmd(&w)
-            .args([
+
+    #[test]
+    fn is_a_usage_error_and_nothing_runs() {
+        let t = tree();
+        let h = t.arg("fs/harness/h.yaml");
+        let touch = format!("touch '{}'", t.arg("child-ran"));
+        let cases: [(&[&str], &str); 5] = [
+            (&["exec", "--agnet", "claude", "--"], "--agent"),
+            (&["exec", "--gloabl"], "--global"),
+            (
+                &["launch", "--no-env", "--reprot", "r.json", "--"],
+                "--report",
+            ),
+            (&["launch", "--plugin-rot", "x"], "--plugin-root"),
+            (&["harness", "run", &h, "--forg", "github", "--"], "--forge"),
+        ];
+        for (args, similar) in cases {
+            t.agentenv(args)
+                .args(["sh", "-c", &touch])
+                .status(2)
+                .stderr_has(format!("tip: a similar argument exists: '{similar}'"))
+                .stdout("")
+                .run();
+            assert!(!t.path("layer-ran").exists(), "{args:?}: a layer ran");
+            assert!(!t.path("child-ran").exists(), "{args:?}: the command ran");
+        }
+        // The marker layer does run when the options are right (so the
+        // checks above can fail).
+        t.agentenv(["exec", "true"]).run();
+        assert!(t.path("layer-ran").exists());
+    }
+
+    #[test]
+    fn after_dashdash_is_the_command() {
+        // An option-like word is the command (127: not found).
+        tree()
+            .agentenv(["exec", "--", "--agnet"])
+            .status(127)
+            .stderr_has("cannot run --agnet")
+            .run();
+    }
+
+    #[test]
+    fn after_the_command_word_everything_is_its_arguments() {
+        let t = tree();
+        for cmd in ["exec", "launch"] {
+            t.agentenv([
                 cmd,
                 "sh",
                 "-c",
@@ -300,103 +342,186 @@ fn a_mistyped_option_is_a_usage_error_and_nothing_runs() {
                 "--",
                 "y",
             ])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{cmd}");
-        assert_eq!(
-            String::from_utf8(out.stdout).unwrap(),
-            "--agnet|-v|--|y|",
-            "{cmd}"
-        );
-    }
-    let out = support::session_cmd(&w)
-        .args([
+            .stdout("--agnet|-v|--|y|")
+            .run();
+        }
+        let h = t.arg("fs/harness/h.yaml");
+        t.agentenv([
             "harness",
             "run",
-            h,
+            &h,
             "sh",
             "-c",
             "printf '%s|' \"$@\"",
             "x",
             "--forg",
         ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), "--forg|");
-    // The marker layer does run when the options are right (so the
-    // checks above can fail).
-    assert!(ran.exists());
+        .stdout("--forg|")
+        .run();
+    }
 }
 
 /// One stdout writer, one rule: a closed pipe (the reader went away) is not
 /// an error — silent, the command's own status stands; any other write
 /// error (`> /dev/full`) is exit 1 with one message.
-#[test]
-fn a_closed_stdout_is_not_an_error_a_full_disk_is() {
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path().canonicalize().unwrap();
-    fs::create_dir_all(w.join("home/.agents")).unwrap();
-    fs::create_dir_all(w.join("proj/.agents")).unwrap();
-    fs::write(w.join("proj/.agents/env"), "A=1\n").unwrap();
-    fs::create_dir_all(w.join("fs/harness")).unwrap();
-    let h = w.join("fs/harness/h.yaml");
-    fs::write(&h, "agent: a\nrole: r\nenv:\n  sandbox:\n    S: 'x'\n").unwrap();
-    let good = w.join("good.env");
-    fs::write(&good, "A=1\n").unwrap();
-    let bad = w.join("bad.env");
-    fs::write(&bad, "not an assignment\n").unwrap();
-    let h = h.to_str().unwrap();
-    let (good, bad) = (good.to_str().unwrap(), bad.to_str().unwrap());
-    // (args, status when the output cannot be delivered to a closed pipe)
-    let cases: Vec<(Vec<&str>, i32)> = vec![
-        (vec!["env", "--format", "json"], 0),
-        (vec!["env", "--cache", "--format", "export"], 0),
-        (vec!["explain"], 0),
-        (vec!["harness", "resolve", h], 0),
-        (vec!["harness", "sandbox-env", h], 0),
-        (vec!["dotenv", "parse", good], 0),
-        (vec!["dotenv", "check", bad], 1),
-        (vec!["completions", "bash"], 0),
-        (vec!["hook", "bash"], 0),
-    ];
-    for (args, closed_status) in &cases {
-        let (reader, writer) = std::io::pipe().unwrap();
-        drop(reader);
-        let out = support::session_cmd(&w)
-            .args(args)
-            .stdout(writer)
+mod stdout_errors {
+    use super::*;
+
+    fn tree() -> Tree {
+        Tree::session()
+            .file("proj/.agents/env", "A=1\n")
+            .file(
+                "fs/harness/h.yaml",
+                "agent: a\nrole: r\nenv:\n  sandbox:\n    S: 'x'\n",
+            )
+            .file("good.env", "A=1\n")
+            .file("bad.env", "not an assignment\n")
+    }
+
+    /// (args, status when the output cannot be delivered to a closed pipe)
+    fn cases(t: &Tree) -> Vec<(Vec<String>, i32)> {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let h = t.arg("fs/harness/h.yaml");
+        vec![
+            (s(&["env", "--format", "json"]), 0),
+            (s(&["env", "--cache", "--format", "export"]), 0),
+            (s(&["explain"]), 0),
+            (s(&["harness", "resolve", &h]), 0),
+            (s(&["harness", "sandbox-env", &h]), 0),
+            (s(&["dotenv", "parse", &t.arg("good.env")]), 0),
+            (s(&["dotenv", "check", &t.arg("bad.env")]), 1),
+            (s(&["completions", "bash"]), 0),
+            (s(&["hook", "bash"]), 0),
+            (s(&["status"]), 0),
+            (s(&["status", "--format", "json"]), 0),
+            (s(&["man"]), 0),
+            (s(&["init", "claude", "--dry-run", "-q"]), 0),
+        ]
+    }
+
+    /// Run with stdout sent to `out` (the kit pipes it; this test must not).
+    fn run_to(run: Run, out: std::process::Stdio) -> (Option<i32>, String) {
+        let o = run
+            .into_command()
+            .stdout(out)
             .stderr(std::process::Stdio::piped())
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(*closed_status),
-            "{args:?} to a closed pipe"
-        );
-        assert!(
-            out.stderr.is_empty(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let full = fs::OpenOptions::new()
-            .write(true)
-            .open("/dev/full")
-            .unwrap();
-        let out = support::session_cmd(&w)
-            .args(args)
-            .stdout(full)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?} to /dev/full");
-        assert_eq!(
-            String::from_utf8_lossy(&out.stderr)
-                .matches("agentenv: error: cannot write to stdout: no space left on device")
-                .count(),
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn a_closed_stdout_is_not_an_error() {
+        let t = tree();
+        for (args, closed_status) in cases(&t) {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            let (code, err) = run_to(t.agentenv(&args), writer.into());
+            assert_eq!(code, Some(closed_status), "{args:?} to a closed pipe");
+            assert!(err.is_empty(), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_full_disk_is_exit_1_with_one_message() {
+        let t = tree();
+        for (args, _) in cases(&t) {
+            let full = fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let (code, err) = run_to(t.agentenv(&args), full.into());
+            assert_eq!(code, Some(1), "{args:?} to /dev/full");
+            assert_eq!(
+                err.matches("agentenv: error: cannot write to stdout: no space left on device")
+                    .count(),
+                1,
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
+/// Every command reads the current directory through one function with one
+/// message: a removed cwd is exit 1 and one `agentenv: error:` line
+/// ending `cannot read the current directory: no such file or directory`
+/// (the OS error in lower case, no `(os error 2)`, no Rust `NotFound`).
+#[test]
+fn a_removed_cwd_is_one_message_for_every_command() {
+    let t = Tree::session().dir("home/.agents");
+    let cases: &[(&[&str], &str)] = &[
+        (&["env"], ""),
+        (&["explain"], ""),
+        (&["exec", "--", "true"], ""),
+        (&["status"], ""),
+        (&["allow"], ""),
+        (&["deny"], ""),
+        (&["init", "claude", "--dry-run"], ""),
+        (&["hook", "bash", "--load", "--pid", "1"], "hook: "),
+        (&["launch", "--", "true"], "launch: "),
+    ];
+    for (args, prefix) in cases {
+        // The shell enters a directory, removes it, then becomes agentenv.
+        let session = support::session_cmd(t.root());
+        t.command("/bin/sh")
+            .with(|sh| {
+                sh.env_clear();
+                for (k, v) in session.get_envs() {
+                    if let Some(v) = v {
+                        sh.env(k, v);
+                    }
+                }
+            })
+            .env("XDG_STATE_HOME", t.path("state"))
+            .cwd("proj")
+            .args([
+                "-c",
+                "mkdir gone && cd gone && rmdir ../gone && exec \"$@\"",
+                "sh",
+            ])
+            .arg(session.get_program())
+            .args(*args)
+            .status(1)
+            .stderr(format!(
+                "agentenv: error: {prefix}cannot read the current directory: no such file or directory\n"
+            ))
+            .run();
+    }
+}
+
+/// A usage failure (`hook tcsh`) and a runtime failure (`man --dir` under
+/// a file) are one `agentenv: error:` line with the command's status;
+/// `-qq` silences the line, never the status.
+#[test]
+fn command_failures_are_printed_once() {
+    let t = Tree::session().dir("home/.agents").file("file", "");
+    let page_dir = t.arg("file/man1");
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["hook", "tcsh"],
+            2,
+            "agentenv: error: hook: unknown shell 'tcsh' (known: bash, zsh, fish)\n",
+        ),
+        (
+            vec!["man", "--dir", &page_dir],
             1,
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+            "agentenv: error: $W/file/man1: not a directory\n",
+        ),
+    ];
+    for (args, code, want) in &cases {
+        t.agentenv(args)
+            .status(*code)
+            .stderr(*want)
+            .stdout("")
+            .run();
+        t.agentenv(["-qq"])
+            .args(args)
+            .status(*code)
+            .stderr("")
+            .run();
     }
 }
 
@@ -405,30 +530,20 @@ fn a_closed_stdout_is_not_an_error_a_full_disk_is() {
 /// anything runs.
 #[test]
 fn unknown_formats_list_the_accepted_values() {
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path().canonicalize().unwrap();
-    fs::create_dir_all(w.join("proj")).unwrap();
-    let out = support::session_cmd(&w)
-        .args(["explain", "--format", "xml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("invalid value 'xml' for '--format <F>'"),
-        "{err}"
-    );
-    assert!(err.contains("[possible values: text, json]"), "{err}");
+    let t = Tree::session();
+    t.agentenv(["explain", "--format", "xml"])
+        .status(1)
+        .stderr_has("invalid value 'xml' for '--format <F>'")
+        .stderr_has("[possible values: text, json]")
+        .run();
     for args in [
         &["env", "--format", "xml"][..],
         &["dotenv", "parse", "--format", "xml", "/dev/null"],
     ] {
-        let out = support::session_cmd(&w).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("auto, bash") && err.contains("yaml"),
-            "{args:?}: {err}"
-        );
+        t.agentenv(args)
+            .status(1)
+            .stderr_has("auto, bash")
+            .stderr_has("yaml")
+            .run();
     }
 }

@@ -2,257 +2,192 @@
 
 mod support;
 
-use assert_cmd::Command;
-use predicates::prelude::*;
-use std::path::{Path, PathBuf};
+use serde_json::json;
+use support::{Run, Tree};
 
-fn agentenv() -> Command {
-    Command::new(support::agentenv_bin())
-}
-
-fn write(dir: &Path, name: &str, content: &[u8]) -> PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, content).unwrap();
-    p
-}
-
-fn json_of(out: &[u8]) -> serde_json::Map<String, serde_json::Value> {
-    let v: serde_json::Value = serde_json::from_slice(out).expect("valid JSON");
-    v.as_object().expect("an object").clone()
+/// `agentenv dotenv ARGS` in a scratch tree (`$W`).
+fn dotenv(t: &Tree, args: &[&str]) -> Run {
+    t.host(["dotenv"]).args(args)
 }
 
 #[test]
 fn parse_defaults_to_json_and_later_files_win() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"A=1\nB=\"two words\" # c\nSHARED=a\n");
-    let b = write(d.path(), "b.env", b"export SHARED=b\nC='x\ny'\n");
-    let out = agentenv()
-        .args(["dotenv", "parse"])
-        .arg(&a)
-        .arg(&b)
-        .assert()
-        .success()
+    let t = Tree::new()
+        .file("a.env", "A=1\nB=\"two words\" # c\nSHARED=a\n")
+        .file("b.env", "export SHARED=b\nC='x\ny'\n");
+    let j = dotenv(&t, &["parse", &t.arg("a.env"), &t.arg("b.env")])
         .stderr("")
-        .get_output()
-        .stdout
-        .clone();
-    let m = json_of(&out);
-    assert_eq!(m["A"], "1");
-    assert_eq!(m["B"], "two words");
-    assert_eq!(m["SHARED"], "b");
-    assert_eq!(m["C"], "x\ny");
-    assert_eq!(m.len(), 4);
+        .run()
+        .json();
+    assert_eq!(
+        j,
+        json!({"A": "1", "B": "two words", "SHARED": "b", "C": "x\ny"})
+    );
 }
 
 #[test]
 fn parse_prints_only_the_variables() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"bad line\nA=1\nA=2\nU=\"open\n");
-    let out = agentenv()
-        .args(["dotenv", "parse"])
-        .arg(&a)
-        .assert()
-        .success()
+    let t = Tree::new().file("a.env", "bad line\nA=1\nA=2\nU=\"open\n");
+    let j = dotenv(&t, &["parse", &t.arg("a.env")])
         .stderr("")
-        .get_output()
-        .stdout
-        .clone();
-    let m = json_of(&out);
-    assert_eq!(m["A"], "2");
-    assert_eq!(m["U"], "\"open");
+        .run()
+        .json();
+    assert_eq!(j["A"], "2");
+    assert_eq!(j["U"], "\"open");
+}
+
+/// A file with a quote to escape.
+fn quoting() -> Tree {
+    Tree::new().file("a.env", "B=2\nA=it's\n")
 }
 
 #[test]
-fn parse_other_formats() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"B=2\nA=it's\n");
-    agentenv()
-        .args(["dotenv", "parse", "--format", "export"])
-        .arg(&a)
-        .assert()
-        .success()
-        .stdout("export A='it'\\''s'\nexport B='2'\n");
-    agentenv()
-        .args(["dotenv", "parse", "--format", "sh"])
-        .arg(&a)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("export B='2'"));
-    agentenv()
-        .args(["dotenv", "parse", "--format", "auto"])
-        .arg(&a)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("B"));
+fn parse_as_export() {
+    let t = quoting();
+    dotenv(&t, &["parse", "--format", "export", &t.arg("a.env")])
+        .stdout("export A='it'\\''s'\nexport B='2'\n")
+        .run();
+}
+
+#[test]
+fn parse_as_sh() {
+    let t = quoting();
+    dotenv(&t, &["parse", "--format", "sh", &t.arg("a.env")])
+        .stdout_has("export B='2'")
+        .run();
+}
+
+#[test]
+fn parse_as_auto() {
+    let t = quoting();
+    dotenv(&t, &["parse", "--format", "auto", &t.arg("a.env")])
+        .stdout_has("B")
+        .run();
 }
 
 #[test]
 fn unknown_format_fails_before_reading_files() {
-    agentenv()
-        .args([
-            "dotenv",
-            "parse",
-            "--format",
-            "nope",
-            "/nonexistent/file.env",
-        ])
-        .assert()
-        .code(1)
-        .stdout("")
-        .stderr(
-            predicate::str::starts_with("agentenv: error: ")
-                .and(predicate::str::contains("json"))
-                .and(predicate::str::contains("cannot read").not()),
-        );
+    let err = dotenv(
+        &Tree::new(),
+        &["parse", "--format", "nope", "/nonexistent/file.env"],
+    )
+    .status(1)
+    .stdout("")
+    .stderr_has("json")
+    .stderr_lacks("cannot read")
+    .run()
+    .stderr;
+    assert!(err.starts_with("agentenv: error: "), "{err}");
 }
 
 #[test]
-fn missing_file_and_directory() {
-    let d = tempfile::tempdir().unwrap();
-    let missing = d.path().join("missing.env");
+fn a_missing_file_is_an_error() {
+    let t = Tree::new();
     for cmd in ["parse", "check"] {
-        agentenv()
-            .args(["dotenv", cmd])
-            .arg(&missing)
-            .assert()
-            .code(1)
+        dotenv(&t, &[cmd, &t.arg("missing.env")])
+            .status(1)
             .stdout("")
-            .stderr(format!(
-                "agentenv: error: cannot read {}: no such file or directory\n",
-                missing.display()
-            ));
-        agentenv()
-            .args(["dotenv", cmd])
-            .arg(d.path())
-            .assert()
-            .code(1)
+            .stderr("agentenv: error: cannot read $W/missing.env: no such file or directory\n")
+            .run();
+    }
+}
+
+#[test]
+fn a_directory_is_an_error() {
+    let t = Tree::new();
+    for cmd in ["parse", "check"] {
+        dotenv(&t, &[cmd, t.w()])
+            .status(1)
             .stdout("")
-            .stderr(format!(
-                "agentenv: error: cannot read {}: is a directory\n",
-                d.path().display()
-            ));
+            .stderr("agentenv: error: cannot read $W: is a directory\n")
+            .run();
     }
 }
 
 #[test]
 fn parse_fails_when_any_file_is_unreadable() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"A=1\n");
-    agentenv()
-        .args(["dotenv", "parse"])
-        .arg(&a)
-        .arg(d.path().join("nope"))
-        .assert()
-        .code(1)
-        .stdout("");
+    let t = Tree::new().file("a.env", "A=1\n");
+    dotenv(&t, &["parse", &t.arg("a.env"), &t.arg("nope")])
+        .status(1)
+        .stdout("")
+        .run();
 }
 
 #[test]
 fn non_utf8_file_parses_lossily() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"A=x\xffy\nB=\xc3\xa9\n");
-    let out = agentenv()
-        .args(["dotenv", "parse"])
-        .arg(&a)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let m = json_of(&out);
-    assert_eq!(m["A"], "x\u{FFFD}y");
-    assert_eq!(m["B"], "é");
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(&a)
-        .assert()
-        .success()
-        .stdout("");
+    let t = Tree::new().file("a.env", b"A=x\xffy\nB=\xc3\xa9\n");
+    let j = dotenv(&t, &["parse", &t.arg("a.env")]).run().json();
+    assert_eq!(j["A"], "x\u{FFFD}y");
+    assert_eq!(j["B"], "é");
+    dotenv(&t, &["check", &t.arg("a.env")]).stdout("").run();
 }
 
 #[test]
 fn check_clean_file_is_silent() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(
-        d.path(),
+    let t = Tree::new().file(
         "a.env",
-        b"# comment\n\nA=1\nexport B=\"x\" # note\nM='multi\nline'\n",
+        r#"# comment
+
+A=1
+export B="x" # note
+M='multi
+line'
+"#,
     );
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(&a)
-        .assert()
-        .success()
+    dotenv(&t, &["check", &t.arg("a.env")])
         .stdout("")
-        .stderr("");
+        .stderr("")
+        .run();
+}
+
+/// Two warnings in `a.env`; an ignored line and an unterminated quote in
+/// `b.env`.
+fn findings() -> Tree {
+    Tree::new()
+        .file("a.env", "A=1\nA=2\nT=\"x\" y\n")
+        .file("b.env", "OK=1\nnot an assignment\nU='open\nX=1\nY=2\n")
 }
 
 #[test]
-fn check_reports_file_line_and_exit_code() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"A=1\nA=2\nT=\"x\" y\n");
-    let b = write(
-        d.path(),
-        "b.env",
-        b"OK=1\nnot an assignment\nU='open\nX=1\nY=2\n",
-    );
-    let a_s = a.display().to_string();
-    let b_s = b.display().to_string();
-    // Warnings only: exit 0.
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(&a)
-        .assert()
-        .success()
-        .stderr("")
-        .stdout(format!(
-            "{a_s}:2: warning: duplicate key A (earlier on line 1); the later value wins\n\
-             {a_s}:3: warning: double-quoted value of T has text after the closing quote; \
-             the whole text is kept literally, quotes included\n"
-        ));
-    // An ignored line and an unterminated quote: exit 1.
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(&a)
-        .arg(&b)
-        .assert()
-        .code(1)
+fn check_warnings_exit_0() {
+    let t = findings();
+    dotenv(&t, &["check", &t.arg("a.env")])
         .stderr("")
         .stdout(
-            predicate::str::contains(format!(
-                "{b_s}:2: error: ignored line: not an assignment (no '=')\n"
-            ))
-            .and(predicate::str::contains(format!(
-                "{b_s}:3: error: unterminated single quote for U swallowed 2 lines"
-            )))
-            .and(predicate::str::contains(format!("{a_s}:2: warning"))),
-        );
+            "$W/a.env:2: warning: duplicate key A (earlier on line 1); the later value wins\n\
+             $W/a.env:3: warning: double-quoted value of T has text after the closing quote; \
+             the whole text is kept literally, quotes included\n",
+        )
+        .run();
+}
+
+#[test]
+fn check_errors_exit_1_with_file_and_line() {
+    let t = findings();
+    dotenv(&t, &["check", &t.arg("a.env"), &t.arg("b.env")])
+        .status(1)
+        .stderr("")
+        .stdout_has("$W/b.env:2: error: ignored line: not an assignment (no '=')\n")
+        .stdout_has("$W/b.env:3: error: unterminated single quote for U swallowed 2 lines")
+        .stdout_has("$W/a.env:2: warning")
+        .run();
 }
 
 #[test]
 fn check_continues_after_an_unreadable_file() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"bad\n");
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(d.path().join("missing"))
-        .arg(&a)
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("cannot read"))
-        .stdout(predicate::str::contains(format!(
-            "{}:1: error",
-            a.display()
-        )));
+    let t = Tree::new().file("a.env", "bad\n");
+    dotenv(&t, &["check", &t.arg("missing"), &t.arg("a.env")])
+        .status(1)
+        .stderr_has("cannot read")
+        .stdout_has("$W/a.env:1: error")
+        .run();
 }
 
-/// A file full of secret-looking values with every kind of bad line: the
-/// output of `check` and the stderr of both commands never contain any
-/// fragment of a value (not even at `-vv`).
-#[test]
-fn canary_values_never_leak() {
-    let d = tempfile::tempdir().unwrap();
-    let content = "\
+/// A file full of secret-looking values with every kind of bad line.
+fn secrets() -> Tree {
+    Tree::new().file(
+        "secrets.env",
+        "\
 API_KEY=canaryAAA1-sk-live
 canaryBBB2-bare-token-line
 9BAD=canaryCCC3
@@ -271,91 +206,77 @@ OPEN='canarySSS9
 canaryTTT0=1
 # canaryUUU1
 canaryVVV2
-";
-    let f = write(d.path(), "secrets.env", content.as_bytes());
-    let check = agentenv()
-        .args(["dotenv", "check"])
-        .arg(&f)
-        .assert()
-        .code(1)
-        .get_output()
-        .clone();
-    let stdout = String::from_utf8(check.stdout.clone()).unwrap();
-    assert!(stdout.lines().count() >= 8, "{stdout}");
-    for out in [&check.stdout, &check.stderr] {
-        let s = String::from_utf8_lossy(out);
-        assert!(!s.contains("canary"), "leaked: {s}");
-        assert!(!s.contains("sk-live"), "leaked: {s}");
-    }
+",
+    )
+}
+
+/// The output of `check` never contains any fragment of a value.
+#[test]
+fn check_never_shows_a_value() {
+    let t = secrets();
+    let out = dotenv(&t, &["check", &t.arg("secrets.env")])
+        .status(1)
+        .secret("canary")
+        .secret("sk-live")
+        .run()
+        .stdout;
+    assert!(out.lines().count() >= 8, "{out}");
+}
+
+/// Nor does the stderr of either command, not even at `-vv`.
+#[test]
+fn canary_values_never_leak_on_stderr() {
+    let t = secrets();
     for args in [
-        vec!["-vv", "dotenv", "check"],
-        vec!["-vv", "dotenv", "parse"],
-        vec!["dotenv", "parse"],
+        &["-vv", "dotenv", "check"][..],
+        &["-vv", "dotenv", "parse"],
+        &["dotenv", "parse"],
     ] {
-        let o = agentenv().args(&args).arg(&f).output().unwrap();
-        let s = String::from_utf8_lossy(&o.stderr);
-        assert!(!s.contains("canary"), "{args:?} leaked on stderr: {s}");
+        t.host(args)
+            .arg(t.arg("secrets.env"))
+            .any_status()
+            .stderr_lacks("canary")
+            .run();
     }
 }
 
 #[test]
 fn parse_verbose_shows_diagnostics_on_stderr_only() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(d.path(), "a.env", b"A=1\nbad-secret-line\n");
-    let o = agentenv()
-        .args(["-v", "dotenv", "parse"])
-        .arg(&a)
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let m = json_of(&o.stdout);
-    assert_eq!(m.len(), 1);
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(
-        err,
-        format!(
-            "agentenv: info: {}:2: ignored line: not an assignment (no '=')\n",
-            a.display()
-        )
-    );
+    let t = Tree::new().file("a.env", "A=1\nbad-secret-line\n");
+    let j = t
+        .host(["-v", "dotenv", "parse", &t.arg("a.env")])
+        .stderr("agentenv: info: $W/a.env:2: ignored line: not an assignment (no '=')\n")
+        .run()
+        .json();
+    assert_eq!(j, json!({"A": "1"}));
 }
 
 #[test]
 fn check_counts_lines_after_crlf_and_cr() {
-    let d = tempfile::tempdir().unwrap();
-    let a = write(
-        d.path(),
-        "a.env",
-        b"A=1\r\nB=2\rbad\r\n\r\nC='open\r\nD=1\r\n",
-    );
-    let s = a.display().to_string();
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(&a)
-        .assert()
-        .code(1)
-        .stdout(format!(
-            "{s}:3: error: ignored line: not an assignment (no '=')\n\
-             {s}:5: error: unterminated single quote for C swallowed 1 line \
-             (the value runs to the end of the file; 1 assignment on them lost: D)\n"
-        ));
+    let t = Tree::new().file("a.env", "A=1\r\nB=2\rbad\r\n\r\nC='open\r\nD=1\r\n");
+    dotenv(&t, &["check", &t.arg("a.env")])
+        .status(1)
+        .stdout(
+            "$W/a.env:3: error: ignored line: not an assignment (no '=')\n\
+             $W/a.env:5: error: unterminated single quote for C swallowed 1 line \
+             (the value runs to the end of the file; 1 assignment on them lost: D)\n",
+        )
+        .run();
 }
 
 #[test]
 fn parse_reads_lines_the_same_as_the_library() {
-    let d = tempfile::tempdir().unwrap();
-    let content = "export A=\"x\\ny\"\nB='it\\'s'\nC=`t`#c\nD=a #b\nM=\"l1\nl2\"\n__proto__=p\n";
-    let a = write(d.path(), "a.env", content.as_bytes());
-    let out = agentenv()
-        .args(["dotenv", "parse"])
-        .arg(&a)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let m = json_of(&out);
+    let content = r#"export A="x\ny"
+B='it\'s'
+C=`t`#c
+D=a #b
+M="l1
+l2"
+__proto__=p
+"#;
+    let t = Tree::new().file("a.env", content);
+    let j = dotenv(&t, &["parse", &t.arg("a.env")]).run().json();
+    let m = j.as_object().unwrap();
     let lib = agentenv::dotenv::parse(content);
     assert_eq!(m.len(), lib.entries.len());
     for e in &lib.entries {
@@ -367,36 +288,31 @@ fn parse_reads_lines_the_same_as_the_library() {
     assert_eq!(m["__proto__"], "p");
 }
 
+/// A missing closing quote on line 1; line 4's quote closes it instead,
+/// so B and C are silently part of A's value.
+fn swallowed() -> Tree {
+    Tree::new().file(
+        "a.env",
+        "A=\"v1SECRET\nB=v2SECRET\nexport C=v3SECRET\nD=\"\nPEM='-----BEGIN-----\nMIIBOgIBAAJBAKj34GkxFhD+/x==\nAbC123==\nnot prose = here\n-----END-----'\n",
+    )
+}
+
 #[test]
 fn check_reports_a_closed_multi_line_value_that_swallowed_assignments() {
-    let d = tempfile::tempdir().unwrap();
-    // A missing closing quote on line 1; line 4's quote closes it instead,
-    // so B and C are silently part of A's value.
-    let a = write(
-        d.path(),
-        "a.env",
-        b"A=\"v1SECRET\nB=v2SECRET\nexport C=v3SECRET\nD=\"\nPEM='-----BEGIN-----\nMIIBOgIBAAJBAKj34GkxFhD+/x==\nAbC123==\nnot prose = here\n-----END-----'\n",
-    );
-    let s = a.display().to_string();
-    agentenv()
-        .args(["dotenv", "check"])
-        .arg(&a)
-        .assert()
-        .code(1)
-        .stdout(format!(
-            "{s}:1: error: double-quoted value of A spans 4 lines and swallowed 3 lines \
-             that look like assignments (B, C, D); is a closing quote missing?\n"
-        ));
-    // The value itself is still the reference's (parse is unchanged).
-    let out = agentenv()
-        .args(["dotenv", "parse"])
-        .arg(&a)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let m = json_of(&out);
-    assert_eq!(m["A"], "v1SECRET\nB=v2SECRET\nexport C=v3SECRET\nD=");
-    assert!(m.contains_key("PEM") && !m.contains_key("B"));
+    let t = swallowed();
+    dotenv(&t, &["check", &t.arg("a.env")])
+        .status(1)
+        .stdout(
+            "$W/a.env:1: error: double-quoted value of A spans 4 lines and swallowed 3 lines \
+             that look like assignments (B, C, D); is a closing quote missing?\n",
+        )
+        .run();
+}
+
+#[test]
+fn a_swallowing_value_still_parses_as_the_reference() {
+    let t = swallowed();
+    let j = dotenv(&t, &["parse", &t.arg("a.env")]).run().json();
+    assert_eq!(j["A"], "v1SECRET\nB=v2SECRET\nexport C=v3SECRET\nD=");
+    assert!(j.get("PEM").is_some() && j.get("B").is_none());
 }

@@ -1,210 +1,256 @@
-//! `agentenv explain`.
+//! `agentenv explain`: which layer touched each variable, in order, with
+//! file and line, and never a value unless asked.
 
 mod support;
 
-use serde_json::Value;
-use std::fs;
-use std::path::PathBuf;
-use std::process::Output;
-
-struct Tree {
-    _dir: tempfile::TempDir,
-    w: PathBuf,
-}
+use serde_json::json;
+use support::{Run, Tree};
 
 const SECRET: &str = "s3cr3t-explain-canary";
 
-impl Tree {
-    fn new() -> Tree {
-        let dir = tempfile::tempdir().unwrap();
-        let w = dir.path().canonicalize().unwrap();
-        fs::create_dir_all(w.join("home/.agents/overlays/tools")).unwrap();
-        fs::create_dir_all(w.join("proj/.agents")).unwrap();
-        fs::write(
-            w.join("home/.agents/env"),
+/// A user store with an overlay, a project store with a pre tier file and
+/// an env that goes through bash (an expansion: no line numbers).
+fn tree() -> Tree {
+    Tree::session()
+        .file(
+            "home/.agents/env",
             format!("# user\nTOKEN={SECRET}\nSHARED=user\n"),
         )
-        .unwrap();
-        fs::write(w.join("home/.agents/overlays/tools/env"), "TOOL=1\n").unwrap();
-        fs::write(w.join("proj/.agents/pre.env"), "\n\nSHARED=pre\n").unwrap();
-        // Through bash (an expansion): no line numbers.
-        fs::write(
-            w.join("proj/.agents/env"),
-            "SHARED=\"proj-$TOOL\"\nunset GONE\n",
+        .file("home/.agents/overlays/tools/env", "TOOL=1\n")
+        .file("proj/.agents/pre.env", "\n\nSHARED=pre\n")
+        .file(
+            "proj/.agents/env",
+            r#"SHARED="proj-$TOOL"
+unset GONE
+"#,
         )
-        .unwrap();
-        Tree { _dir: dir, w }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        support::session_cmd(&self.w)
-            .env("GONE", "base-value")
-            .arg("explain")
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    fn text(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
 }
 
-/// The block of `name` in text output.
-fn block<'a>(text: &'a str, name: &str) -> &'a str {
-    let start = text
-        .find(&format!("{name}  "))
-        .unwrap_or_else(|| panic!("no block for {name} in:\n{text}"));
-    let rest = &text[start..];
-    match rest.find("\n\n") {
-        Some(e) => &rest[..e + 1],
-        None => rest,
+/// `agentenv explain ARGS`, with `GONE` set in the caller's environment.
+fn explain(t: &Tree, args: &[&str]) -> Run {
+    t.agentenv(["explain"]).args(args).env("GONE", "base-value")
+}
+
+/// The text with the tree's root spelled `$W` and the column padding
+/// squeezed to two spaces (the padding follows the root's length; the
+/// alignment itself is checked on the raw text).
+fn columns(text: &str, t: &Tree) -> String {
+    let text = text.replace(t.w(), "$W");
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut squeezed = String::new();
+        for (i, cell) in line.split("  ").enumerate() {
+            if i > 0 && cell.is_empty() {
+                continue;
+            }
+            if i > 0 {
+                squeezed.push_str("  ");
+            }
+            squeezed.push_str(cell.trim_start());
+        }
+        out.push_str(squeezed.trim_end());
+        out.push('\n');
     }
+    out
 }
 
 #[test]
 fn text_shows_every_layer_in_order_with_lines() {
-    let t = Tree::new();
-    let text = t.text(&[]);
-    let w = t.w.display().to_string();
-    let shared = block(&text, "SHARED");
-    let lines: Vec<&str> = shared.lines().collect();
-    assert_eq!(lines[0], "SHARED  set");
+    let t = tree();
+    let ran = explain(&t, &[]).run();
     // Pre tier first (project pre.env), then the main tier: user env, then
-    // the project env (through bash: no line).
-    assert!(lines[1].contains("plain file") && lines[1].contains("project"));
-    assert!(
-        lines[1].contains(&format!("{w}/proj/.agents/pre.env:3")),
-        "{shared}"
-    );
-    assert!(lines[1].trim_end().ends_with("set"));
-    assert!(lines[2].contains(&format!("{w}/home/.agents/env:3")) && lines[2].contains("user"));
-    assert!(lines[2].trim_end().ends_with("override"));
-    assert!(
-        lines[3].contains(&format!("{w}/proj/.agents/env ")),
-        "{shared}"
-    );
-    assert_eq!(lines.len(), 4);
-    // Aligned: the file column starts at the same offset on every row.
-    let col = |l: &str| l.find(&w).unwrap();
-    assert_eq!(col(lines[1]), col(lines[2]));
-    assert_eq!(col(lines[2]), col(lines[3]));
+    // the project env (through bash: no line). Computed layers are there too.
+    assert_eq!(
+        columns(&ran.stdout, &t),
+        "\
+AGENTS_HOME  set
+  #2  roots  -  -  set
 
-    let gone = block(&text, "GONE");
-    assert!(gone.starts_with("GONE  removed\n"));
-    assert!(gone.contains("unset"));
-    let tool = block(&text, "TOOL");
-    assert!(tool.contains("tools") && tool.contains("overlays/tools/env:1"));
-    // Computed layers are there too.
-    assert!(block(&text, "PATH").contains("bin paths"));
-    assert!(block(&text, "AGENTS_HOME").contains("roots"));
-    // No value anywhere.
-    assert!(!text.contains(SECRET) && !text.contains("base-value") && !text.contains("proj-1"));
+AGENTS_PROJECT_ROOT  set
+  #2  roots  -  -  set
+
+GONE  removed
+  #10  plain file  project  $W/proj/.agents/env  unset
+
+PATH  changed
+  #5  bin paths  -  -  override
+
+SHARED  set
+  #7  plain file  project  $W/proj/.agents/pre.env:3  set
+  #9  plain file  user  $W/home/.agents/env:3  override
+  #10  plain file  project  $W/proj/.agents/env  override
+
+TOKEN  set
+  #9  plain file  user  $W/home/.agents/env:2  set
+
+TOOL  set
+  #8  plain file  tools  $W/home/.agents/overlays/tools/env:1  set
+
+TOOLS_OVERLAY_ROOT  set
+  #4  overlay root  tools  $W/home/.agents/overlays/tools  set
+"
+    );
+}
+
+#[test]
+fn text_columns_are_aligned() {
+    let t = tree();
+    let text = explain(&t, &[]).run().stdout;
+    // The file column starts at the same offset on every row.
+    let offsets: Vec<usize> = text.lines().filter_map(|l| l.find(t.w())).collect();
+    assert_eq!(offsets.len(), 7, "{text}");
+    assert!(
+        offsets.windows(2).all(|w| w[0] == w[1]),
+        "{offsets:?} in\n{text}"
+    );
+}
+
+#[test]
+fn text_holds_no_value() {
+    let t = tree();
+    explain(&t, &[])
+        .secret(SECRET)
+        .stdout_lacks("base-value")
+        .stdout_lacks("proj-1")
+        .run();
 }
 
 #[test]
 fn show_values_and_named_vars() {
-    let t = Tree::new();
-    let text = t.text(&["--show-values", "TOKEN", "SHARED", "NOT_THERE"]);
-    assert!(
-        text.starts_with(&format!("TOKEN  set = '{SECRET}'\n")),
-        "{text}"
+    let t = tree();
+    let ran = explain(&t, &["--show-values", "TOKEN", "SHARED", "NOT_THERE"]).run();
+    assert_eq!(
+        columns(&ran.stdout, &t),
+        format!(
+            "\
+TOKEN  set = '{SECRET}'
+  #9  plain file  user  $W/home/.agents/env:2  set
+
+SHARED  set = 'proj-1'
+  #7  plain file  project  $W/proj/.agents/pre.env:3  set
+  #9  plain file  user  $W/home/.agents/env:3  override
+  #10  plain file  project  $W/proj/.agents/env  override
+
+NOT_THERE  absent
+  (no layer touched it)
+"
+        )
     );
-    assert!(text.contains("SHARED  set = 'proj-1'\n"));
-    assert!(text.contains("NOT_THERE  absent\n  (no layer touched it)\n"));
-    assert_eq!(text.matches("\n\n").count(), 2);
+}
+
+#[test]
+fn json_variables_are_sorted() {
+    let t = tree();
+    let top = explain(&t, &["--format", "json"]).run().json();
+    assert_eq!(top["failed_layers"], json!([]));
+    let keys: Vec<&String> = top["variables"].as_object().unwrap().keys().collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
 }
 
 #[test]
 fn json_has_the_same_content() {
-    let t = Tree::new();
-    let top: Value = serde_json::from_str(&t.text(&["--format", "json"])).unwrap();
-    assert_eq!(top["failed_layers"], serde_json::json!([]));
-    let j = &top["variables"];
-    let o = j.as_object().unwrap();
-    let keys: Vec<&String> = o.keys().collect();
-    let mut sorted = keys.clone();
-    sorted.sort();
-    assert_eq!(keys, sorted);
-    let s = &j["SHARED"];
-    assert_eq!(s["state"], "set");
-    assert!(s.get("value").is_none());
-    let touches = s["touches"].as_array().unwrap();
-    assert_eq!(touches.len(), 3);
-    assert_eq!(touches[0]["kind"], "plain file");
-    assert_eq!(touches[0]["level"], "project");
-    assert_eq!(touches[0]["line"], 3);
-    assert_eq!(touches[0]["action"], "set");
-    assert_eq!(touches[1]["action"], "override");
-    assert_eq!(touches[2]["line"], Value::Null);
-    assert_eq!(j["GONE"]["state"], "removed");
+    let t = tree();
+    let j = explain(&t, &["--format", "json"]).run().json_w();
+    assert_eq!(
+        j["variables"]["SHARED"],
+        json!({
+            "state": "set",
+            "touches": [
+                {"layer": 7, "kind": "plain file", "level": "project",
+                 "file": "$W/proj/.agents/pre.env", "line": 3, "action": "set", "reason": null},
+                {"layer": 9, "kind": "plain file", "level": "user",
+                 "file": "$W/home/.agents/env", "line": 3, "action": "override", "reason": null},
+                {"layer": 10, "kind": "plain file", "level": "project",
+                 "file": "$W/proj/.agents/env", "line": null, "action": "override", "reason": null}
+            ]
+        })
+    );
+    assert_eq!(j["variables"]["GONE"]["state"], "removed");
     assert!(!j.to_string().contains(SECRET));
-    let j: Value =
-        serde_json::from_str(&t.text(&["--format", "json", "--show-values", "TOKEN"])).unwrap();
+}
+
+#[test]
+fn json_shows_a_value_when_asked() {
+    let t = tree();
+    let j = explain(&t, &["--format", "json", "--show-values", "TOKEN"])
+        .run()
+        .json();
     assert_eq!(j["variables"]["TOKEN"]["value"], SECRET);
 }
 
 #[test]
 fn skipped_values_say_why() {
-    let t = Tree::new();
-    fs::write(
-        t.w.join("proj/.agents/env.py"),
-        "import json\nprint(json.dumps({\"NUM\": 3, \"OK\": \"v\"}))\n",
-    )
-    .unwrap();
-    let text = t.text(&["NUM", "OK"]);
-    let num = block(&text, "NUM");
-    assert!(num.starts_with("NUM  absent\n"), "{text}");
-    assert!(num.contains("env.py") && num.contains("skipped ("), "{num}");
-    assert!(block(&text, "OK").contains("env.py"));
+    let t = tree().file(
+        "proj/.agents/env.py",
+        r#"import json
+print(json.dumps({"NUM": 3, "OK": "v"}))
+"#,
+    );
+    let ran = explain(&t, &["NUM", "OK"]).run();
+    assert_eq!(
+        columns(&ran.stdout, &t),
+        "\
+NUM  absent
+  #10  env.py  project  $W/proj/.agents/env.py  skipped (value is a JSON int, not a string)
+
+OK  set
+  #10  env.py  project  $W/proj/.agents/env.py  set
+"
+    );
+}
+
+/// A project `local.env` that fails as a whole, a user `env.py` that
+/// exits 3; both print the secret.
+fn failing() -> Tree {
+    tree()
+        .file("proj/.agents/local.env", format!("X={SECRET}\nexit 0\n"))
+        .file(
+            "home/.agents/env.py",
+            format!("import sys\nprint('{SECRET}')\nsys.exit(3)\n"),
+        )
 }
 
 #[test]
 fn failed_layers_are_listed_last() {
-    let t = Tree::new();
-    fs::write(
-        t.w.join("proj/.agents/local.env"),
-        format!("X={SECRET}\nexit 0\n"),
-    )
-    .unwrap();
-    fs::write(
-        t.w.join("home/.agents/env.py"),
-        format!("import sys\nprint('{SECRET}')\nsys.exit(3)\n"),
-    )
-    .unwrap();
-    let text = t.text(&[]);
-    let w = t.w.display().to_string();
+    let t = failing();
+    let ran = explain(&t, &[]).secret(SECRET).run();
+    let text = columns(&ran.stdout, &t);
     let tail = &text[text
         .find("failed layers (they changed nothing)\n")
         .expect(&text)..];
-    let rows: Vec<&str> = tail.lines().skip(1).collect();
-    assert_eq!(rows.len(), 2, "{tail}");
-    assert!(rows[0].contains(&format!("{w}/home/.agents/env.py")) && rows[0].ends_with("exit 3"));
-    assert!(rows[1].contains(&format!("{w}/proj/.agents/local.env")));
-    assert!(rows[1].contains("source failed"));
-    assert!(!text.contains(SECRET));
-    let j: Value = serde_json::from_str(&t.text(&["--format", "json"])).unwrap();
-    let f = j["failed_layers"].as_array().unwrap();
-    assert_eq!(f.len(), 2);
-    assert_eq!(f[0]["kind"], "env.py");
-    assert_eq!(f[0]["level"], "user");
-    assert_eq!(f[0]["reason"], "exit 3");
-    assert!(!j.to_string().contains(SECRET));
+    assert_eq!(
+        tail,
+        "\
+failed layers (they changed nothing)
+  #9  env.py  user  $W/home/.agents/env.py  exit 3
+  #12  plain file  project  $W/proj/.agents/local.env  source failed
+"
+    );
+}
+
+#[test]
+fn json_lists_failed_layers() {
+    let t = failing();
+    let ran = explain(&t, &["--format", "json"]).secret(SECRET).run();
+    assert_eq!(
+        ran.json_w()["failed_layers"],
+        json!([
+            {"layer": 9, "kind": "env.py", "level": "user",
+             "file": "$W/home/.agents/env.py", "reason": "exit 3"},
+            {"layer": 12, "kind": "plain file", "level": "project",
+             "file": "$W/proj/.agents/local.env", "reason": "source failed"}
+        ])
+    );
 }
 
 #[test]
 fn bad_format_is_an_error() {
-    let t = Tree::new();
-    let out = t.run(&["--format", "yaml"]);
     // As every bad --format (SPEC §2): exit 1, the accepted values listed.
-    assert_eq!(out.status.code(), Some(1));
-    assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("[possible values: text, json]"));
+    explain(&tree(), &["--format", "yaml"])
+        .status(1)
+        .stdout("")
+        .stderr_has("[possible values: text, json]")
+        .run();
 }

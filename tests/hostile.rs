@@ -5,19 +5,21 @@
 
 mod support;
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::Tree;
 
 /// A value planted in hostile files; it must never reach stderr.
 const CANARY: &str = "hostileCANARY93";
 
-/// A scratch tree: `home/` (user store `home/.agents`), `proj/` (the cwd,
-/// project store `proj/.agents`), no system store.
+/// The session tree (`support::Tree::session`): `home/` (user store
+/// `home/.agents`), `proj/` (the cwd, project store `proj/.agents`), no
+/// system store; plus the special files hostile cases need.
 struct W {
-    _t: tempfile::TempDir,
+    t: Tree,
     root: PathBuf,
 }
 
@@ -49,31 +51,17 @@ impl Out {
     }
 }
 
-fn python() -> PathBuf {
-    let sys = PathBuf::from("/usr/bin/python3");
-    if sys.is_file() {
-        sys
-    } else {
-        support::venv().join("bin/python3")
-    }
-}
-
 impl W {
     fn new() -> W {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("home/.agents")).unwrap();
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        W { _t: t, root }
+        let t = Tree::session().dir("home/.agents");
+        let root = t.root().to_path_buf();
+        W { t, root }
     }
     fn p(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+        self.t.path(rel)
     }
     fn write(&self, rel: &str, body: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.p(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, body).unwrap();
-        p
+        self.t.write(rel, body)
     }
     fn fifo(&self, rel: &str) -> PathBuf {
         let p = self.p(rel);
@@ -101,23 +89,16 @@ impl W {
         std::fs::File::create(&p).unwrap().set_len(len).unwrap();
         p
     }
-    fn base_env(&self) -> Vec<(String, String)> {
-        let r = self.root.to_str().unwrap();
-        vec![
-            ("HOME".into(), format!("{r}/home")),
-            ("PATH".into(), "/usr/bin:/bin".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("AGENTS_PYTHON".into(), python().to_str().unwrap().into()),
-            ("AGENTS_SYSTEM_ROOT".into(), format!("{r}/no-system")),
-        ]
+    /// The session environment of `support::session_cmd`.
+    fn base_env(&self) -> Vec<(OsString, OsString)> {
+        support::session_cmd(&self.root)
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+            .collect()
     }
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(support::agentenv_bin());
-        c.args(args)
-            .current_dir(self.p("proj"))
-            .env_clear()
-            .envs(self.base_env())
-            .stdin(Stdio::null());
+        let mut c = support::session_cmd(&self.root);
+        c.args(args).stdin(Stdio::null());
         c
     }
     fn env(&self, extra: &[&str]) -> Out {
@@ -871,20 +852,8 @@ fn assert_still_a_device(p: &str) {
 // ---------------------------------------------------------------------------
 // The cache and --into under pressure
 
-fn has_flag(flag: &str) -> bool {
-    Command::new(support::agentenv_bin())
-        .args(["env", "--help"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains(flag))
-        .unwrap_or(false)
-}
-
 #[test]
 fn full_disk_during_into_keeps_the_old_file() {
-    if !has_flag("--into") {
-        support::skip("--into", "not built yet");
-        return;
-    }
     let w = W::new();
     let fs = Full::new(w.p("tiny"));
     w.write("home/.agents/env", format!("BIG={}\n", big_value(40 << 10)));
@@ -922,10 +891,6 @@ fn full_disk_during_into_keeps_the_old_file() {
 
 #[test]
 fn full_disk_during_a_cache_write_is_harmless() {
-    if !has_flag("--cache") {
-        support::skip("--cache", "not built yet");
-        return;
-    }
     let w = W::new();
     let fs = Full::new(w.p("tinystore"));
     let store = fs.dir().join(".agents");
@@ -972,10 +937,6 @@ fn full_disk_during_a_cache_write_is_harmless() {
 
 #[test]
 fn cache_with_a_home_that_is_a_file() {
-    if !has_flag("--cache") {
-        support::skip("--cache", "not built yet");
-        return;
-    }
     let w = W::new();
     let f = w.write("homefile", "x");
     let mut c = w.cmd(&["env", "--format", "json", "--diff", "--cache"]);
@@ -995,10 +956,6 @@ fn cache_with_a_home_that_is_a_file() {
 
 #[test]
 fn thirty_two_concurrent_cache_runs() {
-    if !has_flag("--cache") {
-        support::skip("--cache", "not built yet");
-        return;
-    }
     let w = W::new();
     w.write(
         "home/.agents/env",
@@ -1622,5 +1579,91 @@ fn env_py_json_with_300k_keys_is_read_in_linear_time() {
         assert_eq!(m.contains_key("K1"), k1);
         let keys = m.keys().filter(|k| k.starts_with('K')).count();
         assert_eq!(keys, if k1 { n } else { n - 1 });
+    }
+}
+
+// ---- #16.1: every value-file writer refuses another user's symlink ----
+
+/// `--into`, `harness sandbox-env -o` and `launch --report` all write
+/// files that can hold values. In a sticky world-writable directory
+/// (`/tmp`) a symlink planted by another user must not be followed by any
+/// of them (the kernel's `protected_symlinks` rule, which resolving the
+/// link ourselves would bypass): the attacker's 0666 target stays empty and
+/// nothing is created where a dangling link points. tests/into.rs pins the
+/// finer rules for `--into` (own links and the directory owner's links are
+/// followed).
+#[test]
+fn every_value_file_writer_refuses_another_users_symlink_in_a_sticky_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    if !rustix::process::geteuid().is_root() {
+        support::skip("foreign symlink writers", "needs root to chown a symlink");
+        return;
+    }
+    const NOBODY: u32 = 65534;
+    let w = W::new();
+    w.write("home/.agents/env", format!("S={CANARY}\n"));
+    w.write("plug/.env", format!("T={CANARY}\n"));
+    let h = w.write(
+        "fs/harness/h.yaml",
+        "agent: a\nrole: r\nenv:\n  sandbox:\n    S: x\n",
+    );
+    let share = w.p("share");
+    std::fs::create_dir(&share).unwrap();
+    std::fs::set_permissions(&share, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let att = w.p("att");
+    std::fs::create_dir(&att).unwrap();
+    type Writer<'a> = Box<dyn Fn(&str) -> Command + 'a>;
+    let cases: Vec<(&str, Writer)> = vec![
+        (
+            "env --into",
+            Box::new(|p: &str| w.cmd(&["env", "--format", "export", "--into", p])),
+        ),
+        (
+            "harness sandbox-env -o",
+            Box::new(|p: &str| w.cmd(&["harness", "sandbox-env", h.to_str().unwrap(), "-o", p])),
+        ),
+        (
+            "launch --report",
+            Box::new(|p: &str| {
+                let mut c = w.cmd(&["launch", "--report", p, "--", "true"]);
+                c.env("AGENT_BUNDLE_ENV_FILE", w.p("plug/.env"));
+                c
+            }),
+        ),
+    ];
+    for (i, (what, cmd)) in cases.iter().enumerate() {
+        // A link to the attacker's 0666 file, both owned by "nobody".
+        let target = att.join(format!("f{i}"));
+        std::fs::write(&target, "").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o666)).unwrap();
+        std::os::unix::fs::lchown(&target, Some(NOBODY), Some(NOBODY)).unwrap();
+        let link = share.join(format!("link{i}"));
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(NOBODY), Some(NOBODY)).unwrap();
+        let o = run(cmd(link.to_str().unwrap()), 60);
+        o.no_canary();
+        assert_eq!(o.code, Some(1), "{what}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("sticky world-writable directory"),
+            "{what}: {}",
+            o.stderr
+        );
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"",
+            "{what} wrote through the link"
+        );
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+        // A dangling link: nothing is created where it points.
+        let nowhere = att.join(format!("created{i}"));
+        let dangling = share.join(format!("dangling{i}"));
+        std::os::unix::fs::symlink(&nowhere, &dangling).unwrap();
+        std::os::unix::fs::lchown(&dangling, Some(NOBODY), Some(NOBODY)).unwrap();
+        let o = run(cmd(dangling.to_str().unwrap()), 60);
+        assert_eq!(o.code, Some(1), "{what} (dangling): {}", o.stderr);
+        assert!(
+            !nowhere.exists(),
+            "{what} created the dangling link's target"
+        );
     }
 }

@@ -7,65 +7,62 @@ mod support;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
+use support::{Ran, Run, Tree};
 
 const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// A temp working directory and a host environment for one launch.
+/// A scratch tree (the working directory) and the host environment one
+/// `agentenv launch` starts in.
 struct Launch {
-    dir: tempfile::TempDir,
+    t: Tree,
     host: Vec<(String, String)>,
 }
 
 impl Launch {
     fn new() -> Self {
         Launch {
-            dir: tempfile::tempdir().unwrap(),
+            t: Tree::new(),
             host: vec![("PATH".into(), PATH.into())],
         }
     }
     fn path(&self) -> &Path {
-        self.dir.path()
+        self.t.root()
     }
     fn p(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
+        self.t.path(rel)
     }
     fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Self {
-        let p = self.p(rel);
-        if let Some(d) = p.parent() {
-            fs::create_dir_all(d).unwrap();
-        }
-        fs::write(p, contents).unwrap();
+        self.t.write(rel, contents);
         self
     }
     fn host(mut self, k: &str, v: &str) -> Self {
         self.host.push((k.into(), v.into()));
         self
     }
-    fn command(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(support::agentenv_bin());
-        c.env_clear()
+    /// `agentenv launch ARGS` (launch flags, `--`, CMD…) in the host
+    /// environment only; any exit status.
+    fn launch(&self, args: &[&str]) -> Run {
+        self.t
+            .host(["launch"])
+            .with(|c| {
+                c.env_clear();
+            })
             .envs(self.host.iter().map(|(k, v)| (k, v)))
-            .current_dir(self.path())
-            .arg("launch")
             .args(args)
-            .stdin(Stdio::null());
-        c
+            .any_status()
     }
-    /// Run with `args` (launch flags, `--`, CMD…).
-    fn run(&self, args: &[&str]) -> Output {
-        self.command(args).output().unwrap()
+    fn run(&self, args: &[&str]) -> Ran {
+        self.launch(args).run()
     }
     /// Run with `flags` and the child `env -0`; return the child's env.
-    fn child_env(&self, flags: &[&str]) -> (BTreeMap<String, String>, Output) {
+    fn child_env(&self, flags: &[&str]) -> (BTreeMap<String, String>, Ran) {
         let mut args = flags.to_vec();
         args.extend(["--", "env", "-0"]);
-        let out = self.run(&args);
-        assert!(out.status.success(), "launch failed: {}", stderr(&out));
-        (parse_env0(&out.stdout), out)
+        let out = self.launch(&args).status(0).run();
+        (parse_env0(&out.stdout_bytes), out)
     }
     fn report(&self, rel: &str) -> Value {
         serde_json::from_slice(&fs::read(self.p(rel)).unwrap()).unwrap()
@@ -84,10 +81,6 @@ fn parse_env0(bytes: &[u8]) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 fn get<'a>(e: &'a BTreeMap<String, String>, k: &str) -> Option<&'a str> {
     e.get(k).map(String::as_str)
 }
@@ -103,7 +96,7 @@ fn fills_gaps_later_file_wins_host_wins() {
     assert_eq!(get(&env, "C"), Some("4"));
     assert_eq!(get(&env, "HOST"), Some("host"));
     assert_eq!(get(&env, "EMPTY"), Some(""), "empty counts as present");
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
     let root = t.path().to_string_lossy().into_owned();
     assert_eq!(
         t.report("r.json"),
@@ -145,7 +138,7 @@ fn plugin_root_flag_is_a_fallback_relative_to_cwd() {
     // A declared root overrides the flag.
     let other = t.p("other").to_string_lossy().into_owned();
     let t2 = Launch {
-        dir: t.dir,
+        t: t.t,
         host: vec![
             ("PATH".into(), PATH.into()),
             ("AGENT_BUNDLE_PLUGIN_ROOT".into(), other),
@@ -180,6 +173,10 @@ fn plugin_root_is_untrimmed_and_normalised() {
         t.report("r.json")["files"][0]["path"],
         format!("{}/root /.env", t.path().display())
     );
+}
+
+#[test]
+fn plugin_root_unclosed_brace_is_a_relative_path() {
     // `${` without a closing brace is not a token: a relative path.
     let t = Launch::new().host("AGENT_BUNDLE_PLUGIN_ROOT", "${");
     t.file("${/.env", "FROM=literal\n");
@@ -217,7 +214,10 @@ fn env_file_none_disables_but_not_other_spellings() {
     let (env, _) = t.child_env(&["--report", "r.json"]);
     assert_eq!(get(&env, "X"), None);
     assert_eq!(t.report("r.json"), json!({"applied": [], "files": []}));
+}
 
+#[test]
+fn env_file_none_inside_a_list_is_a_file() {
     let t = Launch::new().host("AGENT_BUNDLE_ENV_FILE", "NONE:none");
     t.file("NONE", "UPPER=1\n");
     t.file("none", "LOWER=1\n");
@@ -228,7 +228,10 @@ fn env_file_none_disables_but_not_other_spellings() {
         Some("1"),
         "none inside a list is a file"
     );
+}
 
+#[test]
+fn env_file_list_of_blanks_reads_nothing() {
     let t = Launch::new().host("AGENT_BUNDLE_ENV_FILE", "::");
     t.file(".env", "X=1\n");
     let (env, _) = t.child_env(&["--report", "r.json"]);
@@ -336,7 +339,7 @@ fn win32_manifest_matching() {
 fn bad_platform_is_a_usage_error() {
     let t = Launch::new();
     let out = t.run(&["--platform", "windows", "--", "true"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status, Some(2));
 }
 
 #[test]
@@ -357,7 +360,7 @@ fn directory_named_env_is_unreadable_not_fatal() {
             ]
         })
     );
-    let err = stderr(&out);
+    let err = out.stderr;
     assert!(
         err.contains("warning") && err.contains(&format!("{d}/.env")),
         "{err}"
@@ -378,13 +381,13 @@ fn plugin_root_that_is_a_file_is_unreadable() {
         "-c",
         "exit 7",
     ]);
-    assert_eq!(out.status.code(), Some(7), "the child's status");
+    assert_eq!(out.status, Some(7), "the child's status");
     let r = t.report("r.json");
     assert_eq!(r["files"][0]["state"], "unreadable");
     assert_eq!(r["files"][1]["state"], "unreadable");
     // -q silences the warning.
     let out = t.run(&["-q", "--plugin-root", "pack", "--", "true"]);
-    assert!(out.status.success());
+    assert!(out.status == Some(0));
     assert!(out.stderr.is_empty());
 }
 
@@ -429,7 +432,7 @@ fn report_is_replaced_atomically_and_never_on_stdout() {
     t.file(".env", "A=1\n");
     t.file("out/r.json", "old contents");
     let out = t.run(&["-vv", "--report", "out/r.json", "--", "true"]);
-    assert!(out.status.success());
+    assert!(out.status == Some(0));
     assert!(out.stdout.is_empty(), "stdout belongs to the child");
     assert_eq!(t.report("out/r.json")["applied"], json!(["A"]));
     let names: Vec<_> = fs::read_dir(t.p("out"))
@@ -443,8 +446,8 @@ fn report_is_replaced_atomically_and_never_on_stdout() {
 fn unwritable_report_exits_1_before_launching() {
     let t = Launch::new();
     let out = t.run(&["--report", "no/such/dir/r.json", "--", "touch", "ran"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no/such/dir/r.json"));
+    assert_eq!(out.status, Some(1));
+    assert!(out.stderr.contains("no/such/dir/r.json"));
     assert!(!t.p("ran").exists());
 }
 
@@ -453,9 +456,9 @@ fn verbose_summary_names_and_counts() {
     let t = Launch::new().host("HOST", "h");
     t.file(".env", "A=1\nB=2\nHOST=x\n");
     let out = t.run(&["-v", "--", "true"]);
-    assert!(out.status.success());
+    assert!(out.status == Some(0));
     assert!(out.stdout.is_empty());
-    let err = stderr(&out);
+    let err = out.stderr;
     let d = t.path().display();
     assert!(
         err.contains(&format!("{d}/.env: loaded, 2 applied")),
@@ -469,7 +472,7 @@ fn verbose_summary_names_and_counts() {
     assert!(out.stderr.is_empty());
     // -vv traces each key with its file and line.
     let out = t.run(&["-vv", "--", "true"]);
-    let err = stderr(&out);
+    let err = out.stderr;
     assert!(
         err.contains(&format!("HOST: {d}/.env line 3: skipped")),
         "{err}"
@@ -506,8 +509,8 @@ fn canary_values_never_in_report_or_stderr() {
                 "--",
                 "true",
             ]);
-            assert!(out.status.success());
-            let err = stderr(&out);
+            assert!(out.status == Some(0));
+            let err = out.stderr;
             assert!(err.contains("DEF") || v == "-v", "trace names keys: {err}");
             assert!(!err.contains(C), "{v} {platform}: {err}");
             let report = fs::read_to_string(t.p("r.json")).unwrap();
@@ -518,7 +521,7 @@ fn canary_values_never_in_report_or_stderr() {
     // Unreadable files and explicit lists too.
     let t = t.host("AGENT_BUNDLE_ENV_FILE", ".env:dir.env:.env.local");
     let out = t.run(&["-vv", "--report", "r.json", "--", "true"]);
-    let err = stderr(&out);
+    let err = out.stderr;
     assert!(err.contains("dir.env"), "{err}");
     assert!(!err.contains(C), "{err}");
     assert!(!fs::read_to_string(t.p("r.json")).unwrap().contains(C));
@@ -529,8 +532,8 @@ fn manifest_syntax_error_names_file_and_position_only() {
     let t = Launch::new();
     t.file("m.json", "{\n  \"TOKEN\": s3cretCANARY\n}\n");
     let out = t.run(&["--manifest-env", "m.json", "--", "touch", "ran"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    assert_eq!(out.status, Some(1));
+    let err = out.stderr;
     assert!(err.contains("m.json") && err.contains("line 2"), "{err}");
     assert!(!err.contains("CANARY"), "{err}");
     assert!(!t.p("ran").exists(), "not launched");
@@ -541,8 +544,8 @@ fn manifest_non_string_names_key_not_value() {
     let t = Launch::new();
     t.file("m.json", r#"{"OK": "CANARYok", "PORT": 80801234}"#);
     let out = t.run(&["--manifest-env", "m.json", "--", "touch", "ran"]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
+    assert_eq!(out.status, Some(1));
+    let err = out.stderr;
     assert!(err.contains("m.json") && err.contains("PORT"), "{err}");
     assert!(
         !err.contains("80801234") && !err.contains("CANARY"),
@@ -552,12 +555,12 @@ fn manifest_non_string_names_key_not_value() {
 
     t.file("arr.json", r#"["CANARY"]"#);
     let out = t.run(&["--manifest-env", "arr.json", "--", "true"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(!stderr(&out).contains("CANARY"));
+    assert_eq!(out.status, Some(1));
+    assert!(!out.stderr.contains("CANARY"));
 
     let out = t.run(&["--manifest-env", "missing.json", "--", "true"]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("missing.json"));
+    assert_eq!(out.status, Some(1));
+    assert!(out.stderr.contains("missing.json"));
 }
 
 #[test]
@@ -565,9 +568,9 @@ fn non_utf8_env_file_is_read_lossily() {
     let t = Launch::new();
     t.file(".env", b"K=a\xffb\nL=ok\n");
     let out = t.run(&["--report", "r.json", "--", "env", "-0"]);
-    assert!(out.status.success());
+    assert!(out.status == Some(0));
     let want: &[u8] = b"K=a\xef\xbf\xbdb";
-    assert!(out.stdout.split(|&b| b == 0).any(|e| e == want));
+    assert!(out.stdout_bytes.split(|&b| b == 0).any(|e| e == want));
     assert_eq!(t.report("r.json")["files"][0]["state"], "loaded");
     assert_eq!(t.report("r.json")["files"][0]["applied"], 2);
 }
@@ -594,23 +597,8 @@ fn stdin_and_stdout_reach_the_child_untouched() {
     }
     let t = Launch::new();
     t.file(".env", "A=1\n");
-    let mut child = t
-        .command(&["-vv", "--", "cat"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let input = data.clone();
-    let writer = std::thread::spawn(move || {
-        stdin.write_all(&input).unwrap();
-    });
-    let mut got = Vec::new();
-    child.stdout.take().unwrap().read_to_end(&mut got).unwrap();
-    writer.join().unwrap();
-    let status = child.wait().unwrap();
-    assert!(status.success());
+    let out = t.launch(&["-vv", "--", "cat"]).stdin(&data).status(0).run();
+    let got = out.stdout_bytes;
     assert_eq!(got.len(), data.len());
     assert!(got == data, "bytes differ");
 }
@@ -619,22 +607,30 @@ fn stdin_and_stdout_reach_the_child_untouched() {
 fn command_not_found_127_not_executable_126() {
     let t = Launch::new();
     let out = t.run(&["--", "agentenv-no-such-command-xyz"]);
-    assert_eq!(out.status.code(), Some(127));
-    let err = stderr(&out);
+    assert_eq!(out.status, Some(127));
+    let err = out.stderr;
     assert!(
         err.contains("agentenv-no-such-command-xyz") && err.contains("not found"),
         "{err}"
     );
+}
 
+#[test]
+fn a_command_that_is_not_executable_is_126() {
+    let t = Launch::new();
     t.file("script.sh", "#!/bin/sh\necho hi\n");
     fs::set_permissions(t.p("script.sh"), fs::Permissions::from_mode(0o644)).unwrap();
     let out = t.run(&["--", "./script.sh"]);
-    assert_eq!(out.status.code(), Some(126));
-    assert!(stderr(&out).contains("script.sh"));
+    assert_eq!(out.status, Some(126));
+    assert!(out.stderr.contains("script.sh"));
+}
 
+#[test]
+fn a_directory_as_the_command_is_126() {
+    let t = Launch::new();
     fs::create_dir(t.p("adir")).unwrap();
     let out = t.run(&["--", "./adir"]);
-    assert_eq!(out.status.code(), Some(126));
+    assert_eq!(out.status, Some(126));
 }
 
 #[test]
@@ -650,8 +646,8 @@ fn child_status_and_arguments_pass_through() {
         "--x",
         "",
     ]);
-    assert_eq!(out.status.code(), Some(9));
-    assert_eq!(out.stdout, b"-v|--x||");
+    assert_eq!(out.status, Some(9));
+    assert_eq!(out.stdout_bytes, b"-v|--x||");
 }
 
 #[test]
@@ -662,7 +658,7 @@ fn child_path_lookup_uses_the_filled_path() {
     // PATH is reserved by the host; a gap variable is not.
     t.file(".env", format!("EXTRA={}\n", t.p("bin").display()));
     let out = t.run(&["--", "sh", "-c", "PATH=$EXTRA:$PATH; hello-agentenv"]);
-    assert_eq!(out.stdout, b"filled\n");
+    assert_eq!(out.stdout_bytes, b"filled\n");
 }
 
 #[test]
@@ -676,7 +672,7 @@ fn endless_file_is_unreadable_not_a_hang() {
         r["files"][0],
         json!({"path": "/dev/zero", "state": "unreadable"})
     );
-    assert!(stderr(&out).contains("/dev/zero"));
+    assert!(out.stderr.contains("/dev/zero"));
 }
 
 #[test]
@@ -697,7 +693,11 @@ fn process_substitution_is_read() {
         .env("PATH", PATH)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(get(&parse_env0(&out.stdout), "FROM_PIPE"), Some("1"));
 }
 
@@ -706,7 +706,8 @@ fn command_replaces_the_process() {
     // Same PID: signals and stdio reach the command, no agentenv in between.
     let t = Launch::new();
     let child = t
-        .command(&["--", "sh", "-c", "echo $$"])
+        .launch(&["--", "sh", "-c", "echo $$"])
+        .into_command()
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -732,7 +733,7 @@ fn a_broken_env_file_is_warned_by_file_line_and_key_never_value() {
     assert_eq!(get(&env, "A"), Some("dup"));
     assert_eq!(get(&env, "OK"), Some("yes"));
     assert_eq!(get(&env, "LOST1"), None);
-    let err = stderr(&out);
+    let err = out.stderr;
     assert!(!err.contains("SECRET"), "a value leaked: {err}");
     let env_p = t.p(".env").display().to_string();
     let local_p = t.p(".env.local").display().to_string();
@@ -750,8 +751,11 @@ fn a_broken_env_file_is_warned_by_file_line_and_key_never_value() {
     // -q silences them.
     let (env, out) = t.child_env(&["-q"]);
     assert_eq!(get(&env, "OK"), Some("yes"));
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
-    // A file the grammar reads whole gives no warning.
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn a_file_the_grammar_reads_whole_gives_no_warning() {
     let clean = Launch::new();
     clean.file(
         ".env",
@@ -762,5 +766,5 @@ B='multi\nline'
 ",
     );
     let (_, out) = clean.child_env(&[]);
-    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
 }

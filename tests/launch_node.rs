@@ -35,6 +35,7 @@ fn node(script: &str, input: &serde_json::Value) -> Option<serde_json::Value> {
 const READ_STDIN: &str = "const input = JSON.parse(require('fs').readFileSync(0, 'utf8'));";
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn name_order_matches_node_locale_compare() {
     // Names over the grammar's alphabet, biased towards near-collisions
     // (same letters, different case, `_` and digits).
@@ -64,6 +65,7 @@ fn name_order_matches_node_locale_compare() {
 }
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn path_rules_match_node() {
     let segs = [
         "a", "..", ".", "", "b c", "...", " ", "x.env", "${X}", "...",

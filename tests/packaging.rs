@@ -10,18 +10,11 @@
 mod support;
 
 use std::process::Command;
+use support::agentenv;
 
-fn agentenv(args: &[&str]) -> std::process::Output {
-    Command::new(support::agentenv_bin())
-        .args(args)
-        .output()
-        .unwrap()
-}
-
+/// The completion script for `shell`.
 fn script(shell: &str) -> String {
-    let out = agentenv(&["completions", shell]);
-    assert!(out.status.success(), "completions {shell}");
-    String::from_utf8(out.stdout).unwrap()
+    agentenv(["completions", shell]).run().stdout
 }
 
 /// (command line before the cursor, words that must be offered, words that
@@ -90,6 +83,7 @@ fn check(shell: &str, line: &str, got: &[String], want: &[&str], not: &[&str]) {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn bash_completes_values() {
     if support::tool("bash").is_none() {
         return;
@@ -121,6 +115,7 @@ fn bash_completes_values() {
 }
 
 #[test]
+#[cfg_attr(missing = "fish", ignore = "needs fish")]
 fn fish_completes_values() {
     if support::tool("fish").is_none() {
         return;
@@ -174,6 +169,7 @@ fn strip_terminal(s: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
 fn zsh_completes_values() {
     let text = script("zsh");
     for want in [
@@ -301,12 +297,11 @@ fn groff_warnings(page: &std::path::Path) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "groff", ignore = "needs groff")]
 fn man_pages_render_without_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let all = dir.path().join("all.1");
-    let out = agentenv(&["man"]);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = agentenv(["man"]).run().stdout;
     assert!(
         text.is_ascii(),
         "non-ASCII input makes groff warn without -k"
@@ -325,7 +320,7 @@ fn man_pages_render_without_warnings() {
 
     let pages = dir.path().join("man1");
     let p = pages.to_str().unwrap();
-    assert!(agentenv(&["man", "--dir", p]).status.success());
+    agentenv(["man", "--dir", p]).run();
     let mut names: Vec<String> = std::fs::read_dir(&pages)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())

@@ -413,6 +413,7 @@ fn show(b: &[u8]) -> String {
 const CASES: usize = 4000;
 
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn renderers_match_the_reference_byte_for_byte() {
     let Some(py) = support::venv_python_with("dotagents.cli.env") else {
         return;
@@ -474,8 +475,8 @@ fn renderers_match_the_reference_byte_for_byte() {
         "formats": formats.iter().map(|f| f.name()).collect::<Vec<_>>(),
         "cases": cases.iter().map(|c| serde_json::json!({
             "base": c.base.iter().map(|(k, v)| [hex(k.as_bytes()), hex(v.as_bytes())]).collect::<Vec<_>>(),
-            "set": c.changes.set.iter().map(|(k, v)| [hex(k.as_bytes()), hex(v.as_bytes())]).collect::<Vec<_>>(),
-            "removed": c.changes.removed.iter().map(|k| hex(k.as_bytes())).collect::<Vec<_>>(),
+            "set": c.changes.assigned().iter().map(|(k, v)| [hex(k.as_bytes()), hex(v.as_bytes())]).collect::<Vec<_>>(),
+            "removed": c.changes.removed().iter().map(|k| hex(k.as_bytes())).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "bad_formats": bad_formats.iter().map(|b| hex(b.as_bytes())).collect::<Vec<_>>(),
     });
@@ -522,11 +523,11 @@ fn renderers_match_the_reference_byte_for_byte() {
         let broken_ini_name = case
             .base
             .keys()
-            .chain(case.changes.set.keys())
+            .chain(case.changes.assigned().keys())
             .any(|k| k.as_bytes().iter().any(|b| *b == b'\n' || *b == b'\r'))
             // The second: a value with an inner line ending in whitespace is
             // commented out (configparser would strip it).
-            || case.changes.set.values().chain(case.base.values()).any(|v| {
+            || case.changes.assigned().values().chain(case.base.values()).any(|v| {
                 let v = v.to_string_lossy();
                 let lines: Vec<&str> = v.split('\n').collect();
                 lines.len() > 1
@@ -556,8 +557,8 @@ fn renderers_match_the_reference_byte_for_byte() {
                         "case {i} {} {mode}:\n  base {:?}\n  set {:?}\n  removed {:?}\n  want {}\n  have {}",
                         f.name(),
                         case.base,
-                        case.changes.set,
-                        case.changes.removed,
+                        case.changes.assigned(),
+                        case.changes.removed(),
                         show(&want),
                         show(have.as_bytes())
                     ));
@@ -588,24 +589,16 @@ fn renderers_match_the_reference_byte_for_byte() {
     }
 }
 
-/// Child half of [`auto_detection_matches_the_reference`]: prints what
-/// `detect_auto` sees from inside a renamed parent. Ignored in a normal run
-/// (it checks nothing by itself); the parent test runs it with `--ignored`.
-#[test]
-#[ignore = "child half of auto_detection_matches_the_reference, which runs it"]
-fn detect_auto_child() {
-    assert!(
-        std::env::var_os("AGENTENV_DETECT_CHILD").is_some(),
-        "run by auto_detection_matches_the_reference only"
-    );
-    println!("DETECTED={}", agentenv::render::detect_auto().name());
-}
-
 /// `--format auto` against the reference's `detect_shell_format`, both run
 /// under a copy of bash renamed to each shell name (so `/proc/<ppid>/comm`
 /// says that name). `SHELL=/usr/bin/fish` shows `$SHELL` is not consulted
-/// when `/proc` answers.
+/// when `/proc` answers. What the binary detects is what `agentenv status`
+/// reports for `env --cache (auto: NAME)`.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "venv"),
+    ignore = "needs bash and the test venv"
+)]
 fn auto_detection_matches_the_reference() {
     let (Some(bash), Some(py)) = (
         support::tool("bash"),
@@ -613,8 +606,9 @@ fn auto_detection_matches_the_reference() {
     ) else {
         return;
     };
-    let me = std::env::current_exe().unwrap();
+    let me = support::agentenv_bin();
     let dir = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
     let names = [
         "fish",
         "pwsh",
@@ -640,7 +634,8 @@ fn auto_detection_matches_the_reference() {
             let out = Command::new(&parent)
                 .args(["--norc", "--noprofile", "-c", script])
                 .env("SHELL", "/usr/bin/fish")
-                .env("AGENTENV_DETECT_CHILD", "1")
+                .env("HOME", home.path())
+                .env("AGENTS_SYSTEM_ROOT", home.path().join("no-system"))
                 .env("ME", &me)
                 .env("PY", &py)
                 .output()
@@ -652,13 +647,12 @@ fn auto_detection_matches_the_reference() {
             );
             String::from_utf8(out.stdout).unwrap()
         };
-        let ours =
-            run("\"$ME\" --exact detect_auto_child --ignored --nocapture --test-threads=1; true");
-        let ours = ours
-            .split_once("DETECTED=")
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("{name}: no DETECTED line in {ours:?}"))
-            .to_string();
+        let status = run("\"$ME\" status --format json; true");
+        let ours = status
+            .split_once("env --cache (auto: ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(detected, _)| detected.to_string())
+            .unwrap_or_else(|| panic!("{name}: no auto format in {status}"));
         let theirs =
             run("\"$PY\" -c 'from dotagents import _env; print(_env.detect_shell_format())'; true");
         assert_eq!(ours, theirs.trim(), "parent named {name:?}");

@@ -19,7 +19,7 @@
 
 mod support;
 
-use support::Rng;
+use support::{Rng, Tree};
 
 use agentenv::render::{render, Format, View};
 use std::collections::BTreeMap;
@@ -218,12 +218,6 @@ fn view_of(vals: &[String], bad: bool) -> View {
     View::of(vars)
 }
 
-fn write_temp(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 /// Run `cmd` with a clean, UTF-8 environment (plus `extra`), and parse its
 /// `env -0` dump.
 fn dump_env(mut cmd: Command, extra: &[(&str, &str)], what: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
@@ -278,7 +272,7 @@ fn check_shell_in(shell: &str, format: Format, lang: &str) {
     let Some(exe) = support::tool(shell) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Tree::new();
     for (batch, seed) in [11u64, 12, 13].into_iter().enumerate() {
         let vals = values(seed, 400);
         let text = render(format, &view_of(&vals, true));
@@ -288,7 +282,7 @@ fn check_shell_in(shell: &str, format: Format, lang: &str) {
                 "{shell}: {bad} must be dropped"
             );
         }
-        let file = write_temp(dir.path(), &format!("b{batch}"), &text);
+        let file = dir.write(&format!("b{batch}"), &text);
         let env = dump_env(source_cmd(shell, &exe, &file), &[("LANG", lang)], shell);
         let mut wrong = Vec::new();
         for (i, v) in vals.iter().enumerate() {
@@ -311,27 +305,35 @@ fn check_shell_in(shell: &str, format: Format, lang: &str) {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn export_round_trips_through_bash() {
     check_shell("bash", Format::Export);
 }
 
 #[test]
+#[cfg_attr(missing = "dash", ignore = "needs dash")]
 fn export_round_trips_through_dash() {
     check_shell("dash", Format::Export);
 }
 
 #[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
 fn export_round_trips_through_zsh() {
     check_shell("zsh", Format::Export);
 }
 
 #[test]
+#[cfg_attr(missing = "fish", ignore = "needs fish")]
 fn fish_round_trips_through_fish() {
     check_shell("fish", Format::Fish);
 }
 
 /// The C locale changes nothing: the shells carry the UTF-8 bytes as is.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "dash", missing = "zsh", missing = "fish"),
+    ignore = "needs bash, dash, zsh and fish"
+)]
 fn shells_round_trip_in_the_c_locale_too() {
     for (shell, format) in [
         ("bash", Format::Export),
@@ -346,8 +348,12 @@ fn shells_round_trip_in_the_c_locale_too() {
 /// Removals: `unset` / `set -e` take an inherited variable away; the
 /// diff-mode PATH short form completes from the sourcing shell's PATH.
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "dash", missing = "zsh", missing = "fish"),
+    ignore = "needs bash, dash, zsh and fish"
+)]
 fn removals_and_path_short_form_in_the_shells() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Tree::new();
     let sys_path = std::env::var("PATH").unwrap_or_default();
     let new_path = format!("/opt/it's here/bin:/x:{sys_path}");
     let mut base = agentenv::core::Env::new();
@@ -373,7 +379,7 @@ fn removals_and_path_short_form_in_the_shells() {
         if format == Format::Export {
             assert!(text.contains("\"${PATH:+:$PATH}\""), "{text}");
         }
-        let file = write_temp(dir.path(), shell, &text);
+        let file = dir.write(shell, &text);
         let env = dump_env(
             source_cmd(shell, &exe, &file),
             &[("GONE", "x"), ("KEEP", "same")],
@@ -395,8 +401,12 @@ fn removals_and_path_short_form_in_the_shells() {
 
 /// Undecodable bytes: text formats print `?` per byte (as the reference).
 #[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "fish"),
+    ignore = "needs bash and fish"
+)]
 fn undecodable_bytes_come_back_as_question_marks_from_the_shells() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Tree::new();
     let view = View::of([(
         OsString::from("B"),
         OsString::from_vec(b"a\xffb\xe2\x82c".to_vec()),
@@ -405,7 +415,7 @@ fn undecodable_bytes_come_back_as_question_marks_from_the_shells() {
         let Some(exe) = support::tool(shell) else {
             continue;
         };
-        let file = write_temp(dir.path(), shell, &render(format, &view));
+        let file = dir.write(shell, render(format, &view));
         let env = dump_env(source_cmd(shell, &exe, &file), &[], shell);
         assert_eq!(env.get(&b"B"[..]), Some(&b"a?b??c".to_vec()), "{shell}");
     }
@@ -522,6 +532,7 @@ fn ini_expected(v: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn data_formats_round_trip_through_their_readers() {
     let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
         return;
@@ -600,6 +611,7 @@ fn data_formats_round_trip_through_their_readers() {
 /// Keys INI cannot hold are named only as "a var" (the key itself is the
 /// problem); configparser sees neither.
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn ini_unrepresentable_keys_are_commented() {
     let Some(py) = support::venv_python_with("configparser, yaml, dotenv") else {
         return;
@@ -626,6 +638,7 @@ fn ini_unrepresentable_keys_are_commented() {
 /// to a Python reader that re-encodes with `surrogateescape`; dotenv and ini
 /// print `?` per byte.
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn undecodable_bytes_through_the_data_readers() {
     let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
         return;
@@ -644,6 +657,7 @@ fn undecodable_bytes_through_the_data_readers() {
 /// Names a YAML reader would type (`yes`, `Y`, `ON`, `null`, numbers …)
 /// are quoted, so PyYAML returns every name as the same string.
 #[test]
+#[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn yaml_typed_names_read_back_as_strings() {
     let Some(py) = support::venv_python_with("dotenv, yaml, configparser") else {
         return;

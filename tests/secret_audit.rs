@@ -60,11 +60,7 @@ impl Audit {
 
     fn base_env(&self) -> Vec<(String, String)> {
         let w = self.w.to_str().unwrap();
-        let py = if Path::new("/usr/bin/python3").is_file() {
-            PathBuf::from("/usr/bin/python3")
-        } else {
-            support::venv().join("bin/python3")
-        };
+        let py = support::pinned_python();
         vec![
             ("HOME".into(), format!("{w}/home")),
             ("PATH".into(), "/usr/bin:/bin".into()),

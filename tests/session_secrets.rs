@@ -3,20 +3,20 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
+use support::{Run, Tree};
 
 const CANARY: &str = "canary-7f3a9c-SECRET";
 
-fn write(w: &Path, rel: &str, body: &str) {
-    let p = w.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body.replace("CANARY", CANARY)).unwrap();
+/// Write `body` with `CANARY` spelled out.
+fn write(t: &Tree, rel: &str, body: &str) {
+    t.write(rel, body.replace("CANARY", CANARY));
 }
 
 /// A tree where every layer kind holds the canary, and every failure path
 /// has it in the failing file's output or text.
-fn tree(w: &Path) {
+fn tree() -> Tree {
+    let t = Tree::session();
+    let w = &t;
     let py = |body: &str| format!("import json, os, sys, time\n{body}\n");
     // Layers that apply (the value shows on stdout only).
     write(w, "home/.agents/pre.env", "PRE_SECRET=CANARY\n");
@@ -84,116 +84,101 @@ fn tree(w: &Path) {
         "proj/.agents/env",
         "unset BASE_SECRET\nexport HTTPS_PROXY=http://CANARY@proxy:1\n",
     );
-    std::fs::create_dir_all(w.join("proj")).unwrap();
+    t
 }
 
-fn run(w: &Path, args: &[&str], extra: &[(&str, String)]) -> std::process::Output {
-    let mut cmd = Command::new(support::agentenv_bin());
-    cmd.args(args)
-        .current_dir(w.join("proj"))
-        .env_clear()
-        .env("HOME", w.join("home"))
-        .env("PATH", "/usr/bin:/bin")
-        .env("LANG", "C.UTF-8")
-        .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
+/// `agentenv ARGS` with the canary in the caller's environment too (a
+/// variable the project env unsets, a DOTAGENTS_ one, an overlay root) and
+/// no pinned interpreter; stderr must not hold the canary or a part of it.
+fn agentenv(t: &Tree, args: &[&str]) -> Run {
+    t.agentenv(args)
+        .env_remove("AGENTS_PYTHON")
         .env("BASE_SECRET", CANARY)
         .env("DOTAGENTS_TOKEN", CANARY)
-        .env("CANARY_OVERLAY_ROOT", CANARY);
-    for (k, v) in extra {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
+        .env("CANARY_OVERLAY_ROOT", CANARY)
+        .stderr_lacks(CANARY)
+        .stderr_lacks("7f3a9c")
 }
 
-fn assert_clean(out: &std::process::Output, what: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !err.contains(CANARY),
-        "{what}: stderr leaked the canary:\n{err}"
-    );
-    assert!(
-        !err.contains("7f3a9c"),
-        "{what}: stderr leaked part of the canary:\n{err}"
-    );
+/// Every layer kind and failure path at one verbosity, both formats.
+fn nothing_leaks_at(verbosity: &[&str]) {
+    let t = tree();
+    let py = support::which("python3").expect("python3");
+    for fmt in ["json", "export"] {
+        let mut args: Vec<&str> = verbosity.to_vec();
+        args.extend(["env", "--format", fmt, "--diff", "--timeout", "2"]);
+        let mut run = agentenv(&t, &args)
+            .env("AGENTS_PYTHON", &py)
+            // The applying layers did apply (so the canary was really there).
+            .stdout_has("PY_SECRET")
+            .stdout_has(CANARY)
+            // The failed layers contributed nothing.
+            .stdout_lacks("\"SLOW\"");
+        for warning in [
+            "env.py failed (exit 4)",
+            "env.py output not JSON",
+            "timed out",
+            "output over 16 MiB",
+            "env file source failed",
+            "skipped NUL_KEY (value contains NUL)",
+            "skipped INT_KEY (value is a JSON int, not a string)",
+            "skipped SUR (value is not UTF-8)",
+        ] {
+            run = run.stderr_has(warning);
+        }
+        run.run();
+    }
 }
 
 #[test]
 fn no_layer_or_failure_leaks_into_stderr() {
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path();
-    tree(w);
-    let py = support::which("python3").expect("python3");
-    let pin = vec![("AGENTS_PYTHON", py.to_string_lossy().into_owned())];
-    for verbosity in [&[][..], &["-v"][..], &["-vv"][..]] {
-        for fmt in ["json", "export"] {
-            let mut args: Vec<&str> = verbosity.to_vec();
-            args.extend(["env", "--format", fmt, "--diff", "--timeout", "2"]);
-            let out = run(w, &args, &pin);
-            assert_eq!(out.status.code(), Some(0), "{args:?}");
-            assert_clean(&out, &format!("{args:?}"));
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            // The applying layers did apply (so the canary was really there).
-            assert!(stdout.contains("PY_SECRET"), "{stdout}");
-            assert!(stdout.contains(CANARY), "{stdout}");
-            // The failed layers contributed nothing.
-            assert!(!stdout.contains("\"SLOW\""), "{stdout}");
-            let err = String::from_utf8_lossy(&out.stderr);
-            for needle in [
-                "env.py failed (exit 4)",
-                "env.py output not JSON",
-                "timed out",
-                "output over 16 MiB",
-                "env file source failed",
-                "skipped NUL_KEY (value contains NUL)",
-                "skipped INT_KEY (value is a JSON int, not a string)",
-                "skipped SUR (value is not UTF-8)",
-            ] {
-                assert!(
-                    err.contains(needle),
-                    "missing warning {needle:?} in:\n{err}"
-                );
-            }
-        }
-    }
+    nothing_leaks_at(&[]);
+}
+
+#[test]
+fn no_layer_or_failure_leaks_into_stderr_at_v() {
+    nothing_leaks_at(&["-v"]);
+}
+
+#[test]
+fn no_layer_or_failure_leaks_into_stderr_at_vv() {
+    nothing_leaks_at(&["-vv"]);
 }
 
 #[test]
 fn odd_settings_never_echo_their_values() {
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path();
-    std::fs::create_dir_all(w.join("proj")).unwrap();
+    let t = Tree::session();
+    write(&t, "home/.agents/env.py", "print('{}')\n");
     for (k, v) in [
         ("AGENTS_SYSTEM_ROOT", format!("rel/{CANARY}")),
         ("AGENTS_ENV_TIMEOUT", CANARY.to_string()),
         ("AGENTS_PYTHON", format!("/nonexistent/{CANARY}")),
         ("AGENTS_HOME", format!("~{CANARY}/x")),
     ] {
-        write(w, "home/.agents/env.py", "print('{}')\n");
         for args in [
             &["-vv", "env", "--format", "json"][..],
             &["-vv", "exec", "--", "true"][..],
         ] {
-            let out = run(w, args, &[(k, v.clone())]);
-            assert_clean(&out, &format!("{k} {args:?}"));
+            agentenv(&t, args).env(k, &v).any_status().run();
         }
     }
+}
+
+#[test]
+fn an_unknown_agent_is_not_echoed() {
     // A bad --format value is echoed by the reference's message only as the
     // flag's own text (not a secret); an unknown agent is not echoed.
-    let out = run(w, &["exec", "--agent", CANARY, "--", "true"], &[]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_clean(&out, "--agent");
+    agentenv(&Tree::session(), &["exec", "--agent", CANARY, "--", "true"])
+        .status(2)
+        .run();
 }
 
 #[test]
 fn exec_failures_do_not_leak() {
-    let d = tempfile::tempdir().unwrap();
-    let w = d.path();
-    tree(w);
-    let out = run(
-        w,
+    agentenv(
+        &tree(),
         &["-vv", "exec", "--timeout", "2", "--", "/nonexistent/cmd"],
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(127));
-    assert_clean(&out, "exec not found");
+    )
+    .status(127)
+    .run();
 }

@@ -5,132 +5,165 @@ mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Command;
+use support::{Run, Tree};
 
-fn tree() -> (tempfile::TempDir, std::path::PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    std::fs::create_dir_all(w.join("home/.agents")).unwrap();
-    std::fs::create_dir_all(w.join("proj/.agents")).unwrap();
-    std::fs::write(w.join("home/.agents/env"), "FROM_USER=1\n").unwrap();
-    std::fs::write(w.join("proj/.agents/env"), "FROM_PROJ=1\n").unwrap();
-    (t, w)
+/// A user store and a project store, each setting one variable.
+fn tree() -> Tree {
+    Tree::session()
+        .file("home/.agents/env", "FROM_USER=1\n")
+        .file("proj/.agents/env", "FROM_PROJ=1\n")
 }
 
-fn cmd(w: &Path) -> Command {
-    let mut c = support::session_cmd(w);
-    c.env("XDG_STATE_HOME", w.join("state"));
-    c
+/// `agentenv ARGS` with the trust state in `$W/state`.
+fn agentenv(t: &Tree, args: &[&str]) -> Run {
+    t.agentenv(args).env("XDG_STATE_HOME", t.path("state"))
 }
 
-fn env_json(w: &Path, extra: &[&str], vars: &[(&str, &str)]) -> (serde_json::Value, String) {
-    let mut c = cmd(w);
-    c.args(["env", "--format", "json", "--diff"]).args(extra);
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    (
-        serde_json::from_slice(&out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// `env --format json --diff EXTRA…` (it must succeed).
+fn env_json(t: &Tree, extra: &[&str]) -> Run {
+    agentenv(t, &["env", "--format", "json", "--diff"]).args(extra)
 }
 
 #[test]
-fn gate_off_by_default_on_with_flag_or_env() {
-    let (_t, w) = tree();
-    // Without the gate: the reference's behaviour, no message.
-    let (j, err) = env_json(&w, &[], &[]);
+fn gate_is_off_by_default() {
+    // The reference's behaviour, no message.
+    let t = tree();
+    let j = env_json(&t, &[]).stderr("").run().json();
     assert_eq!(j["FROM_PROJ"], "1");
-    assert!(err.is_empty(), "{err}");
-    // With it: the project store is skipped, the user store still loads.
-    for (extra, vars) in [
-        (&["--require-trust"][..], &[][..]),
-        (&[][..], &[("AGENTENV_REQUIRE_TRUST", "1")][..]),
+}
+
+#[test]
+fn gate_on_skips_the_project_store_and_loads_the_user_store() {
+    let t = tree();
+    for run in [
+        env_json(&t, &["--require-trust"]),
+        env_json(&t, &[]).env("AGENTENV_REQUIRE_TRUST", "1"),
     ] {
-        let (j, err) = env_json(&w, extra, vars);
+        let j = run.stderr_has("proj/.agents is not allowed").run().json();
         assert!(j.get("FROM_PROJ").is_none(), "{j}");
         assert_eq!(j["FROM_USER"], "1");
-        assert!(err.contains("proj/.agents is not allowed"), "{err}");
     }
-    // AGENTENV_REQUIRE_TRUST=0 is off.
-    let (j, _) = env_json(&w, &[], &[("AGENTENV_REQUIRE_TRUST", "0")]);
-    assert_eq!(j["FROM_PROJ"], "1");
+}
 
-    let out = cmd(&w).arg("allow").output().unwrap();
-    assert!(out.status.success(), "{out:?}");
-    assert!(out.stdout.is_empty());
-    let (j, err) = env_json(&w, &["--require-trust"], &[]);
+#[test]
+fn require_trust_0_is_off() {
+    let t = tree();
+    let j = env_json(&t, &[])
+        .env("AGENTENV_REQUIRE_TRUST", "0")
+        .run()
+        .json();
     assert_eq!(j["FROM_PROJ"], "1");
-    assert!(err.is_empty(), "{err}");
+}
 
-    // An edit blocks the store until it is allowed again.
-    std::fs::write(w.join("proj/.agents/env"), "FROM_PROJ=2\n").unwrap();
-    let (j, err) = env_json(&w, &["--require-trust"], &[]);
+#[test]
+fn an_allowed_store_loads_through_the_gate() {
+    let t = tree();
+    agentenv(&t, &["allow"]).stdout("").run();
+    let j = env_json(&t, &["--require-trust"]).stderr("").run().json();
+    assert_eq!(j["FROM_PROJ"], "1");
+}
+
+/// An allowed store, then edited.
+fn allowed_then_edited() -> Tree {
+    let t = tree();
+    agentenv(&t, &["allow"]).run();
+    t.write("proj/.agents/env", "FROM_PROJ=2\n");
+    t
+}
+
+#[test]
+fn an_edit_blocks_the_store_until_it_is_allowed_again() {
+    let t = allowed_then_edited();
+    let j = env_json(&t, &["--require-trust"])
+        .stderr_has("changed since it was allowed")
+        .run()
+        .json();
     assert!(j.get("FROM_PROJ").is_none(), "{j}");
-    assert!(err.contains("changed since it was allowed"), "{err}");
-    // exec and explain apply the same gate.
-    let out = cmd(&w)
-        .args([
+    agentenv(&t, &["allow"]).run();
+    let j = env_json(&t, &["--require-trust"]).run().json();
+    assert_eq!(j["FROM_PROJ"], "2");
+}
+
+#[test]
+fn exec_and_explain_apply_the_same_gate() {
+    let t = allowed_then_edited();
+    agentenv(
+        &t,
+        &[
             "exec",
             "--require-trust",
             "sh",
             "-c",
             "echo \"[${FROM_PROJ-}]\"",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "[]\n");
-    let out = cmd(&w)
-        .args(["explain", "--require-trust", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("FROM_PROJ"));
-    assert!(cmd(&w).arg("allow").status().unwrap().success());
-    let (j, _) = env_json(&w, &["--require-trust"], &[]);
-    assert_eq!(j["FROM_PROJ"], "2");
-
-    // deny forgets it.
-    let out = cmd(&w).arg("deny").output().unwrap();
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
-    let (j, _) = env_json(&w, &["--require-trust"], &[]);
-    assert!(j.get("FROM_PROJ").is_none(), "{j}");
+        ],
+    )
+    .any_status()
+    .stdout("[]\n")
+    .run();
+    agentenv(&t, &["explain", "--require-trust", "--format", "json"])
+        .any_status()
+        .stdout_lacks("FROM_PROJ")
+        .run();
 }
 
 #[test]
-fn state_files_are_owner_only_and_an_open_state_dir_is_refused() {
-    let (_t, w) = tree();
-    assert!(cmd(&w).args(["allow", "."]).status().unwrap().success());
-    let state = w.join("state/agentenv");
-    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+fn deny_forgets_an_allowed_store() {
+    let t = tree();
+    agentenv(&t, &["allow"]).run();
+    agentenv(&t, &["deny"]).stderr_has("denied").run();
+    let j = env_json(&t, &["--require-trust"]).run().json();
+    assert!(j.get("FROM_PROJ").is_none(), "{j}");
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn state_files_are_owner_only() {
+    let t = tree();
+    agentenv(&t, &["allow", "."]).run();
+    let state = t.path("state/agentenv");
     assert_eq!(mode(&state), 0o700);
     assert_eq!(mode(&state.join("allowed")), 0o700);
     for e in std::fs::read_dir(state.join("allowed")).unwrap().flatten() {
         assert_eq!(mode(&e.path()), 0o600);
     }
-    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let out = cmd(&w).arg("allow").output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("refusing the trust state directory"), "{err}");
-    let (j, err) = env_json(&w, &["--require-trust"], &[]);
+}
+
+#[test]
+fn an_open_state_dir_is_refused() {
+    let t = tree();
+    agentenv(&t, &["allow", "."]).run();
+    std::fs::set_permissions(
+        t.path("state/agentenv"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    agentenv(&t, &["allow"])
+        .status(1)
+        .stderr_has("refusing the trust state directory")
+        .run();
+    let j = env_json(&t, &["--require-trust"])
+        .stderr_has("refusing")
+        .run()
+        .json();
     assert!(j.get("FROM_PROJ").is_none(), "{j}");
-    assert!(err.contains("refusing"), "{err}");
 }
 
 #[test]
 fn concurrent_allows_leave_whole_records() {
-    let (_t, w) = tree();
+    let t = tree();
     for i in 0..8 {
-        std::fs::create_dir_all(w.join(format!("p{i}/.agents"))).unwrap();
+        t.mkdir(&format!("p{i}/.agents"));
     }
     let kids: Vec<_> = (0..8)
         .flat_map(|i| [i, i])
         .map(|i| {
-            cmd(&w)
+            support::session_cmd(t.root())
+                .env("XDG_STATE_HOME", t.path("state"))
                 .args(["allow", &format!("../p{i}")])
+                .stderr(std::process::Stdio::null())
                 .spawn()
                 .unwrap()
         })
@@ -138,31 +171,64 @@ fn concurrent_allows_leave_whole_records() {
     for mut k in kids {
         assert!(k.wait().unwrap().success());
     }
-    let records: Vec<_> = std::fs::read_dir(w.join("state/agentenv/allowed"))
+    let records: Vec<_> = std::fs::read_dir(t.path("state/agentenv/allowed"))
         .unwrap()
         .flatten()
         .collect();
     assert_eq!(records.len(), 8, "one record per store, no temp files left");
     for i in 0..8 {
-        let mut c = cmd(&w);
-        c.current_dir(w.join(format!("p{i}")));
-        std::fs::write(w.join(format!("p{i}/.agents/env")), "").unwrap();
-        let out = c
-            .args(["env", "--require-trust", "--format", "json"])
-            .output()
-            .unwrap();
+        t.write(&format!("p{i}/.agents/env"), "");
         // Changed (a file was added) — the record was read whole.
-        assert!(String::from_utf8_lossy(&out.stderr).contains("changed since"));
+        agentenv(&t, &["env", "--require-trust", "--format", "json"])
+            .cwd(format!("p{i}"))
+            .any_status()
+            .stderr_has("changed since")
+            .run();
     }
 }
 
 #[test]
 fn allow_without_a_project_says_what_to_do() {
-    let (_t, w) = tree();
-    std::fs::create_dir_all(w.join("home/empty")).unwrap();
-    let mut c = cmd(&w);
-    c.current_dir(w.join("home/empty")).arg("allow");
-    let out = c.output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("agentenv allow DIR"));
+    let t = tree().dir("home/empty");
+    agentenv(&t, &["allow"])
+        .cwd("home/empty")
+        .status(1)
+        .stderr_has("agentenv allow DIR")
+        .run();
+}
+
+/// `allow` and `deny` say what they did in one line (`-q` silences it).
+#[test]
+fn allow_and_deny_say_one_line() {
+    let t = tree();
+    agentenv(&t, &["allow"])
+        .stderr("agentenv: allowed $W/proj/.agents\n")
+        .run();
+    agentenv(&t, &["allow", "-q"]).stderr("").run();
+    agentenv(&t, &["deny"])
+        .stderr("agentenv: denied $W/proj/.agents\n")
+        .run();
+    agentenv(&t, &["deny"])
+        .stderr("agentenv: $W/proj/.agents was not allowed\n")
+        .run();
+}
+
+/// They fail with one `agentenv: error:` line, exit 1, even with `-q`.
+#[test]
+fn allow_and_deny_fail_once() {
+    let t = tree();
+    agentenv(&t, &["allow"]).run();
+    std::fs::set_permissions(
+        t.path("state/agentenv"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    for verb in ["allow", "deny"] {
+        agentenv(&t, &[verb, "-q"])
+            .status(1)
+            .stderr(format!(
+                "agentenv: error: cannot {verb} $W/proj/.agents: refusing the trust state directory $W/state/agentenv: it is writable by group or others; fix its owner or mode (0700)\n"
+            ))
+            .run();
+    }
 }

@@ -45,7 +45,6 @@ pub fn words_for(path: &str, arg: &str) -> Option<Vec<PossibleValue>> {
     let plain = |w: &[&'static str]| Some(w.iter().map(|&s| PossibleValue::new(s)).collect());
     match (path, arg) {
         ("agentenv env", "format") | ("agentenv dotenv parse", "format") => Some(render_formats()),
-        ("agentenv status", "format") => plain(&["text", "json"]),
         (_, "forge") => plain(&crate::harness::validate::FORGE_KEYS),
         ("agentenv hook", "shell") => plain(&["bash", "zsh", "fish"]),
         _ => None,
@@ -79,7 +78,7 @@ pub fn completion_command() -> clap::Command {
     fill(super::Cli::command(), "agentenv")
 }
 
-pub fn run(args: CompletionsArgs) -> i32 {
+pub fn run(args: CompletionsArgs) -> super::Exit {
     use clap_complete::Shell as S;
     let shell = match args.shell {
         Shell::Bash => S::Bash,
@@ -100,7 +99,7 @@ pub fn run(args: CompletionsArgs) -> i32 {
         }
         Shell::Bash => {}
     }
-    super::write_stdout_status(&script)
+    super::print(&script)
 }
 
 /// Every option and first positional that takes fixed words, as the keys

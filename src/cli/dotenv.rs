@@ -11,7 +11,7 @@
 //!
 //! An unreadable file (missing, a directory, …) is
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
-//! reason comes from the OS error kind. No value ever reaches stderr.
+//! reason is [`crate::process::io_kind`]'s. No value ever reaches stderr.
 
 use super::{Exit, Failure};
 use crate::dotenv::{parse_bytes, Parsed};
@@ -46,11 +46,6 @@ pub fn run(c: DotenvCommand) -> super::Exit {
     }
 }
 
-/// A short reason for a read error: [`crate::process::io_kind`].
-pub fn read_error_reason(e: &std::io::Error) -> String {
-    crate::process::io_kind(e)
-}
-
 /// Largest file `dotenv parse`/`check` reads.
 pub const MAX_DOTENV_FILE: u64 = 64 << 20;
 
@@ -60,7 +55,7 @@ fn read_parse(path: &Path) -> Result<Parsed, Failure> {
         Err(e) => Err(Failure::runtime(format!(
             "cannot read {}: {}",
             path.display(),
-            read_error_reason(&e)
+            crate::process::io_kind(&e)
         ))),
     }
 }

@@ -129,14 +129,9 @@ fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, 
     Ok(r)
 }
 
-/// Write `bytes` on stdout: status 0, or the write's failure.
-fn print_out(bytes: &[u8]) -> Exit {
-    super::write_stdout(bytes).map(|()| 0)
-}
-
 pub fn run(c: HarnessCommand) -> Exit {
     match c {
-        HarnessCommand::Resolve(opts) => print_out(resolve(&opts)?.to_json_string().as_bytes()),
+        HarnessCommand::Resolve(opts) => super::print(resolve(&opts)?.to_json_string().as_bytes()),
         HarnessCommand::Explain {
             opts,
             format,
@@ -148,7 +143,7 @@ pub fn run(c: HarnessCommand) -> Exit {
                 TextOrJson::Json => crate::harness::explain::render_json(&r, &vars, show_values),
                 TextOrJson::Text => crate::harness::explain::render_text(&r, &vars, show_values),
             };
-            print_out(body.as_bytes())
+            super::print(body.as_bytes())
         }
         HarnessCommand::Lint(opts) => {
             let mut o = opts.to_options();
@@ -159,7 +154,7 @@ pub fn run(c: HarnessCommand) -> Exit {
                 s.push_str(&d.to_string());
                 s.push('\n');
             }
-            let code = print_out(s.as_bytes())?;
+            let code = super::print(s.as_bytes())?;
             Ok(if r.diagnostics.iter().any(|d| d.error) {
                 1
             } else {
@@ -216,7 +211,7 @@ pub fn run(c: HarnessCommand) -> Exit {
                 SandboxFormat::Export => r.sandbox_export(),
             };
             match output {
-                None => print_out(&body),
+                None => super::print(&body),
                 Some(path) => {
                     crate::fsutil::write_atomic(&path, &body, crate::fsutil::Mode::Private, false)
                         .map_err(|e| {

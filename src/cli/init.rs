@@ -31,8 +31,8 @@
 //! command is exactly the one `init` would write; any other agentenv entry
 //! is rewritten to it in place.
 
+use super::{say, Exit, Failure};
 use serde_json::{Map, Value};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Subcommand)]
@@ -66,16 +66,9 @@ pub const HOOK_ARGS: &str = " env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q"
 /// Largest settings file read.
 const MAX_SETTINGS: u64 = 16 << 20;
 
-pub fn run(c: InitCommand) -> i32 {
+pub fn run(c: InitCommand) -> Exit {
     match c {
         InitCommand::Claude(a) => run_claude(a),
-    }
-}
-
-/// A line on stderr unless `-q`.
-fn say(msg: std::fmt::Arguments<'_>) {
-    if crate::log::level() >= 0 {
-        let _ = writeln!(std::io::stderr().lock(), "agentenv: {msg}");
     }
 }
 
@@ -283,12 +276,7 @@ pub fn format_settings(v: &Value, newline: bool) -> String {
 
 /// The settings file `init claude` edits.
 fn settings_path(a: &ClaudeArgs, env: &crate::core::Env) -> Result<PathBuf, String> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let cwd = crate::fsutil::current_dir()?;
     if let Some(dir) = &a.project {
         let dir = cwd.join(dir);
         if !dir.is_dir() {
@@ -322,37 +310,26 @@ fn own_program(env: &crate::core::Env) -> Option<String> {
     on_path.unwrap_or(exe).into_os_string().into_string().ok()
 }
 
-fn run_claude(a: ClaudeArgs) -> i32 {
+fn run_claude(a: ClaudeArgs) -> Exit {
     let env = crate::core::process_env();
-    let path = match settings_path(&a, &env) {
-        Ok(p) => p,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
-    };
+    let path = settings_path(&a, &env).map_err(Failure::runtime)?;
     let shown = path.display();
     let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
         Ok(b) => (b, true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
         Err(e) => {
-            crate::error!(
+            return Err(Failure::runtime(format!(
                 "{shown}: cannot read it ({})",
-                crate::cli::dotenv::read_error_reason(&e)
-            );
-            return 1;
+                crate::process::io_kind(&e)
+            )));
         }
     };
+    let unchanged =
+        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
     // A UTF-8 byte order mark is kept; serde_json would refuse it.
     const BOM: &[u8] = b"\xef\xbb\xbf";
     let bom = bytes.starts_with(BOM);
-    let mut root = match parse_settings(bytes.strip_prefix(BOM).unwrap_or(&bytes)) {
-        Ok(v) => v,
-        Err(msg) => {
-            crate::error!("{shown}: {msg}; the file was not changed");
-            return 1;
-        }
-    };
+    let mut root = parse_settings(bytes.strip_prefix(BOM).unwrap_or(&bytes)).map_err(unchanged)?;
     let outcome = if a.remove {
         remove_hook(&mut root)
     } else {
@@ -371,13 +348,7 @@ fn run_claude(a: ClaudeArgs) -> i32 {
         };
         add_hook(&mut root, &format!("{program}{HOOK_ARGS}"))
     };
-    let outcome = match outcome {
-        Ok(o) => o,
-        Err(msg) => {
-            crate::error!("{shown}: {msg}; the file was not changed");
-            return 1;
-        }
-    };
+    let outcome = outcome.map_err(unchanged)?;
     let changed = matches!(
         outcome,
         Outcome::Added | Outcome::Updated | Outcome::Removed
@@ -396,29 +367,31 @@ fn run_claude(a: ClaudeArgs) -> i32 {
     } else {
         String::from_utf8_lossy(&bytes).into_owned()
     };
-    if a.dry_run && super::write_stdout_status(text.as_bytes()) != 0 {
-        return 1;
+    if a.dry_run {
+        super::write_stdout(text.as_bytes())?;
     }
     match outcome {
         Outcome::AlreadyPresent => {
             say(format_args!(
                 "the SessionStart hook is already in {shown}; nothing changed"
             ));
-            return 0;
+            return Ok(0);
         }
         Outcome::NotPresent => {
             say(format_args!(
                 "no agentenv SessionStart hook in {shown}; nothing changed"
             ));
-            return 0;
+            return Ok(0);
         }
         _ => {}
     }
     if !a.dry_run {
-        if let Err(e) = write_settings(&path, text.as_bytes(), exists) {
-            crate::error!("{shown}: cannot write it ({})", crate::process::io_kind(&e));
-            return 1;
-        }
+        write_settings(&path, text.as_bytes(), exists).map_err(|e| {
+            Failure::runtime(format!(
+                "{shown}: cannot write it ({})",
+                crate::process::io_kind(&e)
+            ))
+        })?;
     }
     let did = match (outcome, a.dry_run) {
         (Outcome::Added, false) => "added the SessionStart hook to",
@@ -431,7 +404,7 @@ fn run_claude(a: ClaudeArgs) -> i32 {
         (_, true) => "dry run: would remove agentenv's SessionStart hook from",
     };
     say(format_args!("{did} {shown}"));
-    0
+    Ok(0)
 }
 
 /// Write the settings atomically: an existing file keeps its mode; a new

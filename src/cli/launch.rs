@@ -152,12 +152,8 @@ fn trace(asm: &Assembly) {
 
 pub fn run(a: LaunchArgs) -> super::Exit {
     use super::Failure;
-    let cwd = std::env::current_dir().map_err(|e| {
-        Failure::runtime(format!(
-            "launch: cannot determine the current directory: {}",
-            crate::process::io_kind(&e)
-        ))
-    })?;
+    let cwd =
+        crate::fsutil::current_dir().map_err(|msg| Failure::runtime(format!("launch: {msg}")))?;
     // One pipe deadline for every input of the command (--manifest-env and
     // each AGENT_BUNDLE_ENV_FILE entry).
     let pipe_deadline = std::time::Instant::now() + crate::fsutil::PIPE_TIMEOUT;

@@ -329,19 +329,14 @@ fn write_pages(root: &clap::Command, dir: &Path) -> Result<usize, String> {
     Ok(n)
 }
 
-pub fn run(args: ManArgs) -> i32 {
+pub fn run(args: ManArgs) -> super::Exit {
     let root = command();
     match args.dir {
-        None => super::write_stdout_status(page_all(&root).as_bytes()),
-        Some(dir) => match write_pages(&root, &dir) {
-            Ok(n) => {
-                crate::info!("wrote {n} pages to {}", dir.display());
-                0
-            }
-            Err(msg) => {
-                crate::error!("{msg}");
-                1
-            }
-        },
+        None => super::print(page_all(&root).as_bytes()),
+        Some(dir) => {
+            let n = write_pages(&root, &dir).map_err(super::Failure::runtime)?;
+            crate::info!("wrote {n} pages to {}", dir.display());
+            Ok(0)
+        }
     }
 }

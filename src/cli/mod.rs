@@ -127,10 +127,25 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     }
 }
 
-/// [`write_stdout`] for commands that still return a bare status: 0, or
-/// the failure printed and 1.
-pub fn write_stdout_status(bytes: &[u8]) -> i32 {
-    finish(write_stdout(bytes).map(|()| 0))
+/// [`write_stdout`], then status 0: the end of a command whose output
+/// is all it has to say.
+pub fn print(bytes: &[u8]) -> Exit {
+    write_stdout(bytes).map(|()| 0)
+}
+
+/// The current directory; the failure names the OS error
+/// ([`crate::fsutil::current_dir`]).
+pub fn current_dir() -> Result<std::path::PathBuf, Failure> {
+    crate::fsutil::current_dir().map_err(Failure::runtime)
+}
+
+/// A line on stderr, `agentenv: <msg>`, unless `-q`: what a command did
+/// (`allowed DIR`, `added the SessionStart hook to FILE`), not a log line.
+pub fn say(msg: std::fmt::Arguments<'_>) {
+    if crate::log::level() >= 0 {
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr().lock(), "agentenv: {msg}");
+    }
 }
 
 /// Print a failure once; the process exit status.
@@ -148,7 +163,7 @@ fn finish(exit: Exit) -> i32 {
 ///
 /// A clap error prints clap's own message (with its suggestion) and exits
 /// 2, except an invalid `--format` value of a clap-parsed format (explain,
-/// harness sandbox-env), which is exit 1 as every bad `--format` is
+/// status, harness sandbox-env), which is exit 1 as every bad `--format` is
 /// (SPEC §2: a runtime error the user must fix). `--help`/`--version`
 /// exit 0.
 pub fn main() -> i32 {
@@ -185,12 +200,12 @@ pub fn run(cli: Cli) -> i32 {
         Command::Launch(a) => launch::run(a),
         Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
-        Command::Completions(a) => Ok(completions::run(a)),
-        Command::Hook(a) => Ok(trust::run_hook(a)),
-        Command::Allow(a) => Ok(trust::run_allow(a)),
-        Command::Deny(a) => Ok(trust::run_deny(a)),
-        Command::Init(c) => Ok(init::run(c)),
-        Command::Status(a) => Ok(status::run(a)),
-        Command::Man(a) => Ok(man::run(a)),
+        Command::Completions(a) => completions::run(a),
+        Command::Hook(a) => trust::run_hook(a),
+        Command::Allow(a) => trust::run_allow(a),
+        Command::Deny(a) => trust::run_deny(a),
+        Command::Init(c) => init::run(c),
+        Command::Status(a) => status::run(a),
+        Command::Man(a) => man::run(a),
     })
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::{Exit, Failure};
 
-/// `--format text|json` of agentenv's own commands (`explain`): a clap
+/// `--format text|json` of agentenv's own commands (`explain`, `status`): a clap
 /// `ValueEnum`, so an unknown value lists the accepted ones and the
 /// completion scripts offer them. (`env --format` stays a string parsed by
 /// `render::parse_format`: its values, aliases, case-sensitivity and error
@@ -94,39 +94,40 @@ pub struct ExplainArgs {
     pub vars: Vec<String>,
 }
 
-/// Session options from the scope flags; `Err` is a usage message.
-pub fn options(scope: &ScopeArgs) -> Result<crate::session::Options, String> {
+/// Session options from the scope flags, before the trust gate; a bad
+/// `--timeout` is a usage error.
+pub fn scope_options(scope: &ScopeArgs) -> Result<crate::session::Options, Failure> {
     let timeout = match scope.timeout {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
             Some(std::time::Duration::from_secs_f64(t))
         }
-        Some(_) => return Err("--timeout must be a positive number of seconds".into()),
+        Some(_) => {
+            return Err(Failure::usage(
+                "--timeout must be a positive number of seconds",
+            ))
+        }
     };
-    let mut opts = crate::session::Options {
+    Ok(crate::session::Options {
         global: scope.global,
         agents_dir: scope.agents_dir.clone(),
         timeout,
         agent: None,
         cwd: None,
         project_root: None,
-    };
+    })
+}
+
+/// [`scope_options`] with the trust gate applied (`--require-trust`).
+fn options(scope: &ScopeArgs) -> Result<crate::session::Options, Failure> {
+    let mut opts = scope_options(scope)?;
     super::trust::gate(scope.require_trust, &mut opts, &crate::core::process_env());
     Ok(opts)
 }
 
-/// Write `text` to stdout with the one writer (a closed pipe is not an
-/// error: [`super::write_stdout`]).
-fn print_out(text: &[u8]) -> Exit {
-    super::write_stdout(text).map(|()| 0)
-}
-
 pub fn run_env(a: EnvArgs) -> Exit {
     // The format is validated before anything runs (exit 1).
-    let choice = match crate::render::parse_format(&a.format) {
-        Ok(c) => c,
-        Err(msg) => return Err(Failure::runtime(msg)),
-    };
+    let choice = crate::render::parse_format(&a.format).map_err(Failure::runtime)?;
     // --into writes the export format: `auto` means export whatever shell
     // is detected; an explicit other format is refused before any layer
     // runs (the reference checks after rendering and storing the cache
@@ -146,15 +147,9 @@ pub fn run_env(a: EnvArgs) -> Exit {
             )));
         }
     };
-    let opts = match options(&a.scope) {
-        Ok(o) => o,
-        Err(msg) => return Err(Failure::usage(msg)),
-    };
+    let opts = options(&a.scope)?;
     let base = crate::core::process_env();
-    let prepared = match prepare_traced(&opts, &base) {
-        Ok(p) => p,
-        Err(msg) => return Err(Failure::runtime(msg)),
-    };
+    let prepared = prepare_traced(&opts, &base)?;
     // --cache: replay before any layer runs (fast path, issue 4). With
     // --into the replayed bytes go into the file, never to stdout.
     let cache = if a.cache {
@@ -167,7 +162,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
                 return match &a.into {
                     // An entry is UTF-8 (lookup checks it).
                     Some(path) => write_into(path, &String::from_utf8_lossy(&bytes)),
-                    None => print_out(&bytes),
+                    None => super::print(&bytes),
                 };
             }
             state => state,
@@ -175,7 +170,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
     } else {
         CacheState::Off
     };
-    let session = prepared.assemble(base);
+    let session = assemble_shown(prepared, base);
     let text = render_session(&session, format, a.diff);
     if let CacheState::Miss { dir, key } = &cache {
         crate::session::cache::store(dir, key, text.as_bytes());
@@ -183,7 +178,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
     if let Some(path) = &a.into {
         return write_into(path, &text);
     }
-    print_out(text.as_bytes())
+    super::print(text.as_bytes())
 }
 
 /// What `--cache` found.
@@ -227,15 +222,34 @@ fn cache_lookup(
     }
 }
 
-/// `session::prepare`, then `-v`'s lines about the project root, the
-/// stores and overlays (and at `-vv` every missing candidate).
+/// `session::prepare`, its warnings (taken out of it, so the assembly does
+/// not repeat them), then `-v`'s lines about the project root, the stores
+/// and overlays (and at `-vv` every missing candidate).
 fn prepare_traced(
     opts: &crate::session::Options,
     base: &crate::core::Env,
-) -> Result<crate::session::Prepared, String> {
-    let p = crate::session::prepare(opts, base)?;
-    crate::session::trace::scope(&p, base, opts.project_root.is_some());
+) -> Result<crate::session::Prepared, Failure> {
+    let mut p = crate::session::prepare(opts, base).map_err(Failure::runtime)?;
+    crate::log::notes(&std::mem::take(&mut p.notes));
+    if crate::log::level() >= 1 {
+        crate::log::notes(&crate::session::trace::scope(
+            &p,
+            base,
+            opts.project_root.is_some(),
+        ));
+    }
     Ok(p)
+}
+
+/// Run the layers, then print what they had to say (warnings; `-v` a line
+/// per env file; `-vv` how each plain file was evaluated), in order.
+fn assemble_shown(
+    prepared: crate::session::Prepared,
+    base: crate::core::Env,
+) -> crate::session::Session {
+    let session = prepared.assemble(base);
+    crate::log::notes(session.assembly.notes());
+    session
 }
 
 /// `--into FILE`: write the export rendering as FILE's owned block;
@@ -275,10 +289,7 @@ pub fn render_session(
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {
-    let mut opts = match options(&a.scope) {
-        Ok(o) => o,
-        Err(msg) => return Err(Failure::usage(msg)),
-    };
+    let mut opts = options(&a.scope)?;
     if let Some(name) = &a.agent {
         match crate::session::identity::lookup(name) {
             Some(agent) => opts.agent = Some(agent.name.to_string()),
@@ -295,10 +306,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
         }
     }
     let base = crate::core::process_env();
-    let session = match prepare_traced(&opts, &base) {
-        Ok(p) => p.assemble(base),
-        Err(msg) => return Err(Failure::runtime(msg)),
-    };
+    let session = assemble_shown(prepare_traced(&opts, &base)?, base);
     let env = crate::session::child_env(&session);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     Ok(crate::process::exec(cmd, args, &env))
@@ -306,20 +314,14 @@ pub fn run_exec(a: ExecArgs) -> Exit {
 pub fn run_explain(a: ExplainArgs) -> Exit {
     use crate::session::explain;
     let json = a.format == TextOrJson::Json;
-    let opts = match options(&a.scope) {
-        Ok(o) => o,
-        Err(msg) => return Err(Failure::usage(msg)),
-    };
+    let opts = options(&a.scope)?;
     let base = crate::core::process_env();
-    let prepared = match prepare_traced(&opts, &base) {
-        Ok(p) => p,
-        Err(msg) => return Err(Failure::runtime(msg)),
-    };
+    let prepared = prepare_traced(&opts, &base)?;
     // The ~/.bashrc trap: say when a variable, not the cwd, decided the
     // project root (and which store was therefore not walked).
     let note =
         crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
-    let session = prepared.assemble(base);
+    let session = assemble_shown(prepared, base);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
     let reports = explain::report(&session.assembly, &vars);
     let failed = explain::failed_layers(&session.assembly);
@@ -339,7 +341,7 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         }
         text
     };
-    print_out(text.as_bytes())
+    super::print(text.as_bytes())
 }
 
 /// `explain --format json` with `"notes": [note]` added to the object.

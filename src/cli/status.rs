@@ -11,6 +11,8 @@
 //! digest, the cache key's signatures, a plain file's text to tell whether
 //! it is evaluated natively). Names and paths only: no value is printed.
 
+use super::session::TextOrJson;
+use super::{Exit, Failure};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -19,9 +21,9 @@ use std::path::{Path, PathBuf};
 pub struct StatusArgs {
     #[command(flatten)]
     pub scope: super::session::ScopeArgs,
-    /// text or json.
-    #[arg(long = "format", value_name = "F", default_value = "text")]
-    pub format: String,
+    /// Output format.
+    #[arg(long = "format", value_name = "F", value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
     /// The directory to report for, as if `agentenv env` ran there
     /// (default: the current directory).
     #[arg(value_name = "DIR")]
@@ -71,48 +73,41 @@ fn presence(p: &Path) -> (&'static str, Option<String>) {
 }
 
 /// Gather the report as JSON (the text form is printed from it).
-fn report(a: &StatusArgs) -> Result<Value, String> {
+fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let base = crate::core::process_env();
-    let here = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let here = super::current_dir()?;
     let cwd = match &a.dir {
         Some(d) => {
             // As `cd DIR` would leave it: the resolved path (getcwd's).
             let joined = here.join(d);
             match std::fs::canonicalize(&joined) {
                 Ok(c) if c.is_dir() => c,
-                _ => return Err(format!("{} is not a directory", joined.display())),
+                _ => {
+                    return Err(Failure::runtime(format!(
+                        "{} is not a directory",
+                        joined.display()
+                    )))
+                }
             }
         }
         None => here,
     };
     // The scope flags as `env` reads them, without the trust gate yet.
-    let timeout = match a.scope.timeout {
-        None => None,
-        Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
-            Some(std::time::Duration::from_secs_f64(t))
-        }
-        Some(_) => return Err("--timeout must be a positive number of seconds".into()),
-    };
     let opts = crate::session::Options {
-        global: a.scope.global,
-        agents_dir: a.scope.agents_dir.clone(),
-        timeout,
         cwd: Some(cwd.clone()),
-        ..Default::default()
+        ..super::session::scope_options(&a.scope)?
     };
     let required = a.scope.require_trust;
     // The gate, as env applies it: decides whether the project store loads.
     let mut gated = opts.clone();
     super::trust::gate(required, &mut gated, &base);
     let skipped_by_gate = gated.global && !opts.global;
-    let prepared = crate::session::prepare(&gated, &base)?;
+    let prepared = crate::session::prepare(&gated, &base).map_err(Failure::runtime)?;
+    crate::log::notes(&prepared.notes);
     let ungated = if skipped_by_gate {
-        Some(crate::session::prepare(&opts, &base)?)
+        let p = crate::session::prepare(&opts, &base).map_err(Failure::runtime)?;
+        crate::log::notes(&p.notes);
+        Some(p)
     } else {
         None
     };
@@ -367,31 +362,15 @@ fn text(r: &Value) -> String {
     o
 }
 
-pub fn run(a: StatusArgs) -> i32 {
-    let json = match a.format.as_str() {
-        "text" => false,
-        "json" => true,
-        other => {
-            crate::error!(
-                "--format for status must be text or json (got {})",
-                crate::render::py_repr(other)
-            );
-            return 2;
+pub fn run(a: StatusArgs) -> Exit {
+    let r = report(&a)?;
+    let out = match a.format {
+        TextOrJson::Json => {
+            let mut t = serde_json::to_string_pretty(&r).expect("a Value serializes");
+            t.push('\n');
+            t
         }
+        TextOrJson::Text => text(&r),
     };
-    let r = match report(&a) {
-        Ok(r) => r,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
-    };
-    let out = if json {
-        let mut t = serde_json::to_string_pretty(&r).expect("a Value serializes");
-        t.push('\n');
-        t
-    } else {
-        text(&r)
-    };
-    super::write_stdout_status(out.as_bytes())
+    super::print(out.as_bytes())
 }

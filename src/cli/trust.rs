@@ -1,6 +1,7 @@
 //! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`,
 //! and the `--require-trust` gate of `env`/`exec`/`explain` (SPEC §11).
 
+use super::{Exit, Failure};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -29,14 +30,9 @@ pub struct HookArgs {
 }
 
 /// The store `allow`/`deny` act on.
-fn store_for(dir: Option<&Path>) -> Result<PathBuf, String> {
+fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let base = crate::core::process_env();
-    let cwd = std::env::current_dir().map_err(|e| {
-        format!(
-            "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
-        )
-    })?;
+    let cwd = super::current_dir()?;
     match dir {
         Some(d) => {
             let d = crate::session::paths::at(d, &cwd).to_path_buf();
@@ -49,73 +45,55 @@ fn store_for(dir: Option<&Path>) -> Result<PathBuf, String> {
             let home = crate::core::get(&base, "HOME").map(PathBuf::from);
             match crate::trust::find_project_root(&cwd, home.as_deref()) {
                 Some(r) => Ok(r.join(".agents")),
-                None => Err(format!(
+                None => Err(Failure::runtime(format!(
                     "no project here: neither {} nor a directory above it (below $HOME) holds .agents; name the project: agentenv allow DIR",
                     cwd.display()
-                )),
+                ))),
             }
         }
     }
 }
 
-pub fn run_allow(a: TrustArgs) -> i32 {
-    let store = match store_for(a.dir.as_deref()) {
-        Ok(s) => s,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
-    };
+/// `allow`/`deny`'s one step: `act` on the trust state directory and the
+/// store of `dir`; a failure is `cannot VERB STORE: why`.
+fn on_store<T>(
+    dir: Option<&Path>,
+    verb: &str,
+    act: impl FnOnce(&Path, &Path) -> Result<T, crate::trust::TrustError>,
+) -> Result<(PathBuf, T), Failure> {
+    let store = store_for(dir)?;
     let base = crate::core::process_env();
-    let res = crate::trust::state_dir(&base).and_then(|s| crate::trust::allow(&s, &store));
-    match res {
-        Ok(real) => {
-            if crate::log::level() >= 0 {
-                eprintln!("agentenv: allowed {}", real.display());
-            }
-            0
-        }
-        Err(e) => {
-            crate::error!("cannot allow {}: {e}", store.display());
-            1
-        }
+    match crate::trust::state_dir(&base).and_then(|s| act(&s, &store)) {
+        Ok(t) => Ok((store, t)),
+        Err(e) => Err(Failure::runtime(format!(
+            "cannot {verb} {}: {e}",
+            store.display()
+        ))),
     }
 }
 
-pub fn run_deny(a: TrustArgs) -> i32 {
-    let store = match store_for(a.dir.as_deref()) {
-        Ok(s) => s,
-        Err(msg) => {
-            crate::error!("{msg}");
-            return 1;
-        }
-    };
-    let base = crate::core::process_env();
-    match crate::trust::state_dir(&base).and_then(|s| crate::trust::deny(&s, &store)) {
-        Ok(removed) => {
-            if crate::log::level() >= 0 {
-                if removed {
-                    eprintln!("agentenv: denied {}", store.display());
-                } else {
-                    eprintln!("agentenv: {} was not allowed", store.display());
-                }
-            }
-            0
-        }
-        Err(e) => {
-            crate::error!("cannot deny {}: {e}", store.display());
-            1
-        }
-    }
+pub fn run_allow(a: TrustArgs) -> Exit {
+    let (_, real) = on_store(a.dir.as_deref(), "allow", crate::trust::allow)?;
+    super::say(format_args!("allowed {}", real.display()));
+    Ok(0)
 }
 
-pub fn run_hook(a: HookArgs) -> i32 {
+pub fn run_deny(a: TrustArgs) -> Exit {
+    let (store, removed) = on_store(a.dir.as_deref(), "deny", crate::trust::deny)?;
+    if removed {
+        super::say(format_args!("denied {}", store.display()));
+    } else {
+        super::say(format_args!("{} was not allowed", store.display()));
+    }
+    Ok(0)
+}
+
+pub fn run_hook(a: HookArgs) -> Exit {
     let Some(shell) = crate::hook::Shell::parse(&a.shell) else {
-        crate::error!(
+        return Err(Failure::usage(format!(
             "hook: unknown shell {} (known: bash, zsh, fish)",
             crate::render::py_repr(&a.shell)
-        );
-        return 2;
+        )));
     };
     let text = if a.load {
         let input = crate::hook::LoadInput {
@@ -123,13 +101,8 @@ pub fn run_hook(a: HookArgs) -> i32 {
             pid: a.pid,
             warned: a.warned,
         };
-        match crate::hook::load(&input, crate::core::process_env()) {
-            Ok(t) => t,
-            Err(msg) => {
-                crate::error!("hook: {msg}");
-                return 1;
-            }
-        }
+        crate::hook::load(&input, crate::core::process_env())
+            .map_err(|msg| Failure::runtime(format!("hook: {msg}")))?
     } else {
         let exe = std::env::current_exe()
             .ok()
@@ -137,7 +110,7 @@ pub fn run_hook(a: HookArgs) -> i32 {
             .unwrap_or_else(|| PathBuf::from("agentenv"));
         crate::hook::integration(shell, &exe)
     };
-    super::write_stdout_status(text.as_bytes())
+    super::print(text.as_bytes())
 }
 
 /// `--require-trust` / `AGENTENV_REQUIRE_TRUST=1` for `env`, `exec`,
@@ -161,7 +134,12 @@ pub fn gate(require: bool, opts: &mut crate::session::Options, base: &crate::cor
         agents_dir: opts.agents_dir.clone(),
         project_root: opts.project_root.clone(),
     };
-    let Ok(scope) = crate::session::scope::Scope::resolve(&input, base, &cwd) else {
+    let mut warnings = Vec::new();
+    let resolved = crate::session::scope::Scope::resolve(&input, base, &cwd, &mut warnings);
+    for w in &warnings {
+        crate::warn!("{w}");
+    }
+    let Ok(scope) = resolved else {
         return;
     };
     if scope.level != "project" {

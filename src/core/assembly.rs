@@ -109,12 +109,56 @@ pub struct LayerRecord {
     pub failure: Option<String>,
 }
 
+/// How loud a [`Note`] is. The library never prints; a caller (the CLI)
+/// decides which levels to show (`-q` hides warnings, `-v` shows info,
+/// `-vv` debug).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Warning,
+    Info,
+    Debug,
+}
+
+/// One diagnostic of a run, in the order it happened: a warning (a layer
+/// failed, a value was skipped, an input was ignored), an info line (a
+/// layer ran, with its time) or a debug line. The text names files, lines,
+/// layers and variables, never a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    pub level: Level,
+    pub text: String,
+}
+
+impl Note {
+    pub fn warning(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Warning,
+            text: text.into(),
+        }
+    }
+    pub fn info(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+    pub fn debug(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Debug,
+            text: text.into(),
+        }
+    }
+}
+
 /// Base environment + layers → result with provenance.
 ///
 /// Application rule (the reference's): setting a key records it in the
 /// result and drops it from the removals; removing a key drops it from the
 /// result and records a removal **only if the key was in the base env**, so
 /// a key created by one layer and removed by a later one leaves no trace.
+///
+/// The assembly also keeps the run's [`Note`]s in order (warnings are data:
+/// whoever runs the layers records them here instead of printing).
 #[derive(Debug, Clone)]
 pub struct Assembly {
     base: Env,
@@ -122,6 +166,7 @@ pub struct Assembly {
     result: ChangeSet,
     layers: Vec<LayerRecord>,
     touches: BTreeMap<OsString, Vec<Touch>>,
+    notes: Vec<Note>,
 }
 
 impl Assembly {
@@ -132,7 +177,31 @@ impl Assembly {
             result: ChangeSet::new(),
             layers: Vec::new(),
             touches: BTreeMap::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Record a diagnostic (after every one recorded so far).
+    pub fn note(&mut self, note: Note) {
+        self.notes.push(note);
+    }
+
+    /// Record a warning.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.note(Note::warning(text));
+    }
+
+    /// Every diagnostic recorded, in order.
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// The warnings among [`notes`](Self::notes), in order.
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.notes
+            .iter()
+            .filter(|n| n.level == Level::Warning)
+            .map(|n| n.text.as_str())
     }
 
     /// The frozen base environment.
@@ -206,36 +275,31 @@ impl Assembly {
     }
 
     /// Apply `changes` with the *fill* policy: a key for which `reserved`
-    /// returns `true` is skipped (recorded as such). Returns the keys set.
+    /// returns `true` is skipped, recorded with the caller's `reason` (which
+    /// never contains a value). Returns the keys set.
     pub fn apply_fill(
         &mut self,
         layer: usize,
         changes: &ChangeSet,
+        reason: &str,
         reserved: impl Fn(&OsStr) -> bool,
     ) -> Vec<OsString> {
-        let mut applied = Vec::new();
-        self.apply_filtered(layer, changes, |k| {
-            if reserved(k) {
-                Some("reserved by the host environment")
-            } else {
-                None
-            }
-        });
-        for k in changes.set.keys() {
-            if !reserved(k) {
-                applied.push(k.clone());
-            }
-        }
-        applied
+        self.apply_filtered(layer, changes, |k| reserved(k).then_some(reason));
+        changes
+            .assigned()
+            .keys()
+            .filter(|k| !reserved(k))
+            .cloned()
+            .collect()
     }
 
-    fn apply_filtered(
+    fn apply_filtered<'r>(
         &mut self,
         layer: usize,
         changes: &ChangeSet,
-        skip: impl Fn(&OsStr) -> Option<&'static str>,
+        skip: impl Fn(&OsStr) -> Option<&'r str>,
     ) {
-        for (k, v) in &changes.set {
+        for (k, v) in changes.assigned() {
             let line = changes.line_of(k);
             if let Some(reason) = skip(k) {
                 self.touch(k, layer, Action::Skipped(reason.to_string()), line);
@@ -247,39 +311,29 @@ impl Assembly {
                 Action::Set
             };
             self.current.insert(k.clone(), v.clone());
-            self.result.set(k.clone(), v.clone());
+            self.result.set_maybe_at(k.clone(), v.clone(), line);
             self.touch(k, layer, action, line);
         }
-        for k in &changes.removed {
+        for k in changes.removed() {
             if let Some(reason) = skip(k) {
                 self.touch(k, layer, Action::Skipped(reason.to_string()), None);
                 continue;
             }
             self.current.remove(k);
-            self.result.set.shift_remove(k);
             if self.base.contains_key(k) {
-                self.result.removed.insert(k.clone());
+                self.result.remove(k.clone());
+            } else {
+                self.result.forget(k);
             }
             self.touch(k, layer, Action::Unset, None);
         }
     }
 
     /// Only what differs from the base: set keys that are new or whose value
-    /// changed, plus removals (all of which are base keys by construction).
+    /// changed (with the line that set them), plus removals (all of which are
+    /// base keys by construction). [`ChangeSet::diff_from`] is the rule.
     pub fn diff(&self) -> ChangeSet {
-        let mut out = ChangeSet::new();
-        for (k, v) in &self.result.set {
-            if self.base.get(k) != Some(v) {
-                out.set.insert(k.clone(), v.clone());
-                if let Some(l) = self.result.line_of(k) {
-                    out.lines.insert(k.clone(), l);
-                }
-            }
-        }
-        for k in &self.result.removed {
-            out.removed.insert(k.clone());
-        }
-        out
+        self.result.diff_from(&self.base)
     }
 
     /// The final state of `key`: its value, or `None` when it is absent.
@@ -333,8 +387,8 @@ mod tests {
         a.apply(l, &cs(&[("NEW", "1")], &[]));
         a.apply(l, &cs(&[], &["NEW", "BASE", "NEVER"]));
         let r = a.result();
-        assert!(r.set.is_empty());
-        assert_eq!(r.removed.iter().collect::<Vec<_>>(), vec!["BASE"]);
+        assert!(r.assigned().is_empty());
+        assert_eq!(r.removed().iter().collect::<Vec<_>>(), vec!["BASE"]);
         assert!(a.current().is_empty());
     }
 
@@ -344,7 +398,7 @@ mod tests {
         let l = a.add_layer(LayerInfo::new(LayerKind::Literal));
         a.apply(l, &cs(&[], &["K"]));
         a.apply(l, &cs(&[("K", "y")], &[]));
-        assert!(a.result().removed.is_empty());
+        assert!(a.result().removed().is_empty());
         assert_eq!(a.result().get("K"), Some(OsStr::new("y")));
     }
 
@@ -356,23 +410,56 @@ mod tests {
         // The full result records the same-value set; the diff does not.
         assert!(a.result().get("SAME").is_some());
         let d = a.diff();
-        assert_eq!(d.set.keys().collect::<Vec<_>>(), vec!["CHANGED"]);
-        assert_eq!(d.removed.iter().collect::<Vec<_>>(), vec!["GONE"]);
+        assert_eq!(d.assigned().keys().collect::<Vec<_>>(), vec!["CHANGED"]);
+        assert_eq!(d.removed().iter().collect::<Vec<_>>(), vec!["GONE"]);
     }
 
     #[test]
     fn fill_policy_skips_reserved_keys() {
         let mut a = Assembly::new(env(&[("HOST", "h")]));
         let l = a.add_layer(LayerInfo::new(LayerKind::DotenvFile));
-        let applied = a.apply_fill(l, &cs(&[("HOST", "file"), ("GAP", "g")], &[]), |k| {
-            k == "HOST"
-        });
+        let applied = a.apply_fill(
+            l,
+            &cs(&[("HOST", "file"), ("GAP", "g")], &[]),
+            "the caller's reason",
+            |k| k == "HOST",
+        );
         assert_eq!(applied, vec![OsString::from("GAP")]);
         assert_eq!(a.current().get(OsStr::new("HOST")).unwrap(), "h");
-        assert!(matches!(
+        assert_eq!(
             a.touches(OsStr::new("HOST"))[0].action,
-            Action::Skipped(_)
-        ));
+            Action::Skipped("the caller's reason".into())
+        );
+    }
+
+    #[test]
+    fn result_and_diff_keep_the_line_of_the_last_setter() {
+        let mut a = Assembly::new(env(&[("OLD", "o")]));
+        let l1 = a.add_layer(LayerInfo::new(LayerKind::DotenvFile));
+        let l2 = a.add_layer(LayerInfo::new(LayerKind::Literal));
+        let mut c = ChangeSet::new();
+        c.set_at("OLD", "x", 2);
+        c.set_at("NEW", "n", 5);
+        a.apply(l1, &c);
+        assert_eq!(a.result().line_of(OsStr::new("NEW")), Some(5));
+        assert_eq!(a.diff().line_of(OsStr::new("OLD")), Some(2));
+        // A later layer without a line: the old line no longer describes it.
+        a.apply(l2, &cs(&[("OLD", "y")], &[]));
+        assert_eq!(a.diff().line_of(OsStr::new("OLD")), None);
+        assert_eq!(a.diff().line_of(OsStr::new("NEW")), Some(5));
+    }
+
+    #[test]
+    fn notes_keep_their_order_and_level() {
+        let mut a = Assembly::new(Env::new());
+        a.warn("first");
+        a.note(Note::info("second"));
+        a.note(Note::debug("third"));
+        a.warn("fourth");
+        let texts: Vec<&str> = a.notes().iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(texts, ["first", "second", "third", "fourth"]);
+        assert_eq!(a.notes()[1].level, Level::Info);
+        assert_eq!(a.warnings().collect::<Vec<_>>(), ["first", "fourth"]);
     }
 
     #[test]

@@ -187,8 +187,8 @@ pub fn failed_layers(a: &Assembly) -> Vec<FailedLayer> {
 pub fn report(a: &Assembly, vars: &[OsString]) -> Vec<VarReport> {
     let names: Vec<OsString> = if vars.is_empty() {
         let d = a.diff();
-        let mut s: BTreeSet<OsString> = d.set.keys().cloned().collect();
-        s.extend(d.removed.iter().cloned());
+        let mut s: BTreeSet<OsString> = d.assigned().keys().cloned().collect();
+        s.extend(d.removed().iter().cloned());
         s.into_iter().collect()
     } else {
         vars.to_vec()

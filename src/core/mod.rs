@@ -8,13 +8,14 @@
 //! `?` in text formats, `\udcXX` in JSON), and `exec` hands the bytes to the
 //! child unchanged.
 //!
-//! This module does no I/O.
+//! This module does no I/O (it prints nothing either: diagnostics are
+//! [`Note`]s kept on the [`Assembly`]).
 
 mod assembly;
 mod changes;
 pub mod explain;
 
-pub use assembly::{Action, Assembly, LayerInfo, LayerKind, Touch};
+pub use assembly::{Action, Assembly, LayerInfo, LayerKind, Level, Note, Touch};
 pub use changes::ChangeSet;
 
 use std::collections::BTreeMap;

@@ -53,15 +53,7 @@ fn ignored_reason(t: &str) -> &'static str {
     }
 }
 
-#[inline]
-fn is_key_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
-}
-
-#[inline]
-fn is_key_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
+use crate::compat::ident::{is_continue as is_key_char, is_start as is_key_start};
 
 /// `KEY<ws>*=` starting at `start` of the trimmed line: returns the key's
 /// end and the index just after `=`.
@@ -292,6 +284,26 @@ impl<'t> Out<'t> {
         });
     }
 
+    /// The warning for a quoted value of `key` (over `lines` lines) with
+    /// text after its closing quote `q`.
+    fn trailing(&mut self, line: u32, q: u8, key: &str, lines: usize) {
+        let span = if lines > 1 {
+            format!(" (spanning {lines} lines)")
+        } else {
+            String::new()
+        };
+        self.diag(
+            line,
+            K::Trailing,
+            false,
+            format!(
+                "{} value of {key}{span} has text after the closing quote; \
+                 the whole text is kept literally, quotes included",
+                quoted_name(q)
+            ),
+        );
+    }
+
     #[inline]
     fn put(&mut self, key: &'t str, mut value: Cow<'t, str>, line: u32) {
         if self.has_nul {
@@ -507,16 +519,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                 };
                 out.put(key, v, here);
             } else {
-                out.diag(
-                    here,
-                    K::Trailing,
-                    false,
-                    format!(
-                        "{} value of {key} has text after the closing quote; \
-                         the whole text is kept literally, quotes included",
-                        quoted_name(q)
-                    ),
-                );
+                out.trailing(here, q, key, 1);
                 out.put(key, Cow::Borrowed(unquoted(raw)), here);
             }
             pos = next;
@@ -591,17 +594,7 @@ pub(super) fn parse(text: &str) -> super::Parsed {
                     };
                     out.put(key, Cow::Owned(v), here);
                 } else {
-                    out.diag(
-                        here,
-                        K::Trailing,
-                        false,
-                        format!(
-                            "{} value of {key} (spanning {} lines) has text after the \
-                             closing quote; the whole text is kept literally, quotes included",
-                            quoted_name(q),
-                            consumed + 1
-                        ),
-                    );
+                    out.trailing(here, q, key, consumed + 1);
                     let mut joined = String::with_capacity(raw.len() + (close_end - next) + 1);
                     joined.push_str(raw);
                     joined.push('\n');

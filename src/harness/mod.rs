@@ -77,9 +77,7 @@ pub fn shown_key(k: &str) -> String {
     if plain {
         return k.to_string();
     }
-    let lead = k.len()
-        - k.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            .len();
+    let lead = crate::compat::ident::continue_len(k.as_bytes());
     format!("{}…", &k[..lead.min(64)])
 }
 

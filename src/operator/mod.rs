@@ -65,11 +65,12 @@
 
 mod collate;
 mod manifest;
-mod path;
 
+pub use crate::compat::node::{
+    join as path_join, normalize as path_normalize, resolve as path_resolve,
+};
 pub use collate::{compare_names, sort_names};
 pub use manifest::{parse_manifest_env, ManifestError};
-pub use path::{join as path_join, normalize as path_normalize, resolve as path_resolve};
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
 use indexmap::IndexMap;
@@ -244,16 +245,16 @@ pub fn plugin_root_with_source(fallback: &Path, env: &Env, cwd: &Path) -> (PathB
         let b = declared.as_bytes();
         if !trim_js(b).is_empty() {
             if !has_token(b) {
-                return (path::resolve(cwd, declared), RootSource::Env);
+                return (path_resolve(cwd, declared), RootSource::Env);
             }
             return (
-                path::resolve(cwd, fallback.as_os_str()),
+                path_resolve(cwd, fallback.as_os_str()),
                 RootSource::FallbackToken,
             );
         }
     }
     (
-        path::resolve(cwd, fallback.as_os_str()),
+        path_resolve(cwd, fallback.as_os_str()),
         RootSource::Fallback,
     )
 }
@@ -286,52 +287,11 @@ impl Report {
     }
 }
 
-/// JavaScript's whitespace (`String.prototype.trim`): includes U+FEFF and
-/// the line terminators, excludes U+0085.
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
-/// JS `trim` on bytes that may not be UTF-8: strips leading and trailing
-/// encodings of [`is_js_whitespace`] characters; invalid bytes are kept.
-pub fn trim_js(bytes: &[u8]) -> &[u8] {
-    let mut first: Option<usize> = None;
-    let mut end = 0;
-    let mut off = 0;
-    for chunk in bytes.utf8_chunks() {
-        let valid = chunk.valid();
-        for (i, c) in valid.char_indices() {
-            if !is_js_whitespace(c) {
-                first.get_or_insert(off + i);
-                end = off + i + c.len_utf8();
-            }
-        }
-        off += valid.len();
-        let inv = chunk.invalid();
-        if !inv.is_empty() {
-            first.get_or_insert(off);
-            off += inv.len();
-            end = off;
-        }
-    }
-    match first {
-        Some(f) => &bytes[f..end],
-        None => &bytes[..0],
-    }
-}
+/// JavaScript's whitespace (`String.prototype.trim`), see
+/// [`crate::compat::js`].
+pub use crate::compat::js::is_whitespace as is_js_whitespace;
+/// JS `trim` on bytes that may not be UTF-8, see [`crate::compat::js::trim`].
+pub use crate::compat::js::trim as trim_js;
 
 /// `true` when `s` holds an unexpanded host token: `${`, then anything but
 /// `}`, then `}` (`${X}`, `/opt/${X}/y`, `${}`).
@@ -366,10 +326,10 @@ pub fn env_file_paths(root: &Path, env: &Env, cwd: &Path) -> Vec<PathBuf> {
             .split(|&b| b == PATH_DELIMITER)
             .map(trim_js)
             .filter(|p| !p.is_empty())
-            .map(|p| path::resolve(cwd, OsStr::from_bytes(p)))
+            .map(|p| path_resolve(cwd, OsStr::from_bytes(p)))
             .collect();
     }
-    ENV_FILE_NAMES.iter().map(|n| path::join(root, n)).collect()
+    ENV_FILE_NAMES.iter().map(|n| path_join(root, n)).collect()
 }
 
 /// The name reservation compares: on win32 the Unicode uppercase (a name
@@ -447,6 +407,10 @@ fn file_changes(bytes: &[u8]) -> (ChangeSet, Vec<crate::dotenv::Diagnostic>) {
     (cs, parsed.diagnostics)
 }
 
+/// Why a fill layer left a key alone (`explain`, `launch -vv`): the host
+/// environment already has it.
+pub const RESERVED_REASON: &str = "reserved by the host environment";
+
 /// Run the layer on an [`Assembly`]: one fill layer per file (kind
 /// [`LayerKind::DotenvFile`], with its path), reserved set taken from the
 /// assembly's current environment. With [`Options::no_env`], one literal
@@ -467,7 +431,7 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         let mut cs = ChangeSet::new();
         cs.set(ENV_FILE_VARIABLE, ENV_FILE_NONE);
         let present = asm.current().contains_key(OsStr::new(ENV_FILE_VARIABLE));
-        asm.apply_fill(layer, &cs, |_| present);
+        asm.apply_fill(layer, &cs, RESERVED_REASON, |_| present);
         return report;
     }
     let paths = env_file_paths(&report.plugin_root, env, &cwd);
@@ -502,7 +466,7 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         };
         let (cs, problems) = file_changes(&bytes);
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(&p));
-        let set = asm.apply_fill(layer, &cs, |k| {
+        let set = asm.apply_fill(layer, &cs, RESERVED_REASON, |k| {
             reserved.contains(&comparison_key(k, platform))
         });
         report.files.push(FileReport {

@@ -8,7 +8,6 @@
 pub(crate) mod data;
 mod detect;
 mod own;
-mod printable;
 mod pystr;
 mod shell;
 
@@ -165,22 +164,17 @@ impl View {
     /// Diff mode: what differs from `base` plus removals.
     /// `changes` is the assembly's result (not yet diffed).
     ///
-    /// As the reference's `get_diff`: set entries whose name is not in
-    /// `base` or whose value differs, plus removed names that are in `base`;
-    /// `diff_base_path` is the base `PATH` (empty when unset).
+    /// The rule is [`ChangeSet::diff_from`] (the reference's `get_diff`),
+    /// sorted for printing; `diff_base_path` is the base `PATH` (empty when
+    /// unset).
     pub fn diff(base: &Env, changes: &ChangeSet) -> View {
-        let mut assignments: Vec<(OsString, OsString)> = changes
-            .set
+        let d = changes.diff_from(base);
+        let mut assignments: Vec<(OsString, OsString)> = d
+            .assigned()
             .iter()
-            .filter(|(k, v)| base.get(*k) != Some(*v))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let mut removals: Vec<OsString> = changes
-            .removed
-            .iter()
-            .filter(|k| base.contains_key(*k) && !changes.set.contains_key(*k))
-            .cloned()
-            .collect();
+        let mut removals: Vec<OsString> = d.removed().iter().cloned().collect();
         pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
         pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
         View {
@@ -203,7 +197,7 @@ impl View {
         };
         // Merge the base (already in byte order) with the set names sorted
         // the same way; a set name replaces the base entry.
-        let mut set: Vec<(&OsString, &OsString)> = changes.set.iter().collect();
+        let mut set: Vec<(&OsString, &OsString)> = changes.assigned().iter().collect();
         set.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut assignments: Vec<(OsString, OsString)> = Vec::with_capacity(base.len() + set.len());
         let mut next = set.iter().peekable();
@@ -215,19 +209,15 @@ impl View {
                 assignments.push(((*sk).clone(), (*sv).clone()));
                 continue;
             }
-            if !hidden(k) && !changes.removed.contains(k) {
+            if !hidden(k) && !changes.removed().contains(k) {
                 assignments.push((k.clone(), v.clone()));
             }
         }
         for (sk, sv) in next {
             assignments.push(((*sk).clone(), (*sv).clone()));
         }
-        let mut removals: Vec<OsString> = changes
-            .removed
-            .iter()
-            .filter(|k| !changes.set.contains_key(*k))
-            .cloned()
-            .collect();
+        // A removed key is never also set (a `ChangeSet` promise).
+        let mut removals: Vec<OsString> = changes.removed().iter().cloned().collect();
         pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
         pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
         View {
@@ -415,6 +405,7 @@ pub fn render_checked(format: Format, view: &View) -> Rendered {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use std::ffi::OsStr;
 
     /// A view of these assignments and removals (full-mode style).
     pub(crate) fn view(set: &[(&str, &str)], removed: &[&str]) -> View {
@@ -427,11 +418,21 @@ pub(crate) mod tests {
         v
     }
 
-    /// A diff-mode view with this base PATH.
+    /// A diff-mode view with this base PATH, built by [`View::diff`] (the
+    /// one diff rule): the removed names are in the base, the set ones are
+    /// given values that differ from it.
     pub(crate) fn diff_view(set: &[(&str, &str)], removed: &[&str], base_path: &str) -> View {
-        let mut v = view(set, removed);
-        v.diff_base_path = Some(OsString::from(base_path));
-        v
+        let mut base = env(&[("PATH", base_path)]);
+        let mut ch = ChangeSet::new();
+        for (k, v) in set {
+            assert!(base.get(OsStr::new(k)) != Some(&OsString::from(v)));
+            ch.set(*k, *v);
+        }
+        for k in removed {
+            base.insert(OsString::from(k), OsString::new());
+            ch.remove(*k);
+        }
+        View::diff(&base, &ch)
     }
 
     fn env(pairs: &[(&str, &str)]) -> Env {

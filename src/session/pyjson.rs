@@ -86,46 +86,7 @@ pub fn encode(t: &[u32]) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// Python's `str.isspace()` set.
-pub fn is_py_space(c: u32) -> bool {
-    matches!(c, 0x09..=0x0D | 0x1C..=0x20 | 0x85 | 0xA0 | 0x1680 | 0x2000..=0x200A
-        | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000)
-}
-
-/// `str.strip()`.
-pub fn strip(t: &[u32]) -> &[u32] {
-    let start = t.iter().position(|c| !is_py_space(*c)).unwrap_or(t.len());
-    let end = t
-        .iter()
-        .rposition(|c| !is_py_space(*c))
-        .map_or(start, |i| i + 1);
-    &t[start..end.max(start)]
-}
-
-/// `str.splitlines()`.
-pub fn splitlines(t: &[u32]) -> Vec<&[u32]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < t.len() {
-        let c = t[i];
-        if matches!(
-            c,
-            0x0A | 0x0B | 0x0C | 0x0D | 0x1C | 0x1D | 0x1E | 0x85 | 0x2028 | 0x2029
-        ) {
-            out.push(&t[start..i]);
-            if c == 0x0D && t.get(i + 1) == Some(&0x0A) {
-                i += 1;
-            }
-            start = i + 1;
-        }
-        i += 1;
-    }
-    if start < t.len() {
-        out.push(&t[start..]);
-    }
-    out
-}
+use crate::compat::python::{splitlines_codes as splitlines, strip_codes as strip};
 
 /// `json.loads(text)`.
 pub fn loads(text: &[u32]) -> Result<Value, Error> {

@@ -1,5 +1,11 @@
-//! Shared helpers for integration tests.
+//! The integration tests' kit: [`Tree`] (a scratch tree of raw-string
+//! files), [`Run`] (one checked invocation), and the tools a test needs,
+//! with skips that show (see `build.rs`).
 #![allow(dead_code)]
+
+mod kit;
+#[allow(unused_imports)]
+pub use kit::{agentenv, vars, Ran, Run, Tree};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,10 +18,16 @@ pub fn require_all() -> bool {
 /// Report a missing tool: a failure under `AGENTENV_REQUIRE_ALL=1`, else a
 /// printed skip. Returns `false` so callers can `if !have(..) { return }`.
 ///
+/// A test that needs a tool says so first with
+/// `#[cfg_attr(missing = "zsh", ignore = "needs zsh")]` (`build.rs` sets the
+/// cfg when the tool is not there at build time, never under
+/// `AGENTENV_REQUIRE_ALL=1`), so `cargo test` lists it as ignored with the
+/// reason. This runtime check is the fallback for a tool that went away
+/// after the build, and for the part of a test that needs root.
+///
 /// The skip line is written to the process's stderr directly, not with
 /// `eprintln!`: libtest captures the print macros of a passing test, so a
 /// skip printed that way would vanish and the test would read as passed.
-/// A direct write is not captured and shows in plain `cargo test` output.
 pub fn skip(what: &str, why: &str) -> bool {
     if require_all() {
         panic!("required tool missing: {what} ({why}); AGENTENV_REQUIRE_ALL=1 forbids skipping");
