@@ -23,10 +23,8 @@ fn is_special(c: u8) -> bool {
     )
 }
 
-/// Go's `isAlphaNum` (ASCII only).
-fn is_alnum(c: u8) -> bool {
-    c == b'_' || c.is_ascii_alphanumeric()
-}
+/// Go's `isAlphaNum` (ASCII only): the name rule's continuing class.
+use crate::compat::ident::is_continue as is_alnum;
 
 /// Go's `getShellName` on `s` (the text after a `$`, non-empty): the name
 /// (empty for "none") and how many bytes it consumed.

@@ -118,11 +118,7 @@ fn q(shell: Shell, p: &OsStr) -> String {
 }
 
 /// A name the shells can hold as a variable.
-pub fn is_shell_name(k: &[u8]) -> bool {
-    !k.is_empty()
-        && (k[0].is_ascii_alphabetic() || k[0] == b'_')
-        && k.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-}
+pub use crate::compat::ident::is_name as is_shell_name;
 
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
@@ -451,7 +447,8 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
         None => opts.global = true,
     }
 
-    let prepared = crate::session::prepare(&opts, &base)?;
+    let mut prepared = crate::session::prepare(&opts, &base)?;
+    crate::log::notes(&std::mem::take(&mut prepared.notes));
     // The env part is kept in the session cache (the rules of `env
     // --cache`: owner-only, 300 s, keyed on every input) unless
     // AGENTENV_HOOK_CACHE=0, and only when the user store exists (the hook
@@ -484,6 +481,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     }
     let global = opts.project_root.is_none();
     let session = prepared.assemble(base.clone());
+    crate::log::notes(session.assembly.notes());
     let mut diff = session.assembly.diff();
     if global {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user

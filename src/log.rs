@@ -39,20 +39,42 @@ pub fn debug(msg: std::fmt::Arguments<'_>) {
     emit(2, "debug", msg)
 }
 
+/// Print one recorded [`Note`](crate::core::Note) at its level (library
+/// code records notes; the CLI prints them with this).
+pub fn note(n: &crate::core::Note) {
+    use crate::core::Level;
+    let text = format_args!("{}", n.text);
+    match n.level {
+        Level::Warning => warning(text),
+        Level::Info => info(text),
+        Level::Debug => debug(text),
+    }
+}
+
+/// Print every note, in order.
+pub fn notes<'a>(ns: impl IntoIterator<Item = &'a crate::core::Note>) {
+    for n in ns {
+        note(n);
+    }
+}
+
+// The macros are crate-private: named `log_*` here (so they do not
+// collide with the functions above or the built-in `warn` attribute) and
+// imported as `crate::warn!`, `crate::info!`, `crate::debug!`,
+// `crate::error!`.
+
 /// `warn!("cannot read {}", path.display())`
-#[macro_export]
-macro_rules! warn {
+macro_rules! log_warn {
     ($($t:tt)*) => { $crate::log::warning(format_args!($($t)*)) };
 }
-#[macro_export]
-macro_rules! info {
+macro_rules! log_info {
     ($($t:tt)*) => { $crate::log::info(format_args!($($t)*)) };
 }
-#[macro_export]
-macro_rules! debug {
+macro_rules! log_debug {
     ($($t:tt)*) => { $crate::log::debug(format_args!($($t)*)) };
 }
-#[macro_export]
-macro_rules! error {
+macro_rules! log_error {
     ($($t:tt)*) => { $crate::log::error(format_args!($($t)*)) };
 }
+#[allow(unused_imports)]
+pub(crate) use {log_debug as debug, log_error as error, log_info as info, log_warn as warn};

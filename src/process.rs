@@ -10,7 +10,7 @@
 use crate::core::Env;
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -24,16 +24,6 @@ pub const OUTPUT_LIMIT: usize = 16 * 1024 * 1024;
 pub struct Captured {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
-}
-
-impl Captured {
-    /// The exit code, or 128+signal for a child killed by a signal.
-    pub fn code(&self) -> i32 {
-        self.status
-            .code()
-            .or_else(|| self.status.signal().map(|s| 128 + s))
-            .unwrap_or(1)
-    }
 }
 
 /// Why a child did not give a result.
@@ -89,16 +79,6 @@ pub fn io_kind(e: &io::Error) -> String {
     }
 }
 
-static SPAWNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How many children [`run_captured`] has started in this process. Code
-/// that memoises file-system lookups (the native plain-file evaluator's
-/// search for `env` on PATH) treats a change as "a child may have changed
-/// the file system".
-pub fn spawn_generation() -> u64 {
-    SPAWNS.load(std::sync::atomic::Ordering::SeqCst)
-}
-
 /// Run `cmd` with stdout captured (up to `limit` bytes), stderr discarded,
 /// stdin `/dev/null` (a layer must not consume input meant for `exec`'s
 /// command, e.g. an MCP server's first message), in its own process group, for at most `timeout` (which
@@ -126,7 +106,6 @@ fn run_captured_with(
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
-    SPAWNS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let deadline = Instant::now() + timeout;
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let kill = |child: &mut std::process::Child| {
@@ -360,6 +339,18 @@ pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::os::unix::process::ExitStatusExt;
+
+    impl Captured {
+        /// The exit code, or 128+signal for a child killed by a signal.
+        fn code(&self) -> i32 {
+            self.status
+                .code()
+                .or_else(|| self.status.signal().map(|s| 128 + s))
+                .unwrap_or(1)
+        }
+    }
 
     #[test]
     fn io_kind_is_lower_case_text_never_a_debug_name() {

@@ -10,15 +10,16 @@
 mod support;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::Tree;
 
-use agentenv::cli::man::{all_commands, split_after_help, Example};
+use agentenv::internals::cli::{all_commands, split_after_help, Example};
 
 /// Every visible command with its examples.
 fn examples() -> Vec<(String, Vec<Example>)> {
-    let root = agentenv::cli::man::command();
+    let root = agentenv::internals::cli::command();
     all_commands(&root)
         .into_iter()
         .map(|c| {
@@ -84,58 +85,60 @@ fn help_ends_with_the_examples() {
     }
 }
 
-/// The sandbox the examples run in.
+/// The sandbox the examples run in: a home with a user store, a project
+/// with a store, dotenv files, a harness and an MCP config, and stub
+/// programs the examples call.
 struct Sandbox {
-    _tmp: tempfile::TempDir,
+    t: Tree,
     root: PathBuf,
     home: PathBuf,
     project: PathBuf,
     stubs: PathBuf,
 }
 
-fn write(p: &Path, text: &str) {
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
-}
-
 fn sandbox() -> Sandbox {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().canonicalize().unwrap();
-    let home = root.join("home");
-    let project = home.join("src/project");
-    let stubs = root.join("stubs");
-    write(&home.join(".agents/env"), "EDITOR=vi\n");
-    write(&project.join(".agents/env"), "PROJECT_MODE=review\n");
-    write(&project.join(".env"), "API_URL=http://localhost:8080\n");
-    write(&project.join(".env.local"), "LOG_LEVEL=debug\n");
-    write(
-        &project.join("harness/review.yaml"),
-        "agent: agents/review.md\nrole: review\nenv:\n  runner:\n    REVIEW_MODE: strict\n  \
-         sandbox:\n    REVIEW_THRESHOLD: medium\noverlays:\n  - when: \"runtime.forge == \
-         'gitlab'\"\n    env:\n      sandbox:\n        GITLAB_MR: \"true\"\n",
-    );
-    write(&project.join("event.json"), "{\"labels\": [\"urgent\"]}\n");
-    write(&project.join("server.js"), "process.exit(0);\n");
-    write(&project.join("mcp/env.json"), "{\"LOG_LEVEL\": \"info\"}\n");
-    for d in [
-        ".local/share/bash-completion/completions",
-        ".zfunc",
-        ".config/fish/completions",
-    ] {
-        fs::create_dir_all(home.join(d)).unwrap();
-    }
+    let t = Tree::new()
+        .file("home/.agents/env", "EDITOR=vi\n")
+        .file("home/src/project/.agents/env", "PROJECT_MODE=review\n")
+        .file("home/src/project/.env", "API_URL=http://localhost:8080\n")
+        .file("home/src/project/.env.local", "LOG_LEVEL=debug\n")
+        .file(
+            "home/src/project/harness/review.yaml",
+            r#"agent: agents/review.md
+role: review
+env:
+  runner:
+    REVIEW_MODE: strict
+  sandbox:
+    REVIEW_THRESHOLD: medium
+overlays:
+  - when: "runtime.forge == 'gitlab'"
+    env:
+      sandbox:
+        GITLAB_MR: "true"
+"#,
+        )
+        .file(
+            "home/src/project/event.json",
+            "{\"labels\": [\"urgent\"]}\n",
+        )
+        .file("home/src/project/server.js", "process.exit(0);\n")
+        .file(
+            "home/src/project/mcp/env.json",
+            "{\"LOG_LEVEL\": \"info\"}\n",
+        )
+        .dir("home/.local/share/bash-completion/completions")
+        .dir("home/.zfunc")
+        .dir("home/.config/fish/completions");
     for stub in ["claude", "make"] {
-        let p = stubs.join(stub);
-        write(&p, "#!/bin/sh\necho \"stub $0 $*\"\n");
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        t.exe(&format!("stubs/{stub}"), "#!/bin/sh\necho \"stub $0 $*\"\n");
     }
     Sandbox {
-        _tmp: tmp,
-        root,
-        home,
-        project,
-        stubs,
+        root: t.root().to_path_buf(),
+        home: t.path("home"),
+        project: t.path("home/src/project"),
+        stubs: t.path("stubs"),
+        t,
     }
 }
 
@@ -214,8 +217,10 @@ fn every_example_that_can_run_here_runs() {
                     continue;
                 }
                 How::Script => {
-                    let script = sb.project.join("mcp/launch.sh");
-                    write(&script, &format!("#!/bin/sh\n{}\n", ex.line));
+                    let script = sb.t.write(
+                        "home/src/project/mcp/launch.sh",
+                        format!("#!/bin/sh\n{}\n", ex.line),
+                    );
                     let mut c = Command::new("sh");
                     c.arg(&script);
                     c

@@ -7,6 +7,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::{Ran, Run, Tree};
 
 /// A fullsend dir with `harness/` inside; the default FULLSEND_DIR of a
 /// harness file in `harness/` is the fullsend dir.
@@ -52,12 +53,6 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn resolve_ok(c: &mut Command) -> Value {
-    let o = run(c);
-    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
 /// Runs and expects exit 1 with `phrase` on stderr; returns stderr.
 fn fails(c: &mut Command, phrase: &str) -> String {
     let o = run(c);
@@ -78,169 +73,219 @@ fn p(path: &Path) -> &str {
 
 #[test]
 fn resolve_prints_the_documented_json() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/review.yaml",
-        &format!(
-            "{HEAD}runner_env:\n  OLD: old\n  K: from-runner-env\nenv:\n  runner:\n    FULLSEND_OUTPUT_SCHEMA: \"${{FULLSEND_DIR}}/schemas/r.json\"\n    K: from-env-runner\n  sandbox:\n    GH_TOKEN: \"${{GH_TOKEN}}\"\n    QUOTE: \"it's\"\n    PATH: /evil\n    N: 5\nhost_files:\n  - src: env/gh.env\n    dest: /sandbox/workspace/.env.d/gh.env\n    expand: true\n"
-        ),
-    );
-    fs.write("env/gh.env", "export X=1\n");
-    let j = resolve_ok(cmd(&["harness", "resolve", p(&h)]).env("GH_TOKEN", "tok"));
-    let root = fs.root();
-    let r = root.to_str().unwrap();
-    let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
-    assert_eq!(
-        keys,
-        [
-            "platform",
-            "runner_env",
-            "env",
-            "effective_runner_env",
-            "sandbox_lines",
-            "host_files",
-            "diagnostics",
-            "warnings"
-        ]
-    );
-    assert_eq!(j["platform"], "");
-    assert_eq!(j["runner_env"]["K"], "from-runner-env");
-    assert_eq!(
-        j["env"]["runner"]["FULLSEND_OUTPUT_SCHEMA"],
-        format!("{r}/schemas/r.json")
-    );
-    assert_eq!(j["effective_runner_env"]["K"], "from-env-runner");
-    assert_eq!(j["effective_runner_env"]["OLD"], "old");
-    assert_eq!(j["env"]["sandbox"]["N"], "5");
-    assert_eq!(
-        j["sandbox_lines"],
-        serde_json::json!([
-            "export GH_TOKEN='tok'",
-            "export N='5'",
-            "export QUOTE='it'\\''s'"
-        ])
-    );
-    assert_eq!(
-        j["host_files"],
-        serde_json::json!([{"src": "env/gh.env", "dest": "/sandbox/workspace/.env.d/gh.env", "expand": true, "optional": false}])
-    );
-    assert_eq!(
-        j["diagnostics"],
-        serde_json::json!([
-            "warning: runner_env: runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)",
-            format!("warning: env.sandbox: env.sandbox coexists with host_files entry {r}/env/gh.env (dest: /sandbox/workspace/.env.d/gh.env); env.sandbox values take precedence on key collision")
-        ])
-    );
-    assert_eq!(
-        j["warnings"],
-        serde_json::json!([
-            "env.sandbox key \"PATH\" is reserved for runner infrastructure; skipping"
-        ])
-    );
+    let t = Tree::fullsend()
+        .file(
+            "harness/review.yaml",
+            r#"agent: agents/t.md
+role: test
+runner_env:
+  OLD: old
+  K: from-runner-env
+env:
+  runner:
+    FULLSEND_OUTPUT_SCHEMA: "${FULLSEND_DIR}/schemas/r.json"
+    K: from-env-runner
+  sandbox:
+    GH_TOKEN: "${GH_TOKEN}"
+    QUOTE: "it's"
+    PATH: /evil
+    N: 5
+host_files:
+  - src: env/gh.env
+    dest: /sandbox/workspace/.env.d/gh.env
+    expand: true
+"#,
+        )
+        .file("env/gh.env", "export X=1\n");
+    t.host(["harness", "resolve", &t.arg("harness/review.yaml")])
+        .env("GH_TOKEN", "tok")
+        .stdout(
+            r#"{
+  "platform": "",
+  "runner_env": {
+    "K": "from-runner-env",
+    "OLD": "old"
+  },
+  "env": {
+    "runner": {
+      "FULLSEND_OUTPUT_SCHEMA": "$W/schemas/r.json",
+      "K": "from-env-runner"
+    },
+    "sandbox": {
+      "GH_TOKEN": "tok",
+      "N": "5",
+      "PATH": "/evil",
+      "QUOTE": "it's"
+    }
+  },
+  "effective_runner_env": {
+    "FULLSEND_OUTPUT_SCHEMA": "$W/schemas/r.json",
+    "K": "from-env-runner",
+    "OLD": "old"
+  },
+  "sandbox_lines": [
+    "export GH_TOKEN='tok'",
+    "export N='5'",
+    "export QUOTE='it'\\''s'"
+  ],
+  "host_files": [
+    {
+      "src": "env/gh.env",
+      "dest": "/sandbox/workspace/.env.d/gh.env",
+      "expand": true,
+      "optional": false
+    }
+  ],
+  "diagnostics": [
+    "warning: runner_env: runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)",
+    "warning: env.sandbox: env.sandbox coexists with host_files entry $W/env/gh.env (dest: /sandbox/workspace/.env.d/gh.env); env.sandbox values take precedence on key collision"
+  ],
+  "warnings": [
+    "env.sandbox key \"PATH\" is reserved for runner infrastructure; skipping"
+  ]
+}
+"#,
+        )
+        .run();
 }
 
 #[test]
 fn fullsend_dir_flag_and_host_override() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/a.yaml",
-        &format!("{HEAD}env:\n  runner:\n    D: \"${{FULLSEND_DIR}}\"\n    U: \"$UNSET_X/y\"\n"),
+        format!("{HEAD}env:\n  runner:\n    D: \"${{FULLSEND_DIR}}\"\n    U: \"$UNSET_X/y\"\n"),
     );
-    let j = resolve_ok(
-        cmd(&["harness", "resolve", p(&h), "--fullsend-dir", "/opt/fs"])
-            .env("FULLSEND_DIR", "/host"),
-    );
+    let j = t
+        .host(["harness", "resolve", p(&h), "--fullsend-dir", "/opt/fs"])
+        .env("FULLSEND_DIR", "/host")
+        .run()
+        .json();
     assert_eq!(j["env"]["runner"]["D"], "/opt/fs");
     assert_eq!(j["env"]["runner"]["U"], "/y");
 }
 
+/// A fullsend tree with one harness file, `harness/h.yaml`.
+fn one(yaml: impl AsRef<[u8]>) -> Tree {
+    Tree::fullsend().file("harness/h.yaml", yaml)
+}
+
+/// `agentenv harness SUB $W/harness/h.yaml ARGS…`.
+fn harness(t: &Tree, sub: &str, args: &[&str]) -> Run {
+    t.host(["harness", sub, &t.arg("harness/h.yaml")])
+        .args(args)
+}
+
+/// `harness resolve` of `harness/h.yaml` fails with `phrase`.
+fn resolve_fails(t: &Tree, phrase: &str) -> Ran {
+    harness(t, "resolve", &[])
+        .status(1)
+        .stderr_has(phrase)
+        .run()
+}
+
+const A_BRACED_UNSET: &str = r#"agent: agents/t.md
+role: test
+env:
+  sandbox:
+    A: "${NOPE_VAR}"
+"#;
+
 #[test]
 fn unset_braced_variable_is_an_error() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/a.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    A: \"${{NOPE_VAR}}\"\n"),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
+    resolve_fails(
+        &one(A_BRACED_UNSET),
         "validating env: 1 unresolved host variable(s):\n    NOPE_VAR is not set (referenced by env.sandbox[A])",
-    );
-    // set-but-empty passes; OIDC keys never count as set
-    resolve_ok(cmd(&["harness", "resolve", p(&h)]).env("NOPE_VAR", ""));
-    let h2 = fs.write(
-        "harness/b.yaml",
-        &format!("{HEAD}env:\n  runner:\n    T: \"${{ACTIONS_ID_TOKEN_REQUEST_TOKEN}}\"\n"),
-    );
-    fails(
-        cmd(&["harness", "resolve", p(&h2)]).env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x"),
-        "ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set (referenced by env.runner[T])",
     );
 }
 
 #[test]
-fn required_fields() {
-    let fs = Fs::new();
-    let h = fs.write("harness/a.yaml", "");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        &format!("{}: invalid harness: agent field is required", p(&h)),
+fn set_but_empty_passes() {
+    harness(&one(A_BRACED_UNSET), "resolve", &[])
+        .env("NOPE_VAR", "")
+        .run();
+}
+
+#[test]
+fn oidc_keys_never_count_as_set() {
+    let t = one(r#"agent: agents/t.md
+role: test
+env:
+  runner:
+    T: "${ACTIONS_ID_TOKEN_REQUEST_TOKEN}"
+"#);
+    harness(&t, "resolve", &[])
+        .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "x")
+        .status(1)
+        .stderr_has("ACTIONS_ID_TOKEN_REQUEST_TOKEN is not set (referenced by env.runner[T])")
+        .run();
+}
+
+#[test]
+fn agent_is_required() {
+    resolve_fails(
+        &one(""),
+        "$W/harness/h.yaml: invalid harness: agent field is required",
     );
-    let h = fs.write("harness/b.yaml", "agent: a\n");
-    fails(
-        &mut cmd(&["harness", "lint", p(&h)]),
-        "role field is required",
-    );
-    let h = fs.write(
-        "harness/c.yaml",
-        &format!("{HEAD}host_files:\n  - dest: /x\n"),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
+}
+
+#[test]
+fn role_is_required() {
+    harness(&one("agent: a\n"), "lint", &[])
+        .status(1)
+        .stderr_has("role field is required")
+        .run();
+}
+
+#[test]
+fn host_file_src_is_required() {
+    resolve_fails(
+        &one(format!("{HEAD}host_files:\n  - dest: /x\n")),
         "host_files[0]: src is required",
     );
 }
 
 #[test]
-fn yaml_errors_name_file_line_and_field() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/a.yaml",
-        &format!("{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"),
-    );
-    let e = fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "already defined at line 5",
-    );
-    assert!(e.contains(&format!("{}:6:", p(&h))), "{e}");
-    let h = fs.write(
-        "harness/b.yaml",
-        &format!("{HEAD}env:\n  runner: [hunter2-type]\n"),
-    );
-    let e = fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
+fn a_duplicate_key_names_file_line_and_the_first() {
+    let t = one(format!(
+        "{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"
+    ));
+    let e = resolve_fails(&t, "already defined at line 5").stderr_w();
+    assert!(e.contains("$W/harness/h.yaml:6:"), "{e}");
+}
+
+#[test]
+fn a_type_mismatch_names_file_line_column_and_field() {
+    let t = one(format!("{HEAD}env:\n  runner: [hunter2-type]\n"));
+    let e = resolve_fails(
+        &t,
         "parsing harness YAML: yaml: unmarshal errors: env.runner: expected a mapping",
-    );
-    assert!(e.contains(&format!("{}:4:11", p(&h))), "{e}");
-    let h = fs.write("harness/c.yaml", &format!("{HEAD}host_files: {{}}\n"));
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
+    )
+    .stderr_w();
+    assert!(e.contains("$W/harness/h.yaml:4:11"), "{e}");
+}
+
+#[test]
+fn host_files_must_be_a_sequence() {
+    resolve_fails(
+        &one(format!("{HEAD}host_files: {{}}\n")),
         "host_files: expected a sequence",
-    );
-    let missing = fs.root().join("harness/none.yaml");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&missing)]),
-        "reading harness file",
     );
 }
 
 #[test]
+fn a_missing_harness_file_is_an_error() {
+    resolve_fails(&Tree::fullsend(), "reading harness file");
+}
+
+#[test]
 fn lenient_yaml_literal_scalars() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/a.yaml",
-        &format!("{HEAD}unknown_top: [1, 2]\nenv:\n  runer: {{X: y}}\n  sandbox:\n    B: yes\n    F: 1.50\n    H: 0x1F\n    NUL: ~\n    E:\n---\nagent: other\n"),
+        format!("{HEAD}unknown_top: [1, 2]\nenv:\n  runer: {{X: y}}\n  sandbox:\n    B: yes\n    F: 1.50\n    H: 0x1F\n    NUL: ~\n    E:\n---\nagent: other\n"),
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(j["env"]["runner"], serde_json::json!({}));
     let s = &j["env"]["sandbox"];
     assert_eq!(
@@ -252,20 +297,20 @@ fn lenient_yaml_literal_scalars() {
 
 #[test]
 fn base_chain_merges_relative_to_declaring_file() {
-    let fs = Fs::new();
-    fs.write(
+    let t = Tree::fullsend();
+    t.write(
         "harness/common/root.yaml",
-        &format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
     );
-    fs.write(
+    t.write(
         "harness/common/mid.yaml",
         "base: root.yaml\nenv:\n  runner: {K: mid}\n",
     );
-    let h = fs.write(
+    let h = t.write(
         "harness/child.yaml",
         "base: common/mid.yaml\nenv:\n  sandbox: {C: child}\nhost_files:\n  - {src: c, dest: /tmp/d2, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(
         j["env"]["runner"],
         // The child's overlay is applied last (each layer resolves its own).
@@ -285,400 +330,452 @@ fn base_chain_merges_relative_to_declaring_file() {
     assert_eq!(j["host_files"][1]["expand"], true);
 }
 
-#[test]
-fn base_chain_limits() {
-    let fs = Fs::new();
-    // child + 5 ancestors is fine, a 6th fails
+/// A chain `harness/c.yaml` → b1 → … → b5 (child + 5 ancestors).
+fn five_ancestors() -> Tree {
+    let t = Tree::fullsend().file("harness/c.yaml", "base: b1.yaml\n");
     for i in 1..=5 {
         let next = if i < 5 {
             format!("base: b{}.yaml\n", i + 1)
         } else {
             HEAD.to_string()
         };
-        fs.write(&format!("harness/b{i}.yaml"), &next);
+        t.write(&format!("harness/b{i}.yaml"), next);
     }
-    let h = fs.write("harness/c.yaml", "base: b1.yaml\n");
-    resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
-    fs.write("harness/b5.yaml", &format!("{HEAD}base: b6.yaml\n"));
-    fs.write("harness/b6.yaml", HEAD);
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "loading base chain: exceeded maximum base depth of 5",
-    );
-    // cycles
-    fs.write("harness/x.yaml", "base: y.yaml\n");
-    let y = fs.write("harness/y.yaml", "base: ../harness/x.yaml\n");
-    let e = fails(
-        &mut cmd(&["harness", "resolve", p(&y)]),
-        "circular base reference: ",
-    );
-    assert!(
-        e.contains(&format!("{}/harness/y.yaml", fs.root().display())),
-        "{e}"
-    );
-    let s = fs.write("harness/self.yaml", "base: self.yaml\n");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&s)]),
-        "circular base reference",
-    );
-    // missing, escaping, http
-    let m = fs.write("harness/m.yaml", "base: nope.yaml\n");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&m)]),
+    t
+}
+
+#[test]
+fn a_base_chain_of_five_ancestors_is_fine() {
+    let t = five_ancestors();
+    t.host(["harness", "resolve", &t.arg("harness/c.yaml")])
+        .run();
+}
+
+#[test]
+fn a_sixth_ancestor_fails() {
+    let t = five_ancestors()
+        .file("harness/b5.yaml", format!("{HEAD}base: b6.yaml\n"))
+        .file("harness/b6.yaml", HEAD);
+    t.host(["harness", "resolve", &t.arg("harness/c.yaml")])
+        .status(1)
+        .stderr_has("loading base chain: exceeded maximum base depth of 5")
+        .run();
+}
+
+#[test]
+fn a_base_cycle_is_an_error_naming_the_file() {
+    let t = Tree::fullsend()
+        .file("harness/x.yaml", "base: y.yaml\n")
+        .file("harness/y.yaml", "base: ../harness/x.yaml\n");
+    t.host(["harness", "resolve", &t.arg("harness/y.yaml")])
+        .status(1)
+        .stderr_has("circular base reference: ")
+        .stderr_has("$W/harness/y.yaml")
+        .run();
+}
+
+#[test]
+fn a_harness_that_is_its_own_base_is_a_cycle() {
+    resolve_fails(&one("base: h.yaml\n"), "circular base reference");
+}
+
+#[test]
+fn a_missing_base_is_an_error() {
+    resolve_fails(
+        &one("base: nope.yaml\n"),
         "loading base chain: loading base harness ",
     );
-    let esc = fs.write("harness/esc.yaml", "base: ../../outside.yaml\n");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&esc)]),
+}
+
+#[test]
+fn a_base_outside_the_workspace_is_refused() {
+    resolve_fails(
+        &one("base: ../../outside.yaml\n"),
         "base path \"../../outside.yaml\" escapes workspace root",
     );
-    let http = fs.write("harness/http.yaml", "base: http://example.com/b.yaml\n");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&http)]),
+}
+
+#[test]
+fn an_http_base_is_refused() {
+    resolve_fails(
+        &one("base: http://example.com/b.yaml\n"),
         "base URL scheme must be https, got http://",
     );
 }
 
-#[test]
-fn url_bases_come_only_from_the_cache() {
-    let fs = Fs::new();
+/// A URL base whose body is in `$W/cache` under its digest: the harness
+/// names the digest in upper case.
+fn url_base() -> Tree {
     let body = format!("{HEAD}env:\n  runner: {{FROM: url}}\n");
-    let digest = {
-        // sha256 via python for an independent check of our digest
-        let o = Command::new("python3")
-            .args([
-                "-c",
-                "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
-            ])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(body.as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap();
-        String::from_utf8(o.stdout).unwrap().trim().to_string()
-    };
-    let cache = fs.root().join("cache");
-    fs::create_dir(&cache).unwrap();
-    fs::write(cache.join(&digest), &body).unwrap();
-    let h = fs.write(
-        "harness/u.yaml",
-        &format!(
-            "base: https://example.com/h.yaml#sha256={}\n",
-            digest.to_uppercase()
-        ),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "URL base requires org-level allowed_remote_resources",
-    );
-    fails(&mut cmd(&["harness", "resolve", p(&h)]), "--base-cache");
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--base-cache",
-        p(&cache),
-    ]));
-    assert_eq!(j["env"]["runner"]["FROM"], "url");
-    // tampered cache file
-    fs::write(cache.join(&digest), format!("{body}# x\n")).unwrap();
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h), "--base-cache", p(&cache)]),
-        "integrity check failed",
-    );
-    let nofrag = fs.write("harness/n.yaml", "base: https://example.com/h.yaml\n");
-    fails(&mut cmd(&["harness", "resolve", p(&nofrag)]), "#sha256=");
+    // sha256 via python for an independent check of our digest
+    let digest = Tree::new()
+        .command("python3")
+        .args([
+            "-c",
+            "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
+        ])
+        .stdin(&body)
+        .run()
+        .stdout
+        .trim()
+        .to_string();
+    let t = one(format!(
+        "base: https://example.com/h.yaml#sha256={}\n",
+        digest.to_uppercase()
+    ));
+    t.write(&format!("cache/{digest}"), &body);
+    t.write("digest", &digest);
+    t
 }
 
 #[test]
-fn forge_selection_and_validation() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/f.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
+fn a_url_base_needs_allowed_remote_resources() {
+    resolve_fails(
+        &url_base(),
+        "URL base requires org-level allowed_remote_resources",
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+}
+
+#[test]
+fn a_url_base_names_base_cache() {
+    resolve_fails(&url_base(), "--base-cache");
+}
+
+#[test]
+fn a_url_base_comes_from_the_cache() {
+    let t = url_base();
+    let j = harness(&t, "resolve", &["--base-cache", &t.arg("cache")])
+        .run()
+        .json();
+    assert_eq!(j["env"]["runner"]["FROM"], "url");
+}
+
+#[test]
+fn a_tampered_cache_file_fails_the_integrity_check() {
+    let t = url_base();
+    let entry = format!("cache/{}", t.read("digest"));
+    let body = t.read(&entry);
+    t.write(&entry, format!("{body}# x\n"));
+    harness(&t, "resolve", &["--base-cache", &t.arg("cache")])
+        .status(1)
+        .stderr_has("integrity check failed")
+        .run();
+}
+
+#[test]
+fn a_url_base_without_a_digest_is_refused() {
+    resolve_fails(&one("base: https://example.com/h.yaml\n"), "#sha256=");
+}
+
+/// A top-level K, a github block setting it, a gitlab block reading an
+/// unset variable.
+fn forges() -> Tree {
+    one(format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"))
+}
+
+#[test]
+fn no_platform_applies_no_forge_block() {
+    let j = harness(&forges(), "resolve", &[]).run().json();
     assert_eq!(
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some(""), Some("top"))
     );
-    let j = resolve_ok(
-        cmd(&["harness", "resolve", p(&h)])
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITLAB_CI", "true"),
-    );
+}
+
+#[test]
+fn the_platform_is_detected_github_first() {
+    let j = harness(&forges(), "resolve", &[])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITLAB_CI", "true")
+        .run()
+        .json();
     assert_eq!(
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some("github"), Some("gh"))
     );
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--forge",
-        "github",
-    ]));
+}
+
+#[test]
+fn forge_flag_selects_the_block() {
+    let j = harness(&forges(), "resolve", &["--forge", "github"])
+        .run()
+        .json();
     assert_eq!(j["env"]["runner"]["K"], "gh");
-    fails(
-        cmd(&["harness", "resolve", p(&h)]).env("GITLAB_CI", "true"),
-        "UNSET_IN_GITLAB is not set (referenced by env.runner[K])",
-    );
-    // §11.1.1: every block is checked, selected or not, with no platform too.
-    let unsel = fs.write(
-        "harness/u.yaml",
-        &format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
-    );
+}
+
+#[test]
+fn the_selected_block_is_validated() {
+    harness(&forges(), "resolve", &[])
+        .env("GITLAB_CI", "true")
+        .status(1)
+        .stderr_has("UNSET_IN_GITLAB is not set (referenced by env.runner[K])")
+        .run();
+}
+
+#[test]
+fn every_forge_block_is_checked_selected_or_not() {
+    // §11.1.1: with no platform too.
+    let t = one(format!(
+        "{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"
+    ));
     for extra in [&[][..], &["--forge", "github"][..]] {
-        let mut c = cmd(&["harness", "resolve", p(&unsel)]);
-        c.args(extra);
-        fails(
-            &mut c,
-            "invalid harness: forge.gitlab.host_files[0]: src is required",
-        );
+        harness(&t, "resolve", extra)
+            .status(1)
+            .stderr_has("invalid harness: forge.gitlab.host_files[0]: src is required")
+            .run();
     }
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h), "--forge", "bitbucket"]),
-        "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h), "--forge", "jira"]),
-        "resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)",
-    );
-    let bad = fs.write(
-        "harness/bad.yaml",
-        &format!("{HEAD}forge:\n  gihtub: {{}}\n"),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&bad)]),
+}
+
+#[test]
+fn an_unknown_forge_flag_lists_the_platforms() {
+    harness(&forges(), "resolve", &["--forge", "bitbucket"])
+        .status(1)
+        .stderr_has(
+            "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
+        )
+        .run();
+}
+
+#[test]
+fn a_forge_flag_without_its_block_lists_the_configured_ones() {
+    harness(&forges(), "resolve", &["--forge", "jira"])
+        .status(1)
+        .stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)")
+        .run();
+}
+
+#[test]
+fn an_unknown_forge_key_is_an_error() {
+    resolve_fails(
+        &one(format!("{HEAD}forge:\n  gihtub: {{}}\n")),
         "forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)",
     );
 }
 
+/// Overlays keyed on the event, the config and the runtime.
+fn overlays() -> Tree {
+    one(format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"))
+        .file("pr.json", r#"{"kind": "pull_request"}"#)
+        .file("n.json", r#"{"kind": "push", "number": 4}"#)
+        .file("c.yaml", "forge: gitlab\n")
+}
+
 #[test]
-fn overlays_with_event_and_config() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/o.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"),
-    );
-    let ev = fs.write("pr.json", "{\"kind\": \"pull_request\"}");
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h), "--event", p(&ev)]));
+fn an_overlay_matches_the_event() {
+    let t = overlays();
+    let j = harness(&t, "resolve", &["--event", &t.arg("pr.json")])
+        .run()
+        .json();
     assert_eq!(j["env"]["runner"]["K"], "pr");
-    // no event: event.kind is an error → non-match with a warning naming the index
-    let cfg = fs.write("c.yaml", "forge: gitlab\n");
-    let o = run(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--config",
-        p(&cfg),
-    ]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+}
+
+#[test]
+fn without_an_event_an_event_overlay_is_a_warned_non_match() {
+    // event.kind is an error → non-match with a warning naming the index;
+    // the config sets the platform.
+    let t = overlays();
+    let j = harness(&t, "resolve", &["--config", &t.arg("c.yaml")])
+        .stderr_has("overlay[0].when eval failed")
+        .run()
+        .json();
     assert_eq!(j["platform"], "gitlab");
     assert_eq!(j["env"]["runner"]["K"], "gl");
-    assert!(
-        stderr(&o).contains("overlay[0].when eval failed"),
-        "{}",
-        stderr(&o)
-    );
     assert_eq!(j["warnings"], serde_json::json!([]));
-    let ev2 = fs.write("n.json", "{\"kind\": \"push\", \"number\": 4}");
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--event-file",
-        p(&ev2),
-    ]));
+}
+
+#[test]
+fn event_file_is_the_event() {
+    let t = overlays();
+    let j = harness(&t, "resolve", &["--event-file", &t.arg("n.json")])
+        .run()
+        .json();
     assert_eq!(j["env"]["runner"]["K"], "big");
-    // compile errors and non-bool types are load errors
-    let bad = fs.write(
-        "harness/b.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"event.flag\"\n"),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&bad)]),
+}
+
+#[test]
+fn a_non_bool_when_is_a_load_error() {
+    resolve_fails(
+        &one(format!("{HEAD}overlays:\n  - when: \"event.flag\"\n")),
         "overlays[0].when must evaluate to bool, got dyn",
     );
-    let bad = fs.write(
-        "harness/c.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n"),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&bad)]),
+}
+
+#[test]
+fn a_when_that_does_not_compile_is_a_load_error() {
+    resolve_fails(
+        &one(format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n")),
         "overlays[0].when: ",
     );
-    let both = fs.write(
-        "harness/d.yaml",
-        &format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
-    );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&both)]),
+}
+
+#[test]
+fn forge_and_overlays_cannot_coexist() {
+    resolve_fails(
+        &one(format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n")),
         "forge and overlays cannot coexist in the same harness",
     );
 }
 
-#[test]
-fn env_files_load_first_and_strictly() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/e.yaml",
-        &format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"),
-    );
-    let e1 = fs.write("one.env", "FROM_FILE=first\nGITHUB_ACTIONS=true\n");
-    let e2 = fs.write("two.env", "export FROM_FILE='second'\n");
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--env-file",
-        p(&e1),
-        "--env-file",
-        p(&e2),
-    ]));
-    assert_eq!(j["env"]["sandbox"]["T"], "second");
-    assert_eq!(j["platform"], "github");
-    assert_eq!(j["env"]["runner"]["G"], "yes");
-    // §11.1.5: a line without "=" is skipped with a warning naming the file
-    // and line; an invalid name is an error naming file, line and prefix.
-    let skip = fs.write(
-        "skip.env",
-        "FROM_FILE=1\nthis line is ignored hunter2-envline\n",
-    );
-    let o = run(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--env-file",
-        p(&skip),
-    ]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let e = stderr(&o);
-    assert!(e.contains(&format!("{}:2: line skipped", p(&skip))), "{e}");
-    assert!(!e.contains("hunter2"), "{e}");
-    let bad = fs.write("bad.env", "FROM_FILE=1\nTOKEN hunter2-envline=x\n");
-    let e = fails(
-        &mut cmd(&["harness", "resolve", p(&h), "--env-file", p(&bad)]),
-        &format!(
-            "{}:2: invalid env var name \"TOKEN…\" in {}",
-            p(&bad),
-            p(&bad)
-        ),
-    );
-    assert!(!e.contains("hunter2"), "{e}");
-    // The envfile grammar, not the operator one: leading space kept, text
-    // after a closing quote dropped.
-    let g = fs.write("g.env", "FROM_FILE= \"a\"b\n");
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--env-file",
-        p(&g),
-    ]));
-    assert_eq!(j["env"]["sandbox"]["T"], " \"a\"b");
-    let g = fs.write("g2.env", "FROM_FILE=\"a\"b\n");
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--env-file",
-        p(&g),
-    ]));
-    assert_eq!(j["env"]["sandbox"]["T"], "a");
-    fails(
-        &mut cmd(&[
-            "harness",
-            "resolve",
-            p(&h),
-            "--env-file",
-            "/nonexistent/x.env",
-        ]),
-        "loading env file /nonexistent/x.env",
-    );
+/// A harness reading FROM_FILE; a github block.
+fn reads_from_file() -> Tree {
+    one(format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"))
+}
+
+/// `harness resolve --env-file $W/NAME` with NAME holding `body`.
+fn with_env_file(t: &Tree, name: &str, body: &str) -> Run {
+    t.write(name, body);
+    harness(t, "resolve", &["--env-file", &t.arg(name)])
 }
 
 #[test]
-fn missing_host_file_is_an_error_and_a_lint_finding() {
-    // §11.1.3: resolve, run and sandbox-env fail; lint reports a finding.
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/m.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"),
-    );
-    let want = format!(
-        "validating files: host_files[0].src: stat {}/env/none.env: no such file or directory",
-        fs.root().display()
-    );
-    for args in [
-        &["harness", "resolve", p(&h)][..],
-        &["harness", "sandbox-env", p(&h)][..],
-        &["harness", "run", p(&h), "--", "true"][..],
+fn env_files_load_first_later_wins() {
+    let t = reads_from_file()
+        .file("one.env", "FROM_FILE=first\nGITHUB_ACTIONS=true\n")
+        .file("two.env", "export FROM_FILE='second'\n");
+    let j = harness(
+        &t,
+        "resolve",
+        &[
+            "--env-file",
+            &t.arg("one.env"),
+            "--env-file",
+            &t.arg("two.env"),
+        ],
+    )
+    .run()
+    .json();
+    assert_eq!(j["env"]["sandbox"]["T"], "second");
+    assert_eq!(j["platform"], "github");
+    assert_eq!(j["env"]["runner"]["G"], "yes");
+}
+
+#[test]
+fn an_env_file_line_without_equals_is_skipped_with_a_warning() {
+    // §11.1.5: naming the file and line, never the text.
+    with_env_file(
+        &reads_from_file(),
+        "skip.env",
+        "FROM_FILE=1\nthis line is ignored hunter2-envline\n",
+    )
+    .stderr_has("$W/skip.env:2: line skipped")
+    .stderr_lacks("hunter2")
+    .run();
+}
+
+#[test]
+fn an_invalid_env_file_name_is_an_error_naming_file_line_and_prefix() {
+    with_env_file(
+        &reads_from_file(),
+        "bad.env",
+        "FROM_FILE=1\nTOKEN hunter2-envline=x\n",
+    )
+    .status(1)
+    .stderr_has("$W/bad.env:2: invalid env var name \"TOKEN…\" in $W/bad.env")
+    .stderr_lacks("hunter2")
+    .run();
+}
+
+#[test]
+fn env_files_use_the_envfile_grammar() {
+    // Not the operator one: leading space kept, text after a closing quote
+    // dropped.
+    let t = reads_from_file();
+    let j = with_env_file(&t, "g.env", "FROM_FILE= \"a\"b\n")
+        .run()
+        .json();
+    assert_eq!(j["env"]["sandbox"]["T"], " \"a\"b");
+    let j = with_env_file(&t, "g2.env", "FROM_FILE=\"a\"b\n")
+        .run()
+        .json();
+    assert_eq!(j["env"]["sandbox"]["T"], "a");
+}
+
+#[test]
+fn a_missing_env_file_is_an_error() {
+    harness(
+        &reads_from_file(),
+        "resolve",
+        &["--env-file", "/nonexistent/x.env"],
+    )
+    .status(1)
+    .stderr_has("loading env file /nonexistent/x.env")
+    .run();
+}
+
+/// A required host file that is missing, an optional one, one under an
+/// unset-looking FULLSEND_DIR path.
+fn missing_host_file() -> Tree {
+    one(format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"))
+}
+
+#[test]
+fn a_missing_host_file_fails_resolve_run_and_sandbox_env() {
+    // §11.1.3, naming only the first.
+    let t = missing_host_file();
+    for (sub, args) in [
+        ("resolve", &[][..]),
+        ("sandbox-env", &[]),
+        ("run", &["--", "true"]),
     ] {
-        let e = fails(&mut cmd(args), &want);
-        assert!(
-            !e.contains("host_files[1]") && !e.contains("host_files[2]"),
-            "{e}"
-        );
+        harness(&t, sub, args)
+            .status(1)
+            .stderr_has("validating files: host_files[0].src: stat $W/env/none.env: no such file or directory")
+            .stderr_lacks("host_files[1]")
+            .stderr_lacks("host_files[2]")
+            .run();
     }
-    let o = run(&mut cmd(&["harness", "lint", p(&h)]));
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert_eq!(
-        stdout(&o),
-        format!(
-            "error: host_files[0].src: stat {}/env/none.env: no such file or directory\n",
-            fs.root().display()
-        )
-    );
-    fs.write("env/none.env", "X=1\n");
-    resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+}
+
+#[test]
+fn a_missing_host_file_is_a_lint_finding() {
+    harness(&missing_host_file(), "lint", &[])
+        .status(1)
+        .stdout("error: host_files[0].src: stat $W/env/none.env: no such file or directory\n")
+        .run();
+}
+
+#[test]
+fn a_host_file_that_appears_resolves() {
+    let t = missing_host_file().file("env/none.env", "X=1\n");
+    harness(&t, "resolve", &[]).run();
 }
 
 #[test]
 fn lint_prints_diagnostics_and_exits_zero() {
-    let fs = Fs::new();
-    let h = fs.write("harness/l.yaml", &format!("{HEAD}runner_env: {{A: b}}\n"));
-    let o = run(&mut cmd(&["harness", "lint", p(&h)]));
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(
-        stdout(&o),
-        "warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)\n"
-    );
-    let clean = fs.write("harness/c.yaml", HEAD);
-    let o = run(&mut cmd(&["harness", "lint", p(&clean)]));
-    assert_eq!((o.status.code(), stdout(&o).as_str()), (Some(0), ""));
+    harness(&one(format!("{HEAD}runner_env: {{A: b}}\n")), "lint", &[])
+        .stdout(
+            "warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)\n",
+        )
+        .run();
+}
+
+#[test]
+fn lint_of_a_clean_harness_prints_nothing() {
+    harness(&one(HEAD), "lint", &[]).stdout("").run();
+}
+
+/// runner_env, env.runner with declared reserved keys and a host read.
+fn runner() -> Tree {
+    one(format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"))
+        .file("run.env", "FROM_ENV_FILE=ef\nB=from-file\n")
 }
 
 #[test]
 fn run_uses_host_env_plus_effective_runner_env() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/r.yaml",
-        &format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"),
-    );
-    let ef = fs.write("run.env", "FROM_ENV_FILE=ef\nB=from-file\n");
-    let o = run(cmd(&[
-        "harness",
+    let t = runner();
+    let out = harness(
+        &t,
         "run",
-        p(&h),
-        "--env-file",
-        p(&ef),
-        "--",
-        "sh",
-        "-c",
-        "env",
-    ])
+        &["--env-file", &t.arg("run.env"), "--", "sh", "-c", "env"],
+    )
     .env("HOST_V", "hv")
     .env("TRACEPARENT", "host-tp")
     .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
-    .env("B", "host"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
+    .env("B", "host")
+    .stdout_lacks("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+    .stdout_lacks("FULLSEND_GCP_OIDC_URL")
+    .run()
+    .stdout;
     let lines: Vec<&str> = out.lines().collect();
     for want in [
         "A=re",
@@ -690,80 +787,82 @@ fn run_uses_host_env_plus_effective_runner_env() {
     ] {
         assert!(lines.contains(&want), "missing {want} in {out}");
     }
-    assert!(!out.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{out}");
-    assert!(!out.contains("FULLSEND_GCP_OIDC_URL"), "{out}");
-    // exit status and not-found
-    let o = run(cmd(&["harness", "run", p(&h), "--", "sh", "-c", "exit 7"]).env("HOST_V", ""));
-    assert_eq!(o.status.code(), Some(7));
-    let o = run(cmd(&["harness", "run", p(&h), "--", "no-such-cmd-xyz"]).env("HOST_V", ""));
-    assert_eq!(o.status.code(), Some(127));
-    // a load error exits 1 without running
-    let bad = fs.write("harness/bad.yaml", "agent: a\n");
-    let o = run(&mut cmd(&[
-        "harness",
-        "run",
-        p(&bad),
-        "--",
-        "sh",
-        "-c",
-        "echo ran",
-    ]));
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stdout(&o), "");
 }
 
 #[test]
-fn sandbox_env_export_and_dotenv() {
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/s.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"),
+fn run_passes_the_childs_exit_status() {
+    harness(&runner(), "run", &["--", "sh", "-c", "exit 7"])
+        .env("HOST_V", "")
+        .status(7)
+        .run();
+}
+
+#[test]
+fn run_of_a_missing_command_is_127() {
+    harness(&runner(), "run", &["--", "no-such-cmd-xyz"])
+        .env("HOST_V", "")
+        .status(127)
+        .run();
+}
+
+#[test]
+fn run_with_a_load_error_exits_1_without_running() {
+    harness(&one("agent: a\n"), "run", &["--", "sh", "-c", "echo ran"])
+        .status(1)
+        .stdout("")
+        .run();
+}
+
+/// Sandbox values to quote, a reserved key, an invalid name.
+fn sandbox() -> Tree {
+    one(format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"))
+}
+
+#[test]
+fn sandbox_env_prints_export_lines_and_warns_per_skipped_key() {
+    harness(&sandbox(), "sandbox-env", &[])
+        .stdout("export A='$. `y`'\nexport Z='it'\\''s'\n")
+        .stderr_has("env.sandbox key \"HOME\" is reserved for runner infrastructure; skipping")
+        .stderr_has("env.sandbox key \"bad-key\" is not a valid POSIX identifier; skipping")
+        .run();
+}
+
+#[test]
+fn sandbox_env_export_lines_sourced_by_sh_give_back_the_values() {
+    let sh = support::which("dash")
+        .or_else(|| support::tool("sh"))
+        .expect("sh");
+    let t = sandbox();
+    harness(&t, "sandbox-env", &["-o", &t.arg("out.env")]).run();
+    assert_eq!(
+        fs::metadata(t.path("out.env"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
     );
-    let o = run(&mut cmd(&["harness", "sandbox-env", p(&h)]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "export A='$. `y`'\nexport Z='it'\\''s'\n");
-    let e = stderr(&o);
-    assert!(
-        e.contains("env.sandbox key \"HOME\" is reserved for runner infrastructure; skipping"),
-        "{e}"
-    );
-    assert!(
-        e.contains("env.sandbox key \"bad-key\" is not a valid POSIX identifier; skipping"),
-        "{e}"
-    );
-    // the export lines, sourced by sh, give back the values
-    if let Some(sh) = support::which("dash").or_else(|| support::tool("sh")) {
-        let out = fs.root().join("out.env");
-        let o = run(&mut cmd(&["harness", "sandbox-env", p(&h), "-o", p(&out)]));
-        assert_eq!(o.status.code(), Some(0));
-        assert_eq!(
-            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-        let o = Command::new(sh)
-            .args([
-                "-c",
-                ". \"$1\"; printf '%s|%s' \"$A\" \"$Z\"",
-                "sh",
-                p(&out),
-            ])
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&o.stdout), "$. `y`|it's");
-    }
-    // dotenv format reads back with the project's grammar
-    let out = fs.root().join("out2.env");
-    let o = run(&mut cmd(&[
-        "harness",
+    t.command(sh)
+        .args([
+            "-c",
+            ". \"$1\"; printf '%s|%s' \"$A\" \"$Z\"",
+            "sh",
+            &t.arg("out.env"),
+        ])
+        .stdout("$. `y`|it's")
+        .run();
+}
+
+#[test]
+fn sandbox_env_dotenv_reads_back_with_the_projects_grammar() {
+    let t = sandbox();
+    harness(
+        &t,
         "sandbox-env",
-        p(&h),
-        "--format",
-        "dotenv",
-        "-o",
-        p(&out),
-    ]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let parsed = agentenv::dotenv::parse_bytes(&fs::read(&out).unwrap());
+        &["--format", "dotenv", "-o", &t.arg("out2.env")],
+    )
+    .run();
+    let parsed = agentenv::dotenv::parse_bytes(&fs::read(t.path("out2.env")).unwrap());
     let got: Vec<(String, String)> = parsed
         .entries
         .into_iter()
@@ -776,15 +875,19 @@ fn sandbox_env_export_and_dotenv() {
             ("Z".to_string(), "it's".to_string())
         ]
     );
-    fails(
-        &mut cmd(&["harness", "sandbox-env", p(&h), "--format", "yaml"]),
-        "[possible values: export, dotenv, github, docker]",
-    );
+}
+
+#[test]
+fn sandbox_env_lists_its_formats() {
+    harness(&sandbox(), "sandbox-env", &["--format", "yaml"])
+        .status(1)
+        .stderr_has("[possible values: export, dotenv, github, docker]")
+        .run();
 }
 
 #[test]
 fn sandbox_env_dotenv_refuses_unrepresentable_values() {
-    let fs = Fs::new();
+    let t = Tree::fullsend();
     // Find a value the grammar cannot carry (the writer decides).
     let candidates = ["'\"`\\n\r", "a'b\"c`d\r\n\\n", "\r'\"`\\"];
     let Some(v) = candidates
@@ -794,13 +897,13 @@ fn sandbox_env_dotenv_refuses_unrepresentable_values() {
         panic!("no unrepresentable candidate");
     };
     let yaml_v = serde_json::to_string(v).unwrap(); // JSON string is a YAML double-quoted scalar
-    let h = fs.write(
+    let h = t.write(
         "harness/s.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    OK: fine\n    WEIRD: {yaml_v}\n"),
+        format!("{HEAD}env:\n  sandbox:\n    OK: fine\n    WEIRD: {yaml_v}\n"),
     );
-    let out = fs.root().join("o.env");
-    let e = fails(
-        &mut cmd(&[
+    let out = t.root().join("o.env");
+    let e = t
+        .host([
             "harness",
             "sandbox-env",
             p(&h),
@@ -808,9 +911,11 @@ fn sandbox_env_dotenv_refuses_unrepresentable_values() {
             "dotenv",
             "-o",
             p(&out),
-        ]),
-        "env.sandbox[WEIRD]",
-    );
+        ])
+        .status(1)
+        .stderr_has("env.sandbox[WEIRD]")
+        .run()
+        .stderr;
     assert!(!out.exists());
     assert!(!e.contains("fine"));
 }
@@ -818,7 +923,7 @@ fn sandbox_env_dotenv_refuses_unrepresentable_values() {
 #[test]
 fn canary_secrets_never_reach_stderr() {
     const C: &str = "canary-XYZ-7731";
-    let fs = Fs::new();
+    let t = Tree::fullsend();
     type Case<'a> = (Vec<String>, Vec<(&'a str, &'a str)>);
     let mut cases: Vec<Case> = Vec::new();
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
@@ -838,41 +943,41 @@ fn canary_secrets_never_reach_stderr() {
         format!("{HEAD}env:\n  sandbox:\n    OK: \"{C}\"\n"),
     ];
     for (i, body) in files.iter().enumerate() {
-        let h = fs.write(&format!("harness/c{i}.yaml"), body);
+        let h = t.write(&format!("harness/c{i}.yaml"), body);
         cases.push((s(&["harness", "resolve", p(&h)]), vec![]));
     }
-    let h = fs.write(
+    let h = t.write(
         "harness/ok.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n"),
+        format!("{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n"),
     );
-    let ev = fs.write("ev.json", &format!("{{\"tok\": \"{C}\"}}"));
+    let ev = t.write("ev.json", format!("{{\"tok\": \"{C}\"}}"));
     cases.push((s(&["harness", "resolve", p(&h), "--event", p(&ev)]), vec![]));
-    let bad_ev = fs.write("bad.json", &format!("{{\"tok\": \"{C}\" x"));
+    let bad_ev = t.write("bad.json", format!("{{\"tok\": \"{C}\" x"));
     cases.push((
         s(&["harness", "resolve", p(&h), "--event", p(&bad_ev)]),
         vec![],
     ));
-    let bad_cfg = fs.write("bad.yaml", &format!("forge: [{C}\n"));
+    let bad_cfg = t.write("bad.yaml", format!("forge: [{C}\n"));
     cases.push((
         s(&["harness", "resolve", p(&h), "--config", p(&bad_cfg)]),
         vec![],
     ));
-    let bad_cfg_json = fs.write("badc.json", &format!("{{\"forge\": {C}}}"));
+    let bad_cfg_json = t.write("badc.json", format!("{{\"forge\": {C}}}"));
     cases.push((
         s(&["harness", "resolve", p(&h), "--config", p(&bad_cfg_json)]),
         vec![],
     ));
-    let bad_env = fs.write(
+    let bad_env = t.write(
         "bad.env",
-        &format!("SECRET={C}\n{C} not an assignment\nX=\"{C}\n"),
+        format!("SECRET={C}\n{C} not an assignment\nX=\"{C}\n"),
     );
     cases.push((
         s(&["harness", "resolve", p(&h), "--env-file", p(&bad_env)]),
         vec![],
     ));
-    let runh = fs.write(
+    let runh = t.write(
         "harness/run.yaml",
-        &format!("{HEAD}env:\n  runner:\n    S: \"{C}\"\n"),
+        format!("{HEAD}env:\n  runner:\n    S: \"{C}\"\n"),
     );
     cases.push((
         s(&["harness", "run", p(&runh), "--", "no-such-cmd-canary"]),
@@ -893,14 +998,12 @@ fn canary_secrets_never_reach_stderr() {
         vec![("SECRET", C)],
     ));
     for (args, env) in cases {
-        let mut c = cmd(&args.iter().map(|x| x.as_str()).collect::<Vec<_>>());
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        let o = run(&mut c);
-        let e = stderr(&o);
-        assert!(!e.contains(C), "canary leaked for {args:?}: {e}");
-        assert!(!e.contains("XYZ-7731"), "canary leaked for {args:?}: {e}");
+        t.host(&args)
+            .envs(env)
+            .any_status()
+            .stderr_lacks(C)
+            .stderr_lacks("XYZ-7731")
+            .run();
     }
 }
 
@@ -908,16 +1011,16 @@ fn canary_secrets_never_reach_stderr() {
 
 #[test]
 fn s11_1_2_host_files_merge_by_dest_replacing_the_last() {
-    let fs = Fs::new();
-    fs.write(
+    let t = Tree::fullsend();
+    t.write(
         "harness/base.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: z, dest: /tmp/a, optional: true}}\n"),
+        format!("{HEAD}host_files:\n  - {{src: z, dest: /tmp/a, optional: true}}\n"),
     );
-    let h = fs.write(
+    let h = t.write(
         "harness/c.yaml",
         "base: base.yaml\nhost_files:\n  - {src: x, dest: /tmp/b, optional: true}\n  - {src: y, dest: /tmp/b, optional: true, expand: true}\noverlays:\n  - when: 'true'\n    host_files:\n      - {src: o1, dest: /tmp/c, optional: true}\n      - {src: o2, dest: /tmp/c, optional: true}\n",
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     let got: Vec<(&str, &str, bool)> = j["host_files"]
         .as_array()
         .unwrap()
@@ -942,118 +1045,117 @@ fn s11_1_2_host_files_merge_by_dest_replacing_the_last() {
 
 #[test]
 fn s11_2_1_every_matching_overlay_merges_later_wins() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/o.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: top, T: top}}\noverlays:\n  - when: 'true'\n    env: {{runner: {{K: first, A: first}}}}\n  - when: \"event.missing == 1\"\n    env: {{runner: {{K: err}}}}\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{K: third}}, sandbox: {{S: third}}}}\n  - when: 'false'\n    env: {{runner: {{K: never}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{K: top, T: top}}\noverlays:\n  - when: 'true'\n    env: {{runner: {{K: first, A: first}}}}\n  - when: \"event.missing == 1\"\n    env: {{runner: {{K: err}}}}\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{K: third}}, sandbox: {{S: third}}}}\n  - when: 'false'\n    env: {{runner: {{K: never}}}}\n"),
     );
-    let o = run(&mut cmd(&["harness", "resolve", p(&h)]));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let o = t.host(["harness", "resolve", p(&h)]).any_status().run();
+    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
+    let j: Value = serde_json::from_slice(&o.stdout_bytes).unwrap();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"A": "first", "K": "third", "T": "top"})
     );
     assert_eq!(j["env"]["sandbox"]["S"], "third");
-    assert!(stderr(&o).contains("harness: overlay[1].when eval failed: no such key"));
+    assert!(o
+        .stderr
+        .clone()
+        .contains("harness: overlay[1].when eval failed: no such key"));
 }
 
 #[test]
 fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
-    let fs = Fs::new();
+    let t = Tree::fullsend();
     // The base's forge block and overlay set K; the child's top level wins.
-    fs.write(
+    t.write(
         "harness/base.yaml",
-        &format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
+        format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
     );
-    let h = fs.write(
+    let h = t.write(
         "harness/child.yaml",
         "base: base.yaml\nenv:\n  runner: {K: child}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
     );
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&h),
-        "--forge",
-        "github",
-    ]));
+    let j = t
+        .host(["harness", "resolve", p(&h), "--forge", "github"])
+        .run()
+        .json();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"B": "base", "F": "base-forge", "K": "child", "O": "child-overlay"})
     );
     // forge in the base, overlays in the child: fine (exclusivity per file).
     // A base forge map without the run's platform is dropped silently.
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h), "--forge", "jira"]));
+    let j = t
+        .host(["harness", "resolve", p(&h), "--forge", "jira"])
+        .run()
+        .json();
     assert_eq!(j["env"]["runner"]["K"], "child");
     assert!(j["env"]["runner"].get("F").is_none());
     // No platform: every base forge block is dropped.
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
     );
     // A child cannot null a base's platform block any more.
-    let n = fs.write(
+    let n = t.write(
         "harness/null.yaml",
         "base: base.yaml\nforge:\n  github: ~\n",
     );
-    let j = resolve_ok(&mut cmd(&[
-        "harness",
-        "resolve",
-        p(&n),
-        "--forge",
-        "github",
-    ]));
+    let j = t
+        .host(["harness", "resolve", p(&n), "--forge", "github"])
+        .run()
+        .json();
     assert_eq!(j["env"]["runner"]["F"], "base-forge");
     // Overlays are not concatenated across files: the base's overlay is
     // evaluated in the base layer, under the child's top level.
-    fs.write(
+    t.write(
         "harness/ob.yaml",
-        &format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
+        format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
     );
-    let oc = fs.write(
+    let oc = t.write(
         "harness/oc.yaml",
         "base: ob.yaml\nenv:\n  runner: {K: child}\n",
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&oc)]));
+    let j = t.host(["harness", "resolve", p(&oc)]).run().json();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"K": "child", "X": "base-overlay"})
     );
     // Errors in a base layer read "invalid base harness".
-    fs.write(
+    t.write(
         "harness/badbase.yaml",
-        &format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
+        format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
     );
-    let bc = fs.write("harness/bc.yaml", "base: badbase.yaml\n");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&bc)]),
-        "loading base chain: ",
-    );
-    let e = fails(
-        &mut cmd(&["harness", "resolve", p(&bc)]),
-        "invalid base harness: forge and overlays cannot coexist in the same harness",
-    );
+    let bc = t.write("harness/bc.yaml", "base: badbase.yaml\n");
+    t.host(["harness", "resolve", p(&bc)])
+        .status(1)
+        .stderr_has("loading base chain: ")
+        .run();
+    let e = t
+        .host(["harness", "resolve", p(&bc)])
+        .status(1)
+        .stderr_has("invalid base harness: forge and overlays cannot coexist in the same harness")
+        .run()
+        .stderr;
     assert!(e.contains("badbase.yaml"), "{e}");
 }
 
 #[test]
 fn s11_2_3_unset_variables_are_reported_together() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/u.yaml",
-        &format!("{HEAD}runner_env: {{R: \"${{U2}}\"}}\nenv:\n  runner: {{A: \"${{U1}}\", B: \"${{U2}}${{SET}}\"}}\n  sandbox: {{S: \"${{U1}}\"}}\nhost_files:\n  - {{src: \"${{U3}}/f\", dest: /tmp/f}}\n"),
+        format!("{HEAD}runner_env: {{R: \"${{U2}}\"}}\nenv:\n  runner: {{A: \"${{U1}}\", B: \"${{U2}}${{SET}}\"}}\n  sandbox: {{S: \"${{U1}}\"}}\nhost_files:\n  - {{src: \"${{U3}}/f\", dest: /tmp/f}}\n"),
     );
-    let e = fails(
-        cmd(&["harness", "resolve", p(&h)]).env("SET", ""),
-        "validating env: 3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[A], env.sandbox[S])\n    U2 is not set (referenced by env.runner[B], runner_env[R])\n    U3 is not set (referenced by host_files[0].src)",
-    );
+    let e = t.host(["harness", "resolve", p(&h)]).env("SET", "").status(1).stderr_has("validating env: 3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[A], env.sandbox[S])\n    U2 is not set (referenced by env.runner[B], runner_env[R])\n    U3 is not set (referenced by host_files[0].src)").run().stderr;
     assert!(!e.contains("SET is not set"), "{e}");
 }
 
 #[test]
 fn s11_2_4_the_wider_deny_list() {
-    let fs = Fs::new();
+    let t = Tree::fullsend();
     let denied = [
         "FULLSEND_GCP_PROJECT_ID",
         "FULLSEND_GCP_WIF_PROVIDER",
@@ -1068,52 +1170,61 @@ fn s11_2_4_the_wider_deny_list() {
     ];
     for k in denied {
         // counts as unset for the validation
-        let h = fs.write(
+        let h = t.write(
             "harness/d.yaml",
-            &format!("{HEAD}env:\n  runner: {{A: \"${{{k}}}\"}}\n"),
+            format!("{HEAD}env:\n  runner: {{A: \"${{{k}}}\"}}\n"),
         );
-        fails(
-            cmd(&["harness", "resolve", p(&h)]).env(k, "v"),
-            &format!("{k} is not set (referenced by env.runner[A])"),
-        );
+        t.host(["harness", "resolve", p(&h)])
+            .env(k, "v")
+            .status(1)
+            .stderr_has(format!("{k} is not set (referenced by env.runner[A])"))
+            .run();
         // expands to "" unbraced, is a reserved sandbox key, and is
         // stripped from the run child even when declared
-        let h = fs.write(
+        let h = t.write(
             "harness/d.yaml",
-            &format!(
+            format!(
                 "{HEAD}env:\n  runner: {{A: \"x${k}-y\", {k}: declared}}\n  sandbox: {{{k}: s}}\n"
             ),
         );
-        let o = run(cmd(&["harness", "resolve", p(&h)]).env(k, "v"));
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let o = t
+            .host(["harness", "resolve", p(&h)])
+            .env(k, "v")
+            .any_status()
+            .run();
+        assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
+        let j: Value = serde_json::from_slice(&o.stdout_bytes).unwrap();
         assert_eq!(j["env"]["runner"]["A"], "x-y");
         assert_eq!(j["sandbox_lines"], serde_json::json!([]));
         assert_eq!(
             j["warnings"][0],
             format!("env.sandbox key \"{k}\" is reserved for runner infrastructure; skipping")
         );
-        let o = run(cmd(&["harness", "run", p(&h), "--", "env"]).env(k, "v"));
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        assert!(!stdout(&o).contains(&format!("{k}=")), "{k}");
+        let o = t
+            .host(["harness", "run", p(&h), "--", "env"])
+            .env(k, "v")
+            .any_status()
+            .run();
+        assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
+        assert!(!o.stdout.clone().contains(&format!("{k}=")), "{k}");
     }
 }
 
 #[test]
 fn s11_2_5_new_reserved_sandbox_keys() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/r.yaml",
-        &format!("{HEAD}env:\n  sandbox:\n    FULLSEND_TIMEOUT_MINUTES: a\n    FULLSEND_ITERATION_DEADLINE: b\n    TRACEPARENT: c\n    FULLSEND_RUNNER_PATH: d\n    KEPT: e\n"),
+        format!("{HEAD}env:\n  sandbox:\n    FULLSEND_TIMEOUT_MINUTES: a\n    FULLSEND_ITERATION_DEADLINE: b\n    TRACEPARENT: c\n    FULLSEND_RUNNER_PATH: d\n    KEPT: e\n"),
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h)]));
+    let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(j["sandbox_lines"], serde_json::json!(["export KEPT='e'"]));
     assert_eq!(j["warnings"].as_array().unwrap().len(), 4);
 }
 
 #[test]
 fn s11_2_6_host_file_dest_rules() {
-    let fs = Fs::new();
+    let t = Tree::fullsend();
     for (dest, msg) in [
         (
             "rel/x",
@@ -1140,91 +1251,87 @@ fn s11_2_6_host_file_dest_rules() {
             "host_files[0]: dest \"/sandbox/.venv/bin/python3\" is reserved for the runner",
         ),
     ] {
-        let h = fs.write(
+        let h = t.write(
             "harness/d.yaml",
-            &format!("{HEAD}host_files:\n  - {{src: a, dest: \"{dest}\", optional: true}}\n"),
+            format!("{HEAD}host_files:\n  - {{src: a, dest: \"{dest}\", optional: true}}\n"),
         );
-        fails(
-            &mut cmd(&["harness", "resolve", p(&h)]),
-            &format!("invalid harness: {msg}"),
-        );
+        t.host(["harness", "resolve", p(&h)])
+            .status(1)
+            .stderr_has(format!("invalid harness: {msg}"))
+            .run();
     }
     // inside blocks, with their prefixes; before ${} validation
-    let h = fs.write(
+    let h = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}forge:\n  gitlab:\n    host_files: [{{src: a, dest: /etc/x}}]\n"),
+        format!("{HEAD}forge:\n  gitlab:\n    host_files: [{{src: a, dest: /etc/x}}]\n"),
     );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "forge.gitlab.host_files[0]: dest \"/etc/x\" must be under /sandbox/ or /tmp/",
-    );
-    let h = fs.write(
+    t.host(["harness", "resolve", p(&h)])
+        .status(1)
+        .stderr_has("forge.gitlab.host_files[0]: dest \"/etc/x\" must be under /sandbox/ or /tmp/")
+        .run();
+    let h = t.write(
         "harness/o.yaml",
-        &format!("{HEAD}env: {{runner: {{A: \"${{UNSET}}\"}}}}\noverlays:\n  - when: 'false'\n    host_files: [{{src: a, dest: /sandbox/claude-config/x}}]\n"),
+        format!("{HEAD}env: {{runner: {{A: \"${{UNSET}}\"}}}}\noverlays:\n  - when: 'false'\n    host_files: [{{src: a, dest: /sandbox/claude-config/x}}]\n"),
     );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "overlays[0].host_files[0]: dest \"/sandbox/claude-config/x\" is reserved for the runner",
-    );
-    let ok = fs.write(
+    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("overlays[0].host_files[0]: dest \"/sandbox/claude-config/x\" is reserved for the runner").run();
+    let ok = t.write(
         "harness/ok.yaml",
-        &format!("{HEAD}host_files:\n  - {{src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}}\n  - {{src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}}\n"),
+        format!("{HEAD}host_files:\n  - {{src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}}\n  - {{src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}}\n"),
     );
-    resolve_ok(&mut cmd(&["harness", "resolve", p(&ok)]));
+    t.host(["harness", "resolve", p(&ok)]).run();
 }
 
 #[test]
 fn s11_2_7_validation_loop_merges_field_by_field() {
-    let fs = Fs::new();
-    fs.write(
+    let t = Tree::fullsend();
+    t.write(
         "harness/base.yaml",
-        &format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
+        format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
     );
     // The child sets only schema: script and preflight come from the base.
-    let h = fs.write(
+    let h = t.write(
         "harness/c.yaml",
         "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
     );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)",
-    );
-    resolve_ok(
-        cmd(&["harness", "resolve", p(&h)])
-            .env("PRE", "")
-            .env("SCHEMA_DIR", ""),
-    );
+    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)").run();
+    t.host(["harness", "resolve", p(&h)])
+        .env("PRE", "")
+        .env("SCHEMA_DIR", "")
+        .run();
     // A forge block may omit script when the top level has one.
-    let f = fs.write(
+    let f = t.write(
         "harness/f.yaml",
-        &format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
+        format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
     );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&f), "--forge", "github"]),
-        "GH_SCHEMA is not set (referenced by validation_loop.schema)",
-    );
-    let nf = fs.write(
+    t.host(["harness", "resolve", p(&f), "--forge", "github"])
+        .status(1)
+        .stderr_has("GH_SCHEMA is not set (referenced by validation_loop.schema)")
+        .run();
+    let nf = t.write(
         "harness/nf.yaml",
-        &format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
+        format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
     );
-    fails(
-        &mut cmd(&["harness", "resolve", p(&nf)]),
-        "forge.github.validation_loop.script is required when validation_loop is set",
-    );
+    t.host(["harness", "resolve", p(&nf)])
+        .status(1)
+        .stderr_has("forge.github.validation_loop.script is required when validation_loop is set")
+        .run();
 }
 
 #[test]
 fn s11_2_8_the_config_map_cel_sees() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/c.yaml",
-        &format!("{HEAD}overlays:\n  - when: \"!has(config.mint_url) && !has(config.inference)\"\n    env: {{runner: {{HIDDEN: 'yes'}}}}\n  - when: \"config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'\"\n    env: {{runner: {{AGENT: 'yes'}}}}\n  - when: \"config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'\"\n    env: {{runner: {{NESTED: 'yes'}}}}\n  - when: \"has(config.kill_switch)\"\n    env: {{runner: {{KILL: 'yes'}}}}\n"),
+        format!("{HEAD}overlays:\n  - when: \"!has(config.mint_url) && !has(config.inference)\"\n    env: {{runner: {{HIDDEN: 'yes'}}}}\n  - when: \"config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'\"\n    env: {{runner: {{AGENT: 'yes'}}}}\n  - when: \"config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'\"\n    env: {{runner: {{NESTED: 'yes'}}}}\n  - when: \"has(config.kill_switch)\"\n    env: {{runner: {{KILL: 'yes'}}}}\n"),
     );
-    let c = fs.write(
+    let c = t.write(
         "config.yaml",
         "mint_url: https://mint\ninference: {project: p}\nkill_switch: false\nagents:\n  - {source: '', name: n, runtime: claude}\ncreate_issues: {allow_targets: {orgs: [o]}}\nstatus_notifications: {comment: {start: s}}\n",
     );
-    let j = resolve_ok(&mut cmd(&["harness", "resolve", p(&h), "--config", p(&c)]));
+    let j = t
+        .host(["harness", "resolve", p(&h), "--config", p(&c)])
+        .run()
+        .json();
     assert_eq!(
         j["env"]["runner"],
         serde_json::json!({"AGENT": "yes", "HIDDEN": "yes", "NESTED": "yes"})
@@ -1233,15 +1340,19 @@ fn s11_2_8_the_config_map_cel_sees() {
 
 #[test]
 fn s11_2_9_lint_warnings() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/l.yaml",
-        &format!("{HEAD}allowed_remote_resources: ['https://example.com/']\nenv:\n  runner: {{U: \"${{GITHUB_ISSUE_URL}}\"}}\n  sandbox: {{S: \"x $GITHUB_ISSUE_URL\"}}\nrunner_env: {{R: \"${{GITHUB_ISSUE_URL}}\"}}\n"),
+        format!("{HEAD}allowed_remote_resources: ['https://example.com/']\nenv:\n  runner: {{U: \"${{GITHUB_ISSUE_URL}}\"}}\n  sandbox: {{S: \"x $GITHUB_ISSUE_URL\"}}\nrunner_env: {{R: \"${{GITHUB_ISSUE_URL}}\"}}\n"),
     );
-    let o = run(cmd(&["harness", "lint", p(&h)]).env("GITHUB_ISSUE_URL", "u"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = t
+        .host(["harness", "lint", p(&h)])
+        .env("GITHUB_ISSUE_URL", "u")
+        .any_status()
+        .run();
+    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
     assert_eq!(
-        stdout(&o),
+        o.stdout.clone(),
         "warning: runner_env: runner_env is deprecated and env.runner takes precedence; migrate to env.runner (see ADR 0055)\n\
          warning: allowed_remote_resources: allowed_remote_resources is set without allow_runtime_fetch: true; runtime fetching is enabled for backward compatibility, but this is deprecated — add allow_runtime_fetch: true to the harness to silence this warning\n\
          warning: env.runner.U: GITHUB_ISSUE_URL is deprecated; use TRIGGER_ENTITY_URL instead (see #6610)\n\
@@ -1251,41 +1362,44 @@ fn s11_2_9_lint_warnings() {
 
 #[test]
 fn s11_2_10_trigger_is_inherited_from_a_base() {
-    let fs = Fs::new();
+    let t = Tree::fullsend();
     // `runtime` is not declared for triggers: the inherited one fails.
-    fs.write(
+    t.write(
         "harness/base.yaml",
-        &format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
+        format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
     );
-    let h = fs.write("harness/c.yaml", "base: base.yaml\n");
-    fails(
-        &mut cmd(&["harness", "resolve", p(&h)]),
-        "invalid harness: trigger: undeclared reference to 'runtime' at 1:1",
-    );
-    let own = fs.write(
+    let h = t.write("harness/c.yaml", "base: base.yaml\n");
+    t.host(["harness", "resolve", p(&h)])
+        .status(1)
+        .stderr_has("invalid harness: trigger: undeclared reference to 'runtime' at 1:1")
+        .run();
+    let own = t.write(
         "harness/own.yaml",
         "base: base.yaml\ntrigger: \"event.x == 1\"\n",
     );
-    resolve_ok(&mut cmd(&["harness", "resolve", p(&own)]));
+    t.host(["harness", "resolve", p(&own)]).run();
 }
 
 #[test]
 fn s11_2_11_the_run_childs_environment() {
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/r.yaml",
-        &format!("{HEAD}env:\n  runner:\n    JIRA_USER_EMAIL: \"${{JIRA_USER_EMAIL}}\"\n    GITLAB_TOKEN: declared\n    FULLSEND_FORGE_TOKEN: declared\n    FULLSEND_GITLAB_HOST: declared\n    KEEP: \"${{JIRA_TOKEN}}\"\n"),
+        format!("{HEAD}env:\n  runner:\n    JIRA_USER_EMAIL: \"${{JIRA_USER_EMAIL}}\"\n    GITLAB_TOKEN: declared\n    FULLSEND_FORGE_TOKEN: declared\n    FULLSEND_GITLAB_HOST: declared\n    KEEP: \"${{JIRA_TOKEN}}\"\n"),
     );
-    let o = run(cmd(&["harness", "run", p(&h), "--", "env"])
+    let o = t
+        .host(["harness", "run", p(&h), "--", "env"])
         .env("PYTHONDONTWRITEBYTECODE", "0")
         .env("JIRA_TOKEN", "jt")
         .env("JIRA_USER_EMAIL", "je")
         .env("OTEL_EXPORTER_OTLP_HEADERS", "h")
         .env("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "h")
         .env("OTEL_EXPORTER_OTLP_ENDPOINT", "e")
-        .env("GITLAB_TOKEN", "host-gl"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
+        .env("GITLAB_TOKEN", "host-gl")
+        .any_status()
+        .run();
+    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
+    let out = o.stdout.clone();
     let lines: Vec<&str> = out.lines().collect();
     for want in [
         "PYTHONDONTWRITEBYTECODE=1",
@@ -1314,45 +1428,61 @@ fn s11_2_11_the_run_childs_environment() {
 #[test]
 fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
     use std::os::unix::ffi::OsStrExt;
-    let fs = Fs::new();
-    let h = fs.write(
+    let t = Tree::fullsend();
+    let h = t.write(
         "harness/b.yaml",
-        &format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
+        format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
     );
     let raw = std::ffi::OsStr::from_bytes(b"a\xffb");
-    let o = run(cmd(&[
-        "harness",
-        "run",
-        p(&h),
-        "--",
-        "sh",
-        "-c",
-        "printf %s \"$R\"",
-    ])
-    .env("RAW", raw));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(o.stdout, b"<a\xffb>");
-    let o = run(cmd(&["harness", "sandbox-env", p(&h)]).env("RAW", raw));
-    assert_eq!(o.stdout, b"export S='a\xffb'\n");
+    let o = t
+        .host([
+            "harness",
+            "run",
+            p(&h),
+            "--",
+            "sh",
+            "-c",
+            "printf %s \"$R\"",
+        ])
+        .env("RAW", raw)
+        .any_status()
+        .run();
+    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
+    assert_eq!(o.stdout_bytes, b"<a\xffb>");
+    let o = t
+        .host(["harness", "sandbox-env", p(&h)])
+        .env("RAW", raw)
+        .any_status()
+        .run();
+    assert_eq!(o.stdout_bytes, b"export S='a\xffb'\n");
     // JSON escapes it as the session's JSON does.
-    let o = run(cmd(&["harness", "resolve", p(&h)]).env("RAW", raw));
-    let s = stdout(&o);
+    let o = t
+        .host(["harness", "resolve", p(&h)])
+        .env("RAW", raw)
+        .any_status()
+        .run();
+    let s = o.stdout.clone();
     assert!(s.contains("\"S\": \"a\\udcffb\""), "{s}");
     // An env file value too.
-    let ef = fs.root().join("raw.env");
+    let ef = t.root().join("raw.env");
     fs::write(&ef, b"RAW=x\xfey\n").unwrap();
-    let o = run(&mut cmd(&[
-        "harness",
-        "sandbox-env",
-        p(&h),
-        "--env-file",
-        p(&ef),
-    ]));
-    assert_eq!(o.stdout, b"export S='x\xfey'\n");
+    let o = t
+        .host(["harness", "sandbox-env", p(&h), "--env-file", p(&ef)])
+        .any_status()
+        .run();
+    assert_eq!(o.stdout_bytes, b"export S='x\xfey'\n");
     // dotenv cannot carry it: refused naming the key.
-    let o = run(cmd(&["harness", "sandbox-env", p(&h), "--format", "dotenv"]).env("RAW", raw));
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("env.sandbox[S]"), "{}", stderr(&o));
+    let o = t
+        .host(["harness", "sandbox-env", p(&h), "--format", "dotenv"])
+        .env("RAW", raw)
+        .any_status()
+        .run();
+    assert_eq!(o.status, Some(1));
+    assert!(
+        o.stderr.clone().contains("env.sandbox[S]"),
+        "{}",
+        o.stderr.clone()
+    );
 }
 
 #[test]

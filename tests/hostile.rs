@@ -5,19 +5,21 @@
 
 mod support;
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use support::Tree;
 
 /// A value planted in hostile files; it must never reach stderr.
 const CANARY: &str = "hostileCANARY93";
 
-/// A scratch tree: `home/` (user store `home/.agents`), `proj/` (the cwd,
-/// project store `proj/.agents`), no system store.
+/// The session tree (`support::Tree::session`): `home/` (user store
+/// `home/.agents`), `proj/` (the cwd, project store `proj/.agents`), no
+/// system store; plus the special files hostile cases need.
 struct W {
-    _t: tempfile::TempDir,
+    t: Tree,
     root: PathBuf,
 }
 
@@ -49,31 +51,17 @@ impl Out {
     }
 }
 
-fn python() -> PathBuf {
-    let sys = PathBuf::from("/usr/bin/python3");
-    if sys.is_file() {
-        sys
-    } else {
-        support::venv().join("bin/python3")
-    }
-}
-
 impl W {
     fn new() -> W {
-        let t = tempfile::tempdir().unwrap();
-        let root = t.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("home/.agents")).unwrap();
-        std::fs::create_dir_all(root.join("proj")).unwrap();
-        W { _t: t, root }
+        let t = Tree::session().dir("home/.agents");
+        let root = t.root().to_path_buf();
+        W { t, root }
     }
     fn p(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+        self.t.path(rel)
     }
     fn write(&self, rel: &str, body: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.p(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, body).unwrap();
-        p
+        self.t.write(rel, body)
     }
     fn fifo(&self, rel: &str) -> PathBuf {
         let p = self.p(rel);
@@ -101,23 +89,16 @@ impl W {
         std::fs::File::create(&p).unwrap().set_len(len).unwrap();
         p
     }
-    fn base_env(&self) -> Vec<(String, String)> {
-        let r = self.root.to_str().unwrap();
-        vec![
-            ("HOME".into(), format!("{r}/home")),
-            ("PATH".into(), "/usr/bin:/bin".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("AGENTS_PYTHON".into(), python().to_str().unwrap().into()),
-            ("AGENTS_SYSTEM_ROOT".into(), format!("{r}/no-system")),
-        ]
+    /// The session environment of `support::session_cmd`.
+    fn base_env(&self) -> Vec<(OsString, OsString)> {
+        support::session_cmd(&self.root)
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+            .collect()
     }
     fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(support::agentenv_bin());
-        c.args(args)
-            .current_dir(self.p("proj"))
-            .env_clear()
-            .envs(self.base_env())
-            .stdin(Stdio::null());
+        let mut c = support::session_cmd(&self.root);
+        c.args(args).stdin(Stdio::null());
         c
     }
     fn env(&self, extra: &[&str]) -> Out {

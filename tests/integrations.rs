@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use support::Rng;
+use support::{Rng, Run, Tree};
 
 // ---------------------------------------------------------------- readers
 
@@ -424,155 +424,131 @@ fn docker_long_lines_fit_or_are_omitted() {
 
 const CANARY: &str = "zqCANARYinteg";
 
-fn write(w: &Path, rel: &str, body: &[u8]) {
-    let p = w.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
-
 /// A store whose layers set values of every kind (each holding the
 /// canary), plus one removal of an inherited variable.
-fn store(w: &Path) {
-    std::fs::create_dir_all(w.join("proj")).unwrap();
+fn store() -> Tree {
     let py = format!(
         "import json\nprint(json.dumps({{'ONE': ' {c} = << ', 'MULTI': '{c}\\nAGENTENV_EOF\\n', \
          'WITHCR': '{c}\\r', 'MIDCR': 'a\\r{c}', 'HASHY': '# {c}', 'QUOTED': '\"{c}\"', \
          'INHERITED': None}}))\n",
         c = CANARY
     );
-    write(w, "home/.agents/env.py", py.as_bytes());
     let mut plain = b"NONUTF=".to_vec();
     plain.extend_from_slice(CANARY.as_bytes());
     plain.extend_from_slice(b"\xff\n");
-    write(w, "home/.agents/pre.env", &plain);
+    Tree::session()
+        .file("home/.agents/env.py", py)
+        .file("home/.agents/pre.env", plain)
 }
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `env --diff --format FORMAT ARGS` with INHERITED set; no canary on
+/// stderr.
+fn env_diff(t: &Tree, format: &str, args: &[&str]) -> Run {
+    t.agentenv(["env", "--diff", "--format", format])
+        .args(args)
+        .env("INHERITED", "x")
+        .stderr_lacks("zqCANARY")
+}
+
+fn github_reads_back(verbosity: &[&str]) {
+    let text = env_diff(&store(), "github", verbosity)
+        .stderr_has("agentenv: warning: 'WITHCR' left out of the github format: its value holds a CR")
+        .stderr_has("agentenv: warning: 'MIDCR' left out of the github format: its value holds a CR")
+        .stderr_has("agentenv: warning: 'NONUTF' left out of the github format: its value is not UTF-8")
+        .stderr_has("agentenv: warning: 'INHERITED' left out of the github format: it is removed, and the format cannot express a removal")
+        .run()
+        .stdout;
+    let got = runner_read(&text, false).unwrap();
+    assert_eq!(got["ONE"], format!(" {CANARY} = << "));
+    assert_eq!(got["MULTI"], format!("{CANARY}\nAGENTENV_EOF\n"));
+    assert_eq!(got["HASHY"], format!("# {CANARY}"));
+    assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
+    for gone in ["WITHCR", "MIDCR", "NONUTF", "INHERITED"] {
+        assert!(!got.contains_key(gone), "{gone}");
+    }
+    assert_eq!(runner_read(&text, true).unwrap(), got);
+}
+
 #[test]
 fn env_format_github_through_the_binary() {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path();
-    store(w);
-    for extra in [&[][..], &["-vv"][..]] {
-        let o = support::session_cmd(w)
-            .env("INHERITED", "x")
-            .args(["env", "--diff", "--format", "github"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let text = String::from_utf8(o.stdout.clone()).unwrap();
-        let got = runner_read(&text, false).unwrap();
-        assert_eq!(got["ONE"], format!(" {CANARY} = << "));
-        assert_eq!(got["MULTI"], format!("{CANARY}\nAGENTENV_EOF\n"));
-        assert_eq!(got["HASHY"], format!("# {CANARY}"));
-        assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
-        for gone in ["WITHCR", "MIDCR", "NONUTF", "INHERITED"] {
-            assert!(!got.contains_key(gone), "{gone}");
-        }
-        assert_eq!(runner_read(&text, true).unwrap(), got);
-        let err = stderr(&o);
-        assert!(!err.contains("zqCANARY"), "{err}");
-        for (name, why) in [
-            ("WITHCR", "its value holds a CR"),
-            ("MIDCR", "its value holds a CR"),
-            ("NONUTF", "its value is not UTF-8"),
-            (
-                "INHERITED",
-                "it is removed, and the format cannot express a removal",
-            ),
-        ] {
-            assert!(
-                err.contains(&format!(
-                    "agentenv: warning: '{name}' left out of the github format: {why}"
-                )),
-                "{name}: {err}"
-            );
-        }
-    }
-    // -q silences the warnings, stdout is unchanged.
-    let o = support::session_cmd(w)
-        .args(["env", "--diff", "--format", "github", "-q"])
-        .output()
-        .unwrap();
-    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    github_reads_back(&[]);
+}
+
+#[test]
+fn env_format_github_through_the_binary_at_vv() {
+    github_reads_back(&["-vv"]);
+}
+
+#[test]
+fn env_format_github_quiet_silences_the_warnings() {
+    store()
+        .agentenv(["env", "--diff", "--format", "github", "-q"])
+        .stderr("")
+        .run();
 }
 
 #[test]
 fn env_format_docker_through_the_binary() {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path();
-    store(w);
-    let o = support::session_cmd(w)
-        .env("INHERITED", "x")
-        .args(["env", "--diff", "--format", "docker"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = String::from_utf8(o.stdout.clone()).unwrap();
-    let got: BTreeMap<String, String> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    let mut run = env_diff(&store(), "docker", &[]);
+    for gone in ["MULTI", "WITHCR", "NONUTF"] {
+        run = run.stdout_has(format!(
+            "# {gone} omitted: not representable in a docker env-file\n"
+        ));
+    }
+    for name in ["MULTI", "WITHCR", "NONUTF", "INHERITED"] {
+        run = run.stderr_has(format!("warning: '{name}' left out of the docker format"));
+    }
+    let o = run.run();
+    let got: BTreeMap<String, String> = kvfile_read(&o.stdout_bytes).unwrap().into_iter().collect();
     assert_eq!(got["ONE"], format!(" {CANARY} = << "));
     assert_eq!(got["MIDCR"], format!("a\r{CANARY}"));
     assert_eq!(got["HASHY"], format!("# {CANARY}"));
     assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
     for gone in ["MULTI", "WITHCR", "NONUTF"] {
         assert!(!got.contains_key(gone), "{gone}");
-        assert!(
-            text.contains(&format!(
-                "# {gone} omitted: not representable in a docker env-file\n"
-            )),
-            "{text}"
-        );
-    }
-    let err = stderr(&o);
-    assert!(!err.contains("zqCANARY"), "{err}");
-    for name in ["MULTI", "WITHCR", "NONUTF", "INHERITED"] {
-        assert!(
-            err.contains(&format!("warning: '{name}' left out of the docker format")),
-            "{name}: {err}"
-        );
     }
 }
 
-#[test]
-fn dotenv_parse_accepts_both_formats() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join(".env");
-    std::fs::write(
-        &f,
+/// `dotenv parse --format FORMAT` of a file holding the canary.
+fn dotenv_parse(format: &str) -> Run {
+    let t = Tree::new().file(
+        ".env",
         format!("A=\"l1\\nl2 {CANARY}\"\nB=' x=<<y '\nC=\"cr\\r{CANARY}\"\n"),
-    )
-    .unwrap();
-    let run = |fmt: &str| {
-        std::process::Command::new(support::agentenv_bin())
-            .args(["dotenv", "parse", "--format", fmt])
-            .arg(&f)
-            .output()
-            .unwrap()
-    };
-    let o = run("github");
-    assert_eq!(o.status.code(), Some(0));
-    let got = runner_read(std::str::from_utf8(&o.stdout).unwrap(), false).unwrap();
+    );
+    t.host(["dotenv", "parse", "--format", format, &t.arg(".env")])
+}
+
+#[test]
+fn dotenv_parse_as_github() {
+    let o = dotenv_parse("github")
+        .stderr_has("'C' left out of the github format")
+        .stderr_lacks(CANARY)
+        .run();
+    let got = runner_read(&o.stdout, false).unwrap();
     assert_eq!(got["A"], format!("l1\nl2 {CANARY}"));
     assert_eq!(got["B"], " x=<<y ");
     assert!(!got.contains_key("C"));
-    assert!(stderr(&o).contains("'C' left out of the github format"));
-    let o = run("docker");
-    assert_eq!(o.status.code(), Some(0));
-    let got: BTreeMap<_, _> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+}
+
+#[test]
+fn dotenv_parse_as_docker() {
+    let o = dotenv_parse("docker").stderr_lacks(CANARY).run();
+    let got: BTreeMap<_, _> = kvfile_read(&o.stdout_bytes).unwrap().into_iter().collect();
     assert_eq!(got["B"], " x=<<y ");
     assert_eq!(got["C"], format!("cr\r{CANARY}"));
     assert!(!got.contains_key("A"));
-    for o in [run("github"), run("docker")] {
-        assert!(!stderr(&o).contains(CANARY));
-    }
-    // An unknown format lists agentenv's own too.
-    let o = run("gh");
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("; agentenv's own: docker, github"));
+}
+
+#[test]
+fn an_unknown_format_lists_agentenvs_own_too() {
+    dotenv_parse("gh")
+        .status(1)
+        .stderr_has("; agentenv's own: docker, github")
+        .run();
 }
 
 // ------------------------------------------------------------ init claude
@@ -621,17 +597,18 @@ const SETTINGS: &str = r#"{
 }
 "#;
 
-fn init(home: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(support::agentenv_bin())
-        .env_clear()
-        .env("HOME", home)
+/// `agentenv init claude ARGS` with `HOME` (and the working directory) at
+/// `$W/home`.
+fn init(t: &Tree, args: &[&str]) -> Run {
+    t.command(support::agentenv_bin())
+        .with(|c| {
+            c.env_clear();
+        })
+        .env("HOME", t.path("home"))
         .env("PATH", "/usr/bin:/bin")
-        .current_dir(home)
-        .arg("init")
-        .arg("claude")
+        .cwd("home")
+        .args(["init", "claude"])
         .args(args)
-        .output()
-        .unwrap()
 }
 
 /// SETTINGS with agentenv's group appended to SessionStart.
@@ -643,445 +620,491 @@ fn with_hook(command: &str) -> String {
     SETTINGS.replacen("      }\n    ],\n    \"Stop\"", &entry, 1)
 }
 
-#[test]
-fn init_claude_edits_user_settings_keeping_everything_else() {
-    use std::os::unix::fs::PermissionsExt;
-    let t = tempfile::tempdir().unwrap();
-    let home = t.path().canonicalize().unwrap();
-    let file = home.join(".claude/settings.json");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, SETTINGS).unwrap();
-    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let bin = support::agentenv_bin();
-    let command = format!("{}{}", bin.display(), agentenv::cli::init::HOOK_ARGS);
-    let want = with_hook(&command);
+mod init_claude {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
-    // --dry-run: the resulting file on stdout, nothing written.
-    let o = init(&home, &["--dry-run"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(String::from_utf8(o.stdout.clone()).unwrap(), want);
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
-    assert!(stderr(&o).contains("dry run: would add"));
+    const FILE: &str = "home/.claude/settings.json";
 
-    let o = init(&home, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(o.stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
-    let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o640, "mode kept");
-    assert!(stderr(&o).contains(&format!(
-        "agentenv: added the SessionStart hook to {}",
-        file.display()
-    )));
-
-    // Again: no change, and it says so (the file is not even rewritten).
-    let before = std::fs::metadata(&file).unwrap().modified().unwrap();
-    let ino = std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&file).unwrap());
-    let o = init(&home, &["--user"]);
-    assert_eq!(o.status.code(), Some(0));
-    assert!(stderr(&o).contains("already in"), "{}", stderr(&o));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), want);
-    let md = std::fs::metadata(&file).unwrap();
-    assert_eq!(md.modified().unwrap(), before);
-    assert_eq!(std::os::unix::fs::MetadataExt::ino(&md), ino);
-
-    // --remove: only agentenv's entry goes; the file is the original again.
-    let o = init(&home, &["--remove"]);
-    assert_eq!(o.status.code(), Some(0));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
-    let o = init(&home, &["--remove"]);
-    assert!(stderr(&o).contains("no agentenv SessionStart hook"));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), SETTINGS);
-    for o in [init(&home, &[]), init(&home, &["--remove", "-vv"])] {
-        assert!(!stderr(&o).contains("zqCANARY"));
+    /// SETTINGS, mode 0640.
+    fn settings() -> Tree {
+        let t = Tree::new().file(FILE, SETTINGS);
+        std::fs::set_permissions(t.path(FILE), std::fs::Permissions::from_mode(0o640)).unwrap();
+        t
     }
-}
 
-#[test]
-fn init_claude_new_file_project_symlink_and_config_dir() {
-    use std::os::unix::fs::PermissionsExt;
-    let t = tempfile::tempdir().unwrap();
-    let home = t.path().canonicalize().unwrap();
-    // A new file: 0600 in a 0700 directory.
-    let o = init(&home, &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let file = home.join(".claude/settings.json");
-    let md = std::fs::metadata(&file).unwrap();
-    assert_eq!(md.permissions().mode() & 0o777, 0o600);
-    let dmode = std::fs::metadata(home.join(".claude"))
-        .unwrap()
-        .permissions()
-        .mode();
-    assert_eq!(dmode & 0o777, 0o700);
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-        .as_str()
-        .unwrap()
-        .starts_with('/'));
+    /// SETTINGS with this binary's hook.
+    fn want() -> String {
+        let bin = support::agentenv_bin();
+        with_hook(&format!(
+            "{}{}",
+            bin.display(),
+            agentenv::internals::cli::HOOK_ARGS
+        ))
+    }
 
-    // --project DIR: the bare name, in DIR/.claude/settings.json.
-    std::fs::create_dir_all(home.join("repo")).unwrap();
-    let o = init(&home, &["--project", "repo"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let p: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(home.join("repo/.claude/settings.json")).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(
-        p["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-        format!("agentenv{}", agentenv::cli::init::HOOK_ARGS)
-    );
-    // --user and --project together: a usage error.
-    assert_eq!(
-        init(&home, &["--user", "--project", "repo"]).status.code(),
-        Some(2)
-    );
+    fn mode(p: &Path) -> u32 {
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
 
-    // A symlinked settings file (dotfiles): the target is edited, the link stays.
-    let real = home.join("dotfiles/claude.json");
-    std::fs::create_dir_all(real.parent().unwrap()).unwrap();
-    std::fs::write(&real, "{\"model\": \"opus\"}").unwrap();
-    std::fs::remove_file(&file).unwrap();
-    std::os::unix::fs::symlink(&real, &file).unwrap();
-    assert_eq!(init(&home, &[]).status.code(), Some(0));
-    assert!(std::fs::symlink_metadata(&file)
-        .unwrap()
-        .file_type()
-        .is_symlink());
-    let text = std::fs::read_to_string(&real).unwrap();
-    assert!(
-        text.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {"),
-        "{text}"
-    );
-    assert!(!text.ends_with('\n'), "no final newline before, none after");
+    #[test]
+    fn dry_run_prints_the_result_and_writes_nothing() {
+        let t = settings();
+        init(&t, &["--dry-run"])
+            .stdout(want())
+            .stderr_has("dry run: would add")
+            .run();
+        assert_eq!(t.read(FILE), SETTINGS);
+    }
 
-    // CRLF line ends and a BOM are kept.
-    std::fs::write(&real, "\u{feff}{\r\n  \"model\": \"opus\"\r\n}\r\n").unwrap();
-    assert_eq!(init(&home, &[]).status.code(), Some(0));
-    let text = std::fs::read_to_string(&real).unwrap();
-    assert!(
-        text.starts_with("\u{feff}{\r\n  \"model\": \"opus\",\r\n"),
-        "{text:?}"
-    );
-    assert!(!text.replace("\r\n", "").contains('\n') && text.ends_with("}\r\n"));
-    // --project names a directory that exists.
-    let o = init(&home, &["--project", "typo"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(!home.join("typo").exists());
+    #[test]
+    fn edits_user_settings_keeping_everything_else() {
+        let t = settings();
+        init(&t, &[])
+            .stdout("")
+            .stderr_has("agentenv: added the SessionStart hook to $W/home/.claude/settings.json")
+            .run();
+        assert_eq!(t.read(FILE), want());
+        assert_eq!(mode(&t.path(FILE)), 0o640, "mode kept");
+    }
 
-    // CLAUDE_CONFIG_DIR moves the user settings.
-    let o = std::process::Command::new(support::agentenv_bin())
-        .env("HOME", &home)
-        .env("CLAUDE_CONFIG_DIR", home.join("cfg"))
-        .args(["init", "claude", "--dry-run"])
-        .output()
-        .unwrap();
-    assert!(stderr(&o).contains(&format!("{}", home.join("cfg/settings.json").display())));
-}
+    #[test]
+    fn again_changes_nothing_and_says_so() {
+        let t = settings();
+        init(&t, &[]).run();
+        // The file is not even rewritten.
+        let md = std::fs::metadata(t.path(FILE)).unwrap();
+        init(&t, &["--user"]).stderr_has("already in").run();
+        assert_eq!(t.read(FILE), want());
+        let again = std::fs::metadata(t.path(FILE)).unwrap();
+        assert_eq!(again.modified().unwrap(), md.modified().unwrap());
+        assert_eq!(again.ino(), md.ino());
+    }
 
-#[test]
-fn init_claude_refuses_invalid_json_untouched() {
-    let t = tempfile::tempdir().unwrap();
-    let home = t.path().canonicalize().unwrap();
-    let file = home.join(".claude/settings.json");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    for (body, line, col) in [
-        ("{\n  \"env\": {\"K\": zqCANARYbad}\n}\n", 2, 16),
-        ("{\n  \"env\": {\"K\": \"zqCANARYopen\n", 3, 0),
-        ("{\"a\": 1,}\n", 1, 9),
-        ("// comment zqCANARY\n{}", 1, 1),
-    ] {
-        std::fs::write(&file, body).unwrap();
-        for args in [&[][..], &["--remove"][..], &["--dry-run"][..]] {
-            let o = init(&home, args);
-            assert_eq!(o.status.code(), Some(1), "{body:?}");
-            assert!(o.stdout.is_empty());
-            let err = stderr(&o);
-            assert!(err.contains(&file.display().to_string()), "{err}");
-            assert!(err.contains(&format!("at line {line}, column ")), "{err}");
-            if col > 0 {
-                assert!(
-                    err.contains(&format!("at line {line}, column {col};")),
-                    "{err}"
-                );
+    #[test]
+    fn remove_takes_only_agentenvs_entry() {
+        let t = settings();
+        init(&t, &[]).run();
+        init(&t, &["--remove"]).run();
+        assert_eq!(t.read(FILE), SETTINGS, "the original again");
+        init(&t, &["--remove"])
+            .stderr_has("no agentenv SessionStart hook")
+            .run();
+        assert_eq!(t.read(FILE), SETTINGS);
+    }
+
+    #[test]
+    fn settings_values_never_reach_stderr() {
+        let t = settings();
+        init(&t, &[]).stderr_lacks("zqCANARY").run();
+        init(&t, &["--remove", "-vv"])
+            .stderr_lacks("zqCANARY")
+            .run();
+    }
+
+    #[test]
+    fn a_new_file_is_0600_in_a_0700_dir_with_an_absolute_command() {
+        let t = Tree::new().dir("home");
+        init(&t, &[]).run();
+        assert_eq!(mode(&t.path(FILE)), 0o600);
+        assert_eq!(mode(&t.path("home/.claude")), 0o700);
+        let v: serde_json::Value = serde_json::from_str(&t.read(FILE)).unwrap();
+        assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with('/'));
+    }
+
+    #[test]
+    fn project_writes_the_bare_name_in_dir() {
+        let t = Tree::new().dir("home/repo");
+        init(&t, &["--project", "repo"]).run();
+        let p: serde_json::Value =
+            serde_json::from_str(&t.read("home/repo/.claude/settings.json")).unwrap();
+        assert_eq!(
+            p["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            format!("agentenv{}", agentenv::internals::cli::HOOK_ARGS)
+        );
+    }
+
+    #[test]
+    fn user_and_project_together_are_a_usage_error() {
+        let t = Tree::new().dir("home/repo");
+        init(&t, &["--user", "--project", "repo"]).status(2).run();
+    }
+
+    #[test]
+    fn project_names_a_directory_that_exists() {
+        let t = Tree::new().dir("home");
+        init(&t, &["--project", "typo"]).status(1).run();
+        assert!(!t.path("home/typo").exists());
+    }
+
+    /// Settings that are a symlink to `$W/home/dotfiles/claude.json`
+    /// holding `body`.
+    fn dotfiles(body: &str) -> Tree {
+        let t = Tree::new()
+            .file("home/dotfiles/claude.json", body)
+            .dir("home/.claude");
+        std::os::unix::fs::symlink(t.path("home/dotfiles/claude.json"), t.path(FILE)).unwrap();
+        t
+    }
+
+    #[test]
+    fn a_symlinked_settings_file_edits_the_target() {
+        let t = dotfiles("{\"model\": \"opus\"}");
+        init(&t, &[]).run();
+        assert!(std::fs::symlink_metadata(t.path(FILE))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        let text = t.read("home/dotfiles/claude.json");
+        assert!(
+            text.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {"),
+            "{text}"
+        );
+        assert!(!text.ends_with('\n'), "no final newline before, none after");
+    }
+
+    #[test]
+    fn crlf_and_a_bom_are_kept() {
+        let t = dotfiles("\u{feff}{\r\n  \"model\": \"opus\"\r\n}\r\n");
+        init(&t, &[]).run();
+        let text = t.read("home/dotfiles/claude.json");
+        assert!(
+            text.starts_with("\u{feff}{\r\n  \"model\": \"opus\",\r\n"),
+            "{text:?}"
+        );
+        assert!(!text.replace("\r\n", "").contains('\n') && text.ends_with("}\r\n"));
+    }
+
+    #[test]
+    fn claude_config_dir_moves_the_user_settings() {
+        let t = Tree::new().dir("home");
+        t.command(support::agentenv_bin())
+            .env("HOME", t.path("home"))
+            .env("CLAUDE_CONFIG_DIR", t.path("home/cfg"))
+            .args(["init", "claude", "--dry-run"])
+            .stderr_has("$W/home/cfg/settings.json")
+            .run();
+    }
+
+    #[test]
+    fn invalid_json_is_refused_untouched() {
+        for (body, line, col) in [
+            ("{\n  \"env\": {\"K\": zqCANARYbad}\n}\n", 2, 16),
+            ("{\n  \"env\": {\"K\": \"zqCANARYopen\n", 3, 0),
+            ("{\"a\": 1,}\n", 1, 9),
+            ("// comment zqCANARY\n{}", 1, 1),
+        ] {
+            let t = Tree::new().file(FILE, body);
+            for args in [&[][..], &["--remove"][..], &["--dry-run"][..]] {
+                let place = if col > 0 {
+                    format!("at line {line}, column {col};")
+                } else {
+                    format!("at line {line}, column ")
+                };
+                init(&t, args)
+                    .status(1)
+                    .stdout("")
+                    .stderr_has("$W/home/.claude/settings.json")
+                    .stderr_has(place)
+                    .stderr_lacks("zqCANARY")
+                    .run();
+                assert_eq!(t.read(FILE), body);
             }
-            assert!(!err.contains("zqCANARY"), "{err}");
-            assert_eq!(std::fs::read_to_string(&file).unwrap(), body);
         }
     }
-    // Valid JSON of the wrong shape: refused by key, untouched.
-    std::fs::write(&file, "{\"hooks\": {\"SessionStart\": {}}}").unwrap();
-    let o = init(&home, &[]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("\"hooks.SessionStart\" is not an array"));
-    std::fs::write(&file, "[]").unwrap();
-    assert_eq!(init(&home, &[]).status.code(), Some(1));
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "[]");
-}
 
-/// The hook command `init claude` writes, run the way Claude Code runs a
-/// command hook (`sh -c` with `CLAUDE_ENV_FILE` set), loads the session
-/// env into that file, and prints nothing.
-#[test]
-#[cfg_attr(
-    any(missing = "bash", missing = "zsh", missing = "fish"),
-    ignore = "needs bash, zsh and fish"
-)]
-fn init_claude_hook_command_runs() {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    write(&w, "home/.agents/env", b"FROM_STORE='a b'\n");
-    std::fs::create_dir_all(w.join("proj")).unwrap();
-    let o = init(&w.join("home"), &[]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(w.join("home/.claude/settings.json")).unwrap(),
-    )
-    .unwrap();
-    let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    // Run by sh (Claude Code's hook shell), and by the user's shell if that
-    // is bash, zsh or fish: `--format auto` must still write export.
-    let mut shells = vec![PathBuf::from("sh")];
-    for sh in ["bash", "zsh", "fish"] {
-        if let Some(p) = support::tool(sh) {
-            shells.push(p);
-        }
+    #[test]
+    fn valid_json_of_the_wrong_shape_is_refused_by_key() {
+        let t = Tree::new().file(FILE, "{\"hooks\": {\"SessionStart\": {}}}");
+        init(&t, &[])
+            .status(1)
+            .stderr_has("\"hooks.SessionStart\" is not an array")
+            .run();
+        let t = Tree::new().file(FILE, "[]");
+        init(&t, &[]).status(1).run();
+        assert_eq!(t.read(FILE), "[]");
     }
-    for (i, sh) in shells.iter().enumerate() {
-        let env_file = w.join(format!("claude-env-{i}.sh"));
-        // PATH without agentenv: the absolute path still finds it.
-        let o = std::process::Command::new(sh)
-            .arg("-c")
-            .arg(&command)
-            .env_clear()
-            .env("HOME", w.join("home"))
-            .env("PATH", "/usr/bin:/bin")
-            .env("AGENTS_SYSTEM_ROOT", w.join("no-system"))
-            .env("CLAUDE_ENV_FILE", &env_file)
-            .current_dir(w.join("proj"))
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{sh:?}: {}", stderr(&o));
-        assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{sh:?}");
-        let got = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
-            .arg("_")
-            .arg(&env_file)
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&got.stdout), "a b", "{sh:?}");
+
+    /// The hook command `init claude` writes, run the way Claude Code runs
+    /// a command hook (`sh -c` with `CLAUDE_ENV_FILE` set), loads the
+    /// session env into that file, and prints nothing.
+    #[test]
+    #[cfg_attr(
+        any(missing = "bash", missing = "zsh", missing = "fish"),
+        ignore = "needs bash, zsh and fish"
+    )]
+    fn the_hook_command_runs() {
+        let t = Tree::session().file("home/.agents/env", "FROM_STORE='a b'\n");
+        init(&t, &[]).run();
+        let v: serde_json::Value = serde_json::from_str(&t.read(FILE)).unwrap();
+        let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // Run by sh (Claude Code's hook shell), and by the user's shell if
+        // that is bash, zsh or fish: `--format auto` must still write export.
+        let mut shells = vec![PathBuf::from("sh")];
+        for sh in ["bash", "zsh", "fish"] {
+            if let Some(p) = support::tool(sh) {
+                shells.push(p);
+            }
+        }
+        for (i, sh) in shells.iter().enumerate() {
+            let env_file = t.path(&format!("claude-env-{i}.sh"));
+            // PATH without agentenv: the absolute path still finds it.
+            t.command(sh)
+                .with(|c| {
+                    c.env_clear();
+                })
+                .arg("-c")
+                .arg(&command)
+                .env("HOME", t.path("home"))
+                .env("PATH", "/usr/bin:/bin")
+                .env("AGENTS_SYSTEM_ROOT", t.path("no-system"))
+                .env("CLAUDE_ENV_FILE", &env_file)
+                .cwd("proj")
+                .stdout("")
+                .stderr("")
+                .run();
+            t.command("bash")
+                .arg("-c")
+                .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")
+                .arg("_")
+                .arg(&env_file)
+                .stdout("a b")
+                .run();
+        }
     }
 }
 
 // ----------------------------------------------------------------- status
 
-/// A tree whose every layer would leave a marker (and print a canary) if
-/// it ran.
-fn status_tree(w: &Path) {
-    let marker = w.join("ran");
-    let m = marker.display();
-    write(
-        w,
-        "home/.agents/env.py",
-        format!("open('{m}', 'a').write('py')\nprint('{{\"K\": \"zqCANARYpy\"}}')\n").as_bytes(),
-    );
-    write(w, "home/.agents/pre.env", b"PRE=zqCANARYpre\n");
-    write(
-        w,
-        "proj/.agents/local.env",
-        format!("X=$(touch '{m}'; echo zqCANARYsh)\n").as_bytes(),
-    );
-    write(w, "home/.agents/overlays/ov/env", b"O=zqCANARYov\n");
-    std::fs::create_dir_all(w.join("proj/.agents/bin")).unwrap();
-}
+mod status {
+    use super::*;
 
-fn status(w: &Path, args: &[&str]) -> std::process::Output {
-    support::session_cmd(w)
-        .env("XDG_STATE_HOME", w.join("state"))
-        .arg("status")
-        .args(args)
-        .output()
-        .unwrap()
-}
+    /// A tree whose every layer would leave a marker `$W/ran` (and print a
+    /// canary) if it ran.
+    pub(super) fn tree() -> Tree {
+        let t = Tree::session();
+        let m = t.arg("ran");
+        t.file(
+            "home/.agents/env.py",
+            format!("open('{m}', 'a').write('py')\nprint('{{\"K\": \"zqCANARYpy\"}}')\n"),
+        )
+        .file("home/.agents/pre.env", "PRE=zqCANARYpre\n")
+        .file(
+            "proj/.agents/local.env",
+            format!("X=$(touch '{m}'; echo zqCANARYsh)\n"),
+        )
+        .file("home/.agents/overlays/ov/env", "O=zqCANARYov\n")
+        .dir("proj/.agents/bin")
+    }
 
-#[test]
-fn status_reports_without_running_anything() {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    status_tree(&w);
-    let o = status(&w, &["--format", "json"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(!w.join("ran").exists(), "status ran a layer");
-    let out = String::from_utf8(o.stdout.clone()).unwrap();
-    assert!(!out.contains("zqCANARY") && !stderr(&o).contains("zqCANARY"));
-    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let proj = w.join("proj");
-    assert_eq!(r["project_root"], proj.display().to_string());
-    assert!(r["project_root_rule"]
-        .as_str()
-        .unwrap()
-        .starts_with("the directory"));
-    assert_eq!(r["hook_root"], proj.display().to_string());
-    assert_eq!(r["hook_root_trust"], "not allowed");
-    assert_eq!(r["scope"], "project");
-    let stores = r["stores"].as_array().unwrap();
-    assert_eq!(stores[0]["level"], "system");
-    assert_eq!(stores[0]["state"], "absent");
-    assert_eq!(stores[1]["state"], "present");
-    assert_eq!(stores[2]["level"], "project");
-    assert_eq!(stores[2]["trust"], "not allowed");
-    assert_eq!(r["overlays"][0]["name"], "ov");
-    let files = r["files"].as_array().unwrap();
-    let find = |suffix: &str| {
-        files
+    /// `agentenv ARGS` with the trust state in `$W/state`.
+    fn agentenv(t: &Tree, args: &[&str]) -> Run {
+        t.agentenv(args).env("XDG_STATE_HOME", t.path("state"))
+    }
+
+    fn status(t: &Tree, args: &[&str]) -> Run {
+        agentenv(t, &["status"]).args(args)
+    }
+
+    /// `status --format json ARGS`, which must not run a layer or show a
+    /// value.
+    fn report(t: &Tree, args: &[&str]) -> serde_json::Value {
+        let j = status(t, &["--format", "json"])
+            .args(args)
+            .secret("zqCANARY")
+            .run()
+            .json();
+        assert!(!t.path("ran").exists(), "status ran a layer");
+        j
+    }
+
+    #[test]
+    fn reports_roots_stores_and_overlays() {
+        let t = tree();
+        let r = report(&t, &[]);
+        let proj = t.arg("proj");
+        assert_eq!(r["project_root"], proj);
+        assert!(r["project_root_rule"]
+            .as_str()
+            .unwrap()
+            .starts_with("the directory"));
+        assert_eq!(r["hook_root"], proj);
+        assert_eq!(r["hook_root_trust"], "not allowed");
+        assert_eq!(r["scope"], "project");
+        let stores = r["stores"].as_array().unwrap();
+        assert_eq!(stores[0]["level"], "system");
+        assert_eq!(stores[0]["state"], "absent");
+        assert_eq!(stores[1]["state"], "present");
+        assert_eq!(stores[2]["level"], "project");
+        assert_eq!(stores[2]["trust"], "not allowed");
+        assert_eq!(r["overlays"][0]["name"], "ov");
+        assert!(r["bin"]
+            .as_array()
+            .unwrap()
             .iter()
-            .find(|f| f["path"].as_str().unwrap().ends_with(suffix))
-            .unwrap_or_else(|| panic!("{suffix} not listed"))
-            .clone()
-    };
-    let py = find("home/.agents/env.py");
-    assert_eq!(
-        (py["tier"].as_str(), py["kind"].as_str()),
-        (Some("main"), Some("env.py"))
-    );
-    assert_eq!(py["exists"], true);
-    let pre = find("home/.agents/pre.env");
-    assert_eq!(
-        (pre["tier"].as_str(), pre["evaluated"].as_str()),
-        (Some("pre"), Some("native"))
-    );
-    assert_eq!(find("proj/.agents/local.env")["evaluated"], "bash");
-    assert_eq!(find("proj/.agents/env.py")["exists"], false);
-    assert_eq!(find("ov/env")["level"], "ov");
-    // Walk order: pre tier first, overlays before their store.
-    let order: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
-    let pos = |s: &str| order.iter().position(|p| p.ends_with(s)).unwrap();
-    assert!(pos("home/.agents/pre.env") < pos("ov/env"));
-    assert!(pos("ov/env") < pos("home/.agents/env"));
-    assert!(pos("home/.agents/env") < pos("proj/.agents/local.env"));
-    assert!(r["bin"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|b| b["exists"] == true));
-    assert!(r["cache"]["lookups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|l| l["hit"] == false));
+            .any(|b| b["exists"] == true));
+        assert!(r["cache"]["lookups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["hit"] == false));
+    }
 
-    // After `env --diff --cache`, status says that invocation would hit.
-    let o = support::session_cmd(&w)
-        .env("XDG_STATE_HOME", w.join("state"))
-        .args(["env", "--diff", "--cache", "--format", "export"])
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    std::fs::remove_file(w.join("ran")).unwrap();
-    let o = status(&w, &[]);
-    let text = String::from_utf8(o.stdout).unwrap();
-    assert!(!w.join("ran").exists());
-    assert!(
-        text.contains("env --diff --cache --format export: hit")
-            || text.contains("env --diff --cache (auto: export): hit"),
-        "{text}"
-    );
-    assert!(text.contains("project  "), "{text}");
-    assert!(!text.contains("zqCANARY"));
+    #[test]
+    fn reports_each_file_and_how_it_would_run() {
+        let r = report(&tree(), &[]);
+        let files = r["files"].as_array().unwrap();
+        let find = |suffix: &str| {
+            files
+                .iter()
+                .find(|f| f["path"].as_str().unwrap().ends_with(suffix))
+                .unwrap_or_else(|| panic!("{suffix} not listed"))
+                .clone()
+        };
+        let py = find("home/.agents/env.py");
+        assert_eq!(
+            (py["tier"].as_str(), py["kind"].as_str()),
+            (Some("main"), Some("env.py"))
+        );
+        assert_eq!(py["exists"], true);
+        let pre = find("home/.agents/pre.env");
+        assert_eq!(
+            (pre["tier"].as_str(), pre["evaluated"].as_str()),
+            (Some("pre"), Some("native"))
+        );
+        assert_eq!(find("proj/.agents/local.env")["evaluated"], "bash");
+        assert_eq!(find("proj/.agents/env.py")["exists"], false);
+        assert_eq!(find("ov/env")["level"], "ov");
+        // Walk order: pre tier first, overlays before their store.
+        let order: Vec<&str> = files.iter().map(|f| f["path"].as_str().unwrap()).collect();
+        let pos = |s: &str| order.iter().position(|p| p.ends_with(s)).unwrap();
+        assert!(pos("home/.agents/pre.env") < pos("ov/env"));
+        assert!(pos("ov/env") < pos("home/.agents/env"));
+        assert!(pos("home/.agents/env") < pos("proj/.agents/local.env"));
+    }
 
-    // Trust: allowed, then changed since.
-    let o = support::session_cmd(&w)
-        .env("XDG_STATE_HOME", w.join("state"))
-        .args(["allow"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value =
-        serde_json::from_slice(&status(&w, &["--format", "json"]).stdout).unwrap();
-    assert_eq!(r["stores"][2]["trust"], "allowed");
-    assert_eq!(r["hook_root_trust"], "allowed");
-    write(&w, "proj/.agents/env", b"NEW=1\n");
-    let r: serde_json::Value =
-        serde_json::from_slice(&status(&w, &["--format", "json", "--require-trust"]).stdout)
-            .unwrap();
-    assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
-    assert_eq!(r["stores"][2]["state"], "skipped");
-    assert_eq!(r["scope"], "user");
-    // AGENTENV_REQUIRE_TRUST=1 gates as --require-trust does.
-    let o = support::session_cmd(&w)
-        .env("XDG_STATE_HOME", w.join("state"))
-        .env("AGENTENV_REQUIRE_TRUST", "1")
-        .args(["status", "--format", "json"])
-        .output()
-        .unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["stores"][2]["state"], "skipped");
-    assert_eq!(
-        stderr(&o).matches("changed since it was allowed").count(),
-        1
-    );
-    assert!(!w.join("ran").exists());
-}
+    #[test]
+    fn says_a_cached_invocation_would_hit() {
+        let t = tree();
+        agentenv(&t, &["env", "--diff", "--cache", "--format", "export"]).run();
+        std::fs::remove_file(t.path("ran")).unwrap();
+        let text = status(&t, &[])
+            .stdout_has("project  ")
+            .secret("zqCANARY")
+            .run()
+            .stdout;
+        assert!(!t.path("ran").exists());
+        assert!(
+            text.contains("env --diff --cache --format export: hit")
+                || text.contains("env --diff --cache (auto: export): hit"),
+            "{text}"
+        );
+    }
 
-#[test]
-fn status_dir_rules_and_system_store() {
-    use std::os::unix::fs::PermissionsExt;
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    status_tree(&w);
-    std::fs::create_dir_all(w.join("other/.agents")).unwrap();
-    // DIR: as if env ran there.
-    let o = status(&w, &["--format", "json", "../other"]);
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["project_root"], w.join("other").display().to_string());
-    // $AGENTS_PROJECT_ROOT wins, and says so.
-    let o = support::session_cmd(&w)
-        .env("AGENTS_PROJECT_ROOT", w.join("other"))
-        .args(["status"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8(o.stdout).unwrap();
-    assert!(text.contains("(chosen by: $AGENTS_PROJECT_ROOT)"), "{text}");
-    // A system store that fails the trust rule is skipped, with the reason.
-    let sys = w.join("sys");
-    std::fs::create_dir_all(&sys).unwrap();
-    std::fs::set_permissions(&sys, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let o = support::session_cmd(&w)
-        .env("AGENTS_SYSTEM_ROOT", &sys)
-        .args(["status", "--format", "json"])
-        .output()
-        .unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(r["stores"][0]["state"], "skipped");
-    let why = r["stores"][0]["why"].as_str().unwrap();
-    assert!(
-        why == "group- or world-writable" || why == "not owned by root",
-        "{why}"
-    );
-    // A bad --format is exit 1, as for every command (SPEC §2), listing
-    // the accepted values; a missing DIR: error.
-    let o = status(&w, &["--format", "yaml"]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("invalid value 'yaml' for '--format <F>'")
-            && err.contains("[possible values: text, json]"),
-        "{err}"
-    );
-    // A bad --timeout is a usage error, as for env (the same scope flags).
-    let o = status(&w, &["--timeout", "0"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8_lossy(&o.stderr),
-        "agentenv: error: --timeout must be a positive number of seconds\n"
-    );
-    assert_eq!(status(&w, &["nope"]).status.code(), Some(1));
-    assert!(!w.join("ran").exists());
+    #[test]
+    fn reports_an_allowed_store() {
+        let t = tree();
+        agentenv(&t, &["allow"]).run();
+        let r = report(&t, &[]);
+        assert_eq!(r["stores"][2]["trust"], "allowed");
+        assert_eq!(r["hook_root_trust"], "allowed");
+    }
+
+    #[test]
+    fn reports_a_store_changed_since_it_was_allowed() {
+        let t = tree();
+        agentenv(&t, &["allow"]).run();
+        t.write("proj/.agents/env", "NEW=1\n");
+        let r = report(&t, &["--require-trust"]);
+        assert_eq!(r["stores"][2]["trust"], "changed since it was allowed");
+        assert_eq!(r["stores"][2]["state"], "skipped");
+        assert_eq!(r["scope"], "user");
+    }
+
+    #[test]
+    fn agentenv_require_trust_gates_as_the_flag_does() {
+        let t = tree();
+        agentenv(&t, &["allow"]).run();
+        t.write("proj/.agents/env", "NEW=1\n");
+        let ran = status(&t, &["--format", "json"])
+            .env("AGENTENV_REQUIRE_TRUST", "1")
+            .run();
+        assert_eq!(ran.json()["stores"][2]["state"], "skipped");
+        assert_eq!(
+            ran.stderr.matches("changed since it was allowed").count(),
+            1
+        );
+        assert!(!t.path("ran").exists());
+    }
+
+    #[test]
+    fn dir_is_as_if_env_ran_there() {
+        let t = tree().dir("other/.agents");
+        let r = report(&t, &["../other"]);
+        assert_eq!(r["project_root"], t.arg("other"));
+    }
+
+    #[test]
+    fn agents_project_root_wins_and_says_so() {
+        let t = tree().dir("other/.agents");
+        t.agentenv(["status"])
+            .env("AGENTS_PROJECT_ROOT", t.path("other"))
+            .stdout_has("(chosen by: $AGENTS_PROJECT_ROOT)")
+            .run();
+    }
+
+    #[test]
+    fn an_untrusted_system_store_is_skipped_with_the_reason() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tree().dir("sys");
+        std::fs::set_permissions(t.path("sys"), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let r = t
+            .agentenv(["status", "--format", "json"])
+            .env("AGENTS_SYSTEM_ROOT", t.path("sys"))
+            .run()
+            .json();
+        assert_eq!(r["stores"][0]["state"], "skipped");
+        let why = r["stores"][0]["why"].as_str().unwrap();
+        assert!(
+            why == "group- or world-writable" || why == "not owned by root",
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_bad_format_is_exit_1_listing_the_accepted_values() {
+        // As for every command (SPEC §2).
+        let t = tree();
+        status(&t, &["--format", "yaml"])
+            .status(1)
+            .stderr_has("invalid value 'yaml' for '--format <F>'")
+            .stderr_has("[possible values: text, json]")
+            .run();
+        assert!(!t.path("ran").exists());
+    }
+
+    #[test]
+    fn a_bad_timeout_is_a_usage_error() {
+        // As for env (the same scope flags).
+        let t = tree();
+        status(&t, &["--timeout", "0"])
+            .status(2)
+            .stderr("agentenv: error: --timeout must be a positive number of seconds\n")
+            .run();
+    }
+
+    #[test]
+    fn a_missing_dir_is_an_error() {
+        let t = tree();
+        status(&t, &["nope"]).status(1).run();
+        assert!(!t.path("ran").exists());
+    }
 }
 
 // ------------------------------------------- the real docker CLI, if any
@@ -1261,15 +1284,18 @@ fn readme() -> String {
 }
 
 /// A store, and a PATH that finds this agentenv as `agentenv`.
-fn example_tree(w: &Path) -> String {
-    write(
-        w,
+fn example_tree() -> (Tree, String) {
+    let t = Tree::session().file(
         "home/.agents/env.py",
-        b"import json\nprint(json.dumps({'FROM_STORE': 'a b', 'MULTI': 'l1\\nl2', 'QUOTED': '\"q\"'}))\n",
+        r#"import json
+print(json.dumps({'FROM_STORE': 'a b', 'MULTI': 'l1\nl2', 'QUOTED': '"q"'}))
+"#,
     );
-    std::fs::create_dir_all(w.join("proj")).unwrap();
     let bin = support::agentenv_bin();
-    format!("{}:/usr/bin:/bin", bin.parent().unwrap().display())
+    (
+        t,
+        format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+    )
 }
 
 fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
@@ -1290,9 +1316,8 @@ fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
 #[test]
 fn readme_github_actions_example() {
     assert!(readme().contains(&format!("- run: {README_GITHUB}")));
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    let path = example_tree(&w);
+    let (t, path) = example_tree();
+    let w = t.root().to_path_buf();
     let gh = w.join("github_env");
     std::fs::write(&gh, "EARLIER=1\n").unwrap();
     let o = bash_in(&w, &path, README_GITHUB)
@@ -1318,9 +1343,8 @@ fn readme_docker_example() {
     let Some(docker) = support::tool("docker") else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    let path = example_tree(&w);
+    let (t, path) = example_tree();
+    let w = t.root().to_path_buf();
     let path = format!("{}:{path}", docker.parent().unwrap().display());
     let d = FakeDaemon::start(&w);
     let o = bash_in(&w, &path, README_DOCKER)
@@ -1345,21 +1369,13 @@ fn readme_docker_example() {
 fn readme_direnv_and_codex_examples() {
     let text = readme();
     assert!(text.contains(README_DIRENV) && text.contains(README_CODEX));
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    let path = example_tree(&w);
+    let (t, path) = example_tree();
+    let w = t.root().to_path_buf();
     // Codex: a stand-in `codex` that shows what it was started with.
-    write(
-        &w,
+    t.exe(
         "fakebin/codex",
-        b"#!/bin/sh\nprintf '%s|%s' \"$FROM_STORE\" \"$AGENTS_PROJECT_ROOT\"\n",
+        "#!/bin/sh\nprintf '%s|%s' \"$FROM_STORE\" \"$AGENTS_PROJECT_ROOT\"\n",
     );
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        w.join("fakebin/codex"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
     let cpath = format!("{}:{path}", w.join("fakebin").display());
     let o = bash_in(&w, &cpath, README_CODEX).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -1371,7 +1387,7 @@ fn readme_direnv_and_codex_examples() {
     let Some(direnv) = support::tool("direnv") else {
         return;
     };
-    write(&w, "proj/.envrc", format!("{README_DIRENV}\n").as_bytes());
+    t.write("proj/.envrc", format!("{README_DIRENV}\n"));
     let run = |args: &[&str]| {
         let dpath = format!("{}:{path}", direnv.parent().unwrap().display());
         let mut c = bash_in(&w, &dpath, "exec direnv \"$@\"");
@@ -1427,14 +1443,13 @@ fn readme_mcp_examples() {
         return;
     };
     // Run it as the host would, with the pack at a real path.
-    let t = tempfile::tempdir().unwrap();
-    let pack = t.path().join("pack");
-    write(&pack, ".env", b"PACK_TOKEN=from-dotenv\nHOST_SET=dotenv\n");
-    write(
-        &pack,
-        "server.js",
-        b"process.stdout.write(process.env.PACK_TOKEN + '|' + process.env.HOST_SET)\n",
-    );
+    let t = Tree::new()
+        .file("pack/.env", "PACK_TOKEN=from-dotenv\nHOST_SET=dotenv\n")
+        .file(
+            "pack/server.js",
+            "process.stdout.write(process.env.PACK_TOKEN + '|' + process.env.HOST_SET)\n",
+        );
+    let pack = t.path("pack");
     let args: Vec<String> = args
         .iter()
         .map(|a| a.replace("/opt/packs/tool", pack.to_str().unwrap()))
@@ -1490,11 +1505,10 @@ fn status_starts_no_process() {
     let Some(strace) = support::tool("strace") else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    status_tree(&w);
-    let trace = w.join("trace");
-    let c = support::session_cmd(&w);
+    let t = status::tree();
+    let w = t.root();
+    let trace = t.path("trace");
+    let c = support::session_cmd(w);
     let bin = support::agentenv_bin();
     let o = std::process::Command::new(strace)
         .args(["-f", "-e", "trace=execve,execveat", "-o"])
@@ -1510,8 +1524,8 @@ fn status_starts_no_process() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    let t = std::fs::read_to_string(&trace).unwrap();
-    let execs: Vec<&str> = t.lines().filter(|l| l.contains("execve")).collect();
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let execs: Vec<&str> = text.lines().filter(|l| l.contains("execve")).collect();
     assert_eq!(execs.len(), 1, "{execs:#?}");
     assert!(!w.join("ran").exists());
 }

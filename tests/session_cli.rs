@@ -407,3 +407,47 @@ mod project_root_from_the_environment {
             .run();
     }
 }
+
+/// Warnings and `-v` lines come in the order things happened: what
+/// resolving the scope ignored, the scope's lines, then per env file its
+/// warnings before its layer line. `-q` keeps none of it.
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
+fn warnings_and_layer_lines_keep_their_order() {
+    let t = Tree::session()
+        .file("home/.agents/pre.env", "false\n")
+        .file("home/.agents/env.py", "import sys\nsys.exit(3)\n")
+        .file("proj/.agents/env", "A=1\n");
+    let ran = t
+        .agentenv(["-v", "env", "--format", "json"])
+        .env("AGENTS_ENV_TIMEOUT", "soon")
+        .run();
+    let lines: Vec<String> = ran
+        .stderr_w()
+        .lines()
+        .map(|l| match l.rsplit_once(", ") {
+            Some((head, tail)) if tail.ends_with(" ms") => format!("{head}, N ms"),
+            _ => l.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "agentenv: warning: ignoring $AGENTS_ENV_TIMEOUT: not a positive number of seconds; using 30 s",
+            "agentenv: info: the project root is $W/proj (the current directory)",
+            "agentenv: info: store system: $AGENTS_SYSTEM_ROOT not walked (not a directory, or refused above)",
+            "agentenv: info: store user: $W/home/.agents",
+            "agentenv: info: store project: $W/proj/.agents",
+            "agentenv: warning: env file source failed: $W/home/.agents/pre.env",
+            "agentenv: info: layer plain file (user) $W/home/.agents/pre.env: failed (source failed), N ms",
+            "agentenv: warning: env.py failed (exit 3): $W/home/.agents/env.py",
+            "agentenv: info: layer env.py (user) $W/home/.agents/env.py: failed (exit 3), N ms",
+            "agentenv: info: layer plain file (project) $W/proj/.agents/env: ok, N ms",
+        ]
+    );
+    t.agentenv(["-q", "env", "--format", "json"])
+        .env("AGENTS_ENV_TIMEOUT", "soon")
+        .stderr("")
+        .run();
+}

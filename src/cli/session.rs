@@ -170,7 +170,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
     } else {
         CacheState::Off
     };
-    let session = prepared.assemble(base);
+    let session = assemble_shown(prepared, base);
     let text = render_session(&session, format, a.diff);
     if let CacheState::Miss { dir, key } = &cache {
         crate::session::cache::store(dir, key, text.as_bytes());
@@ -222,15 +222,34 @@ fn cache_lookup(
     }
 }
 
-/// `session::prepare`, then `-v`'s lines about the project root, the
-/// stores and overlays (and at `-vv` every missing candidate).
+/// `session::prepare`, its warnings (taken out of it, so the assembly does
+/// not repeat them), then `-v`'s lines about the project root, the stores
+/// and overlays (and at `-vv` every missing candidate).
 fn prepare_traced(
     opts: &crate::session::Options,
     base: &crate::core::Env,
 ) -> Result<crate::session::Prepared, Failure> {
-    let p = crate::session::prepare(opts, base).map_err(Failure::runtime)?;
-    crate::session::trace::scope(&p, base, opts.project_root.is_some());
+    let mut p = crate::session::prepare(opts, base).map_err(Failure::runtime)?;
+    crate::log::notes(&std::mem::take(&mut p.notes));
+    if crate::log::level() >= 1 {
+        crate::log::notes(&crate::session::trace::scope(
+            &p,
+            base,
+            opts.project_root.is_some(),
+        ));
+    }
     Ok(p)
+}
+
+/// Run the layers, then print what they had to say (warnings; `-v` a line
+/// per env file; `-vv` how each plain file was evaluated), in order.
+fn assemble_shown(
+    prepared: crate::session::Prepared,
+    base: crate::core::Env,
+) -> crate::session::Session {
+    let session = prepared.assemble(base);
+    crate::log::notes(session.assembly.notes());
+    session
 }
 
 /// `--into FILE`: write the export rendering as FILE's owned block;
@@ -287,7 +306,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
         }
     }
     let base = crate::core::process_env();
-    let session = prepare_traced(&opts, &base)?.assemble(base);
+    let session = assemble_shown(prepare_traced(&opts, &base)?, base);
     let env = crate::session::child_env(&session);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     Ok(crate::process::exec(cmd, args, &env))
@@ -302,7 +321,7 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
     // project root (and which store was therefore not walked).
     let note =
         crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
-    let session = prepared.assemble(base);
+    let session = assemble_shown(prepared, base);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
     let reports = explain::report(&session.assembly, &vars);
     let failed = explain::failed_layers(&session.assembly);

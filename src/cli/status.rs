@@ -103,8 +103,11 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     super::trust::gate(required, &mut gated, &base);
     let skipped_by_gate = gated.global && !opts.global;
     let prepared = crate::session::prepare(&gated, &base).map_err(Failure::runtime)?;
+    crate::log::notes(&prepared.notes);
     let ungated = if skipped_by_gate {
-        Some(crate::session::prepare(&opts, &base).map_err(Failure::runtime)?)
+        let p = crate::session::prepare(&opts, &base).map_err(Failure::runtime)?;
+        crate::log::notes(&p.notes);
+        Some(p)
     } else {
         None
     };

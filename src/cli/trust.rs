@@ -134,7 +134,12 @@ pub fn gate(require: bool, opts: &mut crate::session::Options, base: &crate::cor
         agents_dir: opts.agents_dir.clone(),
         project_root: opts.project_root.clone(),
     };
-    let Ok(scope) = crate::session::scope::Scope::resolve(&input, base, &cwd) else {
+    let mut warnings = Vec::new();
+    let resolved = crate::session::scope::Scope::resolve(&input, base, &cwd, &mut warnings);
+    for w in &warnings {
+        crate::warn!("{w}");
+    }
+    let Ok(scope) = resolved else {
         return;
     };
     if scope.level != "project" {

@@ -10,22 +10,34 @@ use std::path::PathBuf;
 /// What kind of source a layer is. Shown by `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerKind {
+    /// Session: the agent identity variables (`AGENTS_AGENT`, …).
     Identity,
+    /// Session: the store and project root variables.
     Roots,
+    /// Session: the interpreter pin (`AGENTS_PYTHON`).
     Interpreter,
+    /// Session: the stores' `bin` directories on `PATH`.
     BinPaths,
+    /// Session: the stores' `lib` directories.
     LibPaths,
+    /// Session: one overlay's root variable.
     OverlayRoot,
+    /// Session: an executed `env.py` file.
     EnvScript,
+    /// Session: a sourced plain env file.
     PlainFile,
+    /// Session: the proxy model's variables.
     Proxy,
+    /// A dotenv file (`launch`'s `.env`/`.env.local`, `harness --env-file`).
     DotenvFile,
-    Manifest,
+    /// A harness block (`runner_env`, `env.runner`, the `run` child's rules).
     Harness,
+    /// A layer with no file behind it (`launch --no-env`).
     Literal,
 }
 
 impl LayerKind {
+    /// The name `explain` shows (`"env.py"`, `"dotenv file"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             LayerKind::Identity => "identity",
@@ -38,7 +50,6 @@ impl LayerKind {
             LayerKind::PlainFile => "plain file",
             LayerKind::Proxy => "proxy",
             LayerKind::DotenvFile => "dotenv file",
-            LayerKind::Manifest => "manifest",
             LayerKind::Harness => "harness",
             LayerKind::Literal => "literal",
         }
@@ -55,12 +66,16 @@ impl fmt::Display for LayerKind {
 /// (`system`, `user`, `project`, an overlay's directory name, …).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerInfo {
+    /// What kind of source the layer is.
     pub kind: LayerKind,
+    /// The file the layer came from, if any.
     pub path: Option<PathBuf>,
+    /// The level or block the layer stands for, if any.
     pub level: Option<String>,
 }
 
 impl LayerInfo {
+    /// A layer of `kind` with no path and no level.
     pub fn new(kind: LayerKind) -> Self {
         LayerInfo {
             kind,
@@ -68,10 +83,12 @@ impl LayerInfo {
             level: None,
         }
     }
+    /// The same layer, from `path`.
     pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.path = Some(path.into());
         self
     }
+    /// The same layer, at `level`.
     pub fn with_level(mut self, level: impl Into<String>) -> Self {
         self.level = Some(level.into());
         self
@@ -97,16 +114,68 @@ pub enum Action {
 pub struct Touch {
     /// Index into [`Assembly::layers`].
     pub layer: usize,
+    /// What the layer did.
     pub action: Action,
+    /// The source line that set the key, when the layer has lines.
     pub line: Option<u32>,
 }
 
 /// A layer as recorded by the assembly, with its outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerRecord {
+    /// The layer as it was added.
     pub info: LayerInfo,
     /// `None` when the layer applied; otherwise why it contributed nothing.
     pub failure: Option<String>,
+}
+
+/// How loud a [`Note`] is. The library never prints; a caller (the CLI)
+/// decides which levels to show (`-q` hides warnings, `-v` shows info,
+/// `-vv` debug).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Shown unless `-q`.
+    Warning,
+    /// Shown with `-v`.
+    Info,
+    /// Shown with `-vv`.
+    Debug,
+}
+
+/// One diagnostic of a run, in the order it happened: a warning (a layer
+/// failed, a value was skipped, an input was ignored), an info line (a
+/// layer ran, with its time) or a debug line. The text names files, lines,
+/// layers and variables, never a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// How loud it is.
+    pub level: Level,
+    /// The message (never a value).
+    pub text: String,
+}
+
+impl Note {
+    /// A warning.
+    pub fn warning(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Warning,
+            text: text.into(),
+        }
+    }
+    /// An info line.
+    pub fn info(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Info,
+            text: text.into(),
+        }
+    }
+    /// A debug line.
+    pub fn debug(text: impl Into<String>) -> Note {
+        Note {
+            level: Level::Debug,
+            text: text.into(),
+        }
+    }
 }
 
 /// Base environment + layers → result with provenance.
@@ -115,6 +184,9 @@ pub struct LayerRecord {
 /// result and drops it from the removals; removing a key drops it from the
 /// result and records a removal **only if the key was in the base env**, so
 /// a key created by one layer and removed by a later one leaves no trace.
+///
+/// The assembly also keeps the run's [`Note`]s in order (warnings are data:
+/// whoever runs the layers records them here instead of printing).
 #[derive(Debug, Clone)]
 pub struct Assembly {
     base: Env,
@@ -122,9 +194,11 @@ pub struct Assembly {
     result: ChangeSet,
     layers: Vec<LayerRecord>,
     touches: BTreeMap<OsString, Vec<Touch>>,
+    notes: Vec<Note>,
 }
 
 impl Assembly {
+    /// An assembly over `base`, with no layers yet.
     pub fn new(base: Env) -> Self {
         Assembly {
             current: base.clone(),
@@ -132,7 +206,31 @@ impl Assembly {
             result: ChangeSet::new(),
             layers: Vec::new(),
             touches: BTreeMap::new(),
+            notes: Vec::new(),
         }
+    }
+
+    /// Record a diagnostic (after every one recorded so far).
+    pub fn note(&mut self, note: Note) {
+        self.notes.push(note);
+    }
+
+    /// Record a warning.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.note(Note::warning(text));
+    }
+
+    /// Every diagnostic recorded, in order.
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
+    }
+
+    /// The warnings among [`notes`](Self::notes), in order.
+    pub fn warnings(&self) -> impl Iterator<Item = &str> {
+        self.notes
+            .iter()
+            .filter(|n| n.level == Level::Warning)
+            .map(|n| n.text.as_str())
     }
 
     /// The frozen base environment.
@@ -150,6 +248,8 @@ impl Assembly {
         &self.result
     }
 
+    /// Every layer, in the order it was added (a [`Touch::layer`] indexes
+    /// this).
     pub fn layers(&self) -> &[LayerRecord] {
         &self.layers
     }
@@ -378,6 +478,19 @@ mod tests {
         a.apply(l2, &cs(&[("OLD", "y")], &[]));
         assert_eq!(a.diff().line_of(OsStr::new("OLD")), None);
         assert_eq!(a.diff().line_of(OsStr::new("NEW")), Some(5));
+    }
+
+    #[test]
+    fn notes_keep_their_order_and_level() {
+        let mut a = Assembly::new(Env::new());
+        a.warn("first");
+        a.note(Note::info("second"));
+        a.note(Note::debug("third"));
+        a.warn("fourth");
+        let texts: Vec<&str> = a.notes().iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(texts, ["first", "second", "third", "fourth"]);
+        assert_eq!(a.notes()[1].level, Level::Info);
+        assert_eq!(a.warnings().collect::<Vec<_>>(), ["first", "fourth"]);
     }
 
     #[test]

@@ -8,13 +8,14 @@
 //! `?` in text formats, `\udcXX` in JSON), and `exec` hands the bytes to the
 //! child unchanged.
 //!
-//! This module does no I/O.
+//! This module does no I/O (it prints nothing either: diagnostics are
+//! [`Note`]s kept on the [`Assembly`]).
 
 mod assembly;
 mod changes;
 pub mod explain;
 
-pub use assembly::{Action, Assembly, LayerInfo, LayerKind, Touch};
+pub use assembly::{Action, Assembly, LayerInfo, LayerKind, LayerRecord, Level, Note, Touch};
 pub use changes::ChangeSet;
 
 use std::collections::BTreeMap;
@@ -32,9 +33,4 @@ pub fn process_env() -> Env {
 /// Look a name up in an environment by `&str`.
 pub fn get<'a>(env: &'a Env, name: &str) -> Option<&'a OsStr> {
     env.get(OsStr::new(name)).map(|v| v.as_os_str())
-}
-
-/// `true` when the name is present with a non-empty value.
-pub fn non_empty(env: &Env, name: &str) -> bool {
-    get(env, name).is_some_and(|v| !v.is_empty())
 }

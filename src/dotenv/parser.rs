@@ -53,15 +53,7 @@ fn ignored_reason(t: &str) -> &'static str {
     }
 }
 
-#[inline]
-fn is_key_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_'
-}
-
-#[inline]
-fn is_key_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
+use crate::compat::ident::{is_continue as is_key_char, is_start as is_key_start};
 
 /// `KEY<ws>*=` starting at `start` of the trimmed line: returns the key's
 /// end and the index just after `=`.

@@ -1,32 +1,12 @@
-//! Byte-level helpers for the dotenv grammar: ECMAScript whitespace,
-//! trimming, word-at-a-time byte search (std only, no `unsafe`) and a small
+//! Byte-level helpers for the dotenv grammar: trimming ECMAScript
+//! whitespace, word-at-a-time byte search (std only, no `unsafe`) and a small
 //! non-cryptographic hasher for the key index.
 
 use std::hash::Hasher;
 
 /// ECMAScript `\s`: the set every "trim" and every whitespace test of the
-/// grammar uses. Includes U+FEFF, U+2028 and U+2029; excludes U+0085 (NEL)
-/// and U+180E.
-#[inline]
-pub fn is_js_ws(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
-    )
-}
-
-/// ASCII members of the ECMAScript whitespace set.
-#[inline]
-pub fn is_ascii_js_ws(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ')
-}
+/// grammar uses (see [`crate::compat::js`]).
+pub use crate::compat::js::{is_ascii_whitespace as is_ascii_js_ws, is_whitespace as is_js_ws};
 
 /// Length in bytes of the whitespace at the start of `s`.
 #[inline]

@@ -4,10 +4,7 @@
 use super::scan::{ends_with_ws, trim};
 
 fn valid_key(key: &str) -> bool {
-    let b = key.as_bytes();
-    !b.is_empty()
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+    crate::compat::ident::is_name(key.as_bytes())
 }
 
 /// For each occurrence of `q` in `v`: is the run of backslashes right

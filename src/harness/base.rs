@@ -12,26 +12,16 @@
 use super::schema::Harness;
 use super::{sha256, Error};
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// `MaxBaseDepth`.
 pub const MAX_BASE_DEPTH: usize = 5;
 
-/// Lexical `filepath.Clean` of an absolute path.
+/// Lexical `filepath.Clean` ([`crate::compat::go::clean`]).
 pub fn clean(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("/");
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let c = crate::compat::go::clean(p.as_os_str().as_bytes());
+    PathBuf::from(std::ffi::OsString::from_vec(c))
 }
 
 /// Make `p` absolute (against the current directory) and clean it.

@@ -30,42 +30,7 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
 /// set it last (a variable not listed here comes from the process env).
 pub type Origins = std::collections::HashMap<OsString, (PathBuf, usize)>;
 
-/// Go's `unicode.IsSpace`.
-fn is_go_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{85}' | '\u{a0}'
-    ) || (c as u32 > 0xff && c.is_whitespace())
-}
-
-/// `strings.TrimSpace` on bytes (only valid UTF-8 at the ends is decoded).
-fn trim_space(mut b: &[u8]) -> &[u8] {
-    loop {
-        let s = match std::str::from_utf8(&b[..b.len().min(4)]) {
-            Ok(s) => s,
-            Err(e) => std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or(""),
-        };
-        match s.chars().next() {
-            Some(c) if is_go_space(c) => b = &b[c.len_utf8()..],
-            _ => break,
-        }
-    }
-    loop {
-        let tail = &b[b.len().saturating_sub(4)..];
-        let mut found = None;
-        for i in 0..tail.len() {
-            if let Ok(s) = std::str::from_utf8(&tail[i..]) {
-                found = s.chars().last();
-                break;
-            }
-        }
-        match found {
-            Some(c) if is_go_space(c) => b = &b[..b.len() - c.len_utf8()],
-            _ => break,
-        }
-    }
-    b
-}
+use crate::compat::go::trim_space;
 
 /// The value of one line (after the key and `=`), as `envfile.Load` reads
 /// it: a quoted value is the text between the first two quotes (anything

@@ -31,12 +31,9 @@ pub const RESERVED: [&str; 19] = [
     "FULLSEND_RUNNER_PATH",
 ];
 
-/// `^[A-Za-z_][A-Za-z0-9_]*$`
+/// `^[A-Za-z_][A-Za-z0-9_]*$` ([`crate::compat::ident::is_name`]).
 pub fn is_posix_name(k: &str) -> bool {
-    let b = k.as_bytes();
-    !b.is_empty()
-        && (b[0].is_ascii_alphabetic() || b[0] == b'_')
-        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+    crate::compat::ident::is_name(k.as_bytes())
 }
 
 pub fn is_reserved(k: &str) -> bool {

@@ -47,17 +47,7 @@ const RESERVED_DIRS: [&str; 7] = [
 
 /// Go's `path.Clean` of an absolute slash path.
 fn clean_slash(p: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
-        match c {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            c => parts.push(c),
-        }
-    }
-    format!("/{}", parts.join("/"))
+    String::from_utf8_lossy(&crate::compat::go::clean(p.as_bytes())).into_owned()
 }
 
 /// `ValidateHostFileDest` (§11.2.6): absolute, no `..` component, under
@@ -313,10 +303,7 @@ pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
 /// otherwise only its leading name, because the rest can be a value
 /// (`${GH_TOKEN:-ghp_…}` looks up the name `GH_TOKEN:-ghp_…`).
 fn shown_reference(name: &str) -> String {
-    let plain = name.len()
-        - name
-            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
-            .len();
+    let plain = crate::compat::ident::continue_len(name.as_bytes());
     if plain == name.len() {
         return name.to_string();
     }

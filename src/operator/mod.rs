@@ -30,7 +30,7 @@
 //! read error `unreadable`), it never writes to stdout, and no value ever
 //! appears in the [`Report`] or a log line. It does no process-global
 //! mutation: the caller owns the environment map and decides what to do
-//! with it (the CLI hands it to [`crate::process::exec`]).
+//! with it (the CLI hands it to `exec`).
 //!
 //! # Example
 //!
@@ -65,11 +65,11 @@
 
 mod collate;
 mod manifest;
-mod path;
 
+use crate::compat::js::trim as trim_js;
+use crate::compat::node::{join as path_join, resolve as path_resolve};
 pub use collate::{compare_names, sort_names};
 pub use manifest::{parse_manifest_env, ManifestError};
-pub use path::{join as path_join, normalize as path_normalize, resolve as path_resolve};
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
 use indexmap::IndexMap;
@@ -97,8 +97,11 @@ pub const PATH_DELIMITER: u8 = b':';
 /// and normalisation always follow the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {
+    /// `linux`.
     Linux,
+    /// `darwin`.
     Darwin,
+    /// `win32`: names compare by Unicode uppercase.
     Win32,
 }
 
@@ -162,7 +165,7 @@ pub struct Options {
     pub cwd: PathBuf,
     /// When every file that is a pipe (a FIFO, `<(cmd)`) must be finished
     /// by, one deadline for the whole list; `None` means
-    /// [`crate::fsutil::PIPE_TIMEOUT`] from the start of the layer. A pipe
+    /// the pipe timeout (5 s) from the start of the layer. A pipe
     /// met after it is `unreadable` without being opened.
     pub pipe_deadline: Option<std::time::Instant>,
 }
@@ -181,6 +184,7 @@ pub enum FileState {
 }
 
 impl FileState {
+    /// The name the report uses.
     pub fn as_str(self) -> &'static str {
         match self {
             FileState::Absent => "absent",
@@ -193,7 +197,9 @@ impl FileState {
 /// One file the layer considered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileReport {
+    /// The file, absolute.
     pub path: PathBuf,
+    /// What happened when it was read.
     pub state: FileState,
     /// How many variables this file set; `Some` only when loaded.
     pub applied: Option<usize>,
@@ -244,16 +250,16 @@ pub fn plugin_root_with_source(fallback: &Path, env: &Env, cwd: &Path) -> (PathB
         let b = declared.as_bytes();
         if !trim_js(b).is_empty() {
             if !has_token(b) {
-                return (path::resolve(cwd, declared), RootSource::Env);
+                return (path_resolve(cwd, declared), RootSource::Env);
             }
             return (
-                path::resolve(cwd, fallback.as_os_str()),
+                path_resolve(cwd, fallback.as_os_str()),
                 RootSource::FallbackToken,
             );
         }
     }
     (
-        path::resolve(cwd, fallback.as_os_str()),
+        path_resolve(cwd, fallback.as_os_str()),
         RootSource::Fallback,
     )
 }
@@ -286,56 +292,9 @@ impl Report {
     }
 }
 
-/// JavaScript's whitespace (`String.prototype.trim`): includes U+FEFF and
-/// the line terminators, excludes U+0085.
-pub fn is_js_whitespace(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | ' '
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-            | '\u{feff}'
-    )
-}
-
-/// JS `trim` on bytes that may not be UTF-8: strips leading and trailing
-/// encodings of [`is_js_whitespace`] characters; invalid bytes are kept.
-pub fn trim_js(bytes: &[u8]) -> &[u8] {
-    let mut first: Option<usize> = None;
-    let mut end = 0;
-    let mut off = 0;
-    for chunk in bytes.utf8_chunks() {
-        let valid = chunk.valid();
-        for (i, c) in valid.char_indices() {
-            if !is_js_whitespace(c) {
-                first.get_or_insert(off + i);
-                end = off + i + c.len_utf8();
-            }
-        }
-        off += valid.len();
-        let inv = chunk.invalid();
-        if !inv.is_empty() {
-            first.get_or_insert(off);
-            off += inv.len();
-            end = off;
-        }
-    }
-    match first {
-        Some(f) => &bytes[f..end],
-        None => &bytes[..0],
-    }
-}
-
 /// `true` when `s` holds an unexpanded host token: `${`, then anything but
 /// `}`, then `}` (`${X}`, `/opt/${X}/y`, `${}`).
-pub fn has_token(s: &[u8]) -> bool {
+pub(crate) fn has_token(s: &[u8]) -> bool {
     match s.windows(2).position(|w| w == b"${") {
         Some(i) => s[i + 2..].contains(&b'}'),
         None => false,
@@ -366,15 +325,15 @@ pub fn env_file_paths(root: &Path, env: &Env, cwd: &Path) -> Vec<PathBuf> {
             .split(|&b| b == PATH_DELIMITER)
             .map(trim_js)
             .filter(|p| !p.is_empty())
-            .map(|p| path::resolve(cwd, OsStr::from_bytes(p)))
+            .map(|p| path_resolve(cwd, OsStr::from_bytes(p)))
             .collect();
     }
-    ENV_FILE_NAMES.iter().map(|n| path::join(root, n)).collect()
+    ENV_FILE_NAMES.iter().map(|n| path_join(root, n)).collect()
 }
 
 /// The name reservation compares: on win32 the Unicode uppercase (a name
 /// that is not UTF-8 compares as its bytes), elsewhere the name itself.
-pub fn comparison_key(name: &OsStr, platform: Platform) -> Vec<u8> {
+pub(crate) fn comparison_key(name: &OsStr, platform: Platform) -> Vec<u8> {
     match (platform, name.to_str()) {
         (Platform::Win32, Some(s)) => s.to_uppercase().into_bytes(),
         _ => name.as_bytes().to_vec(),

@@ -22,18 +22,6 @@ fn manifest(pairs: &[(&str, &str)]) -> IndexMap<String, String> {
 const CWD: &str = "/work/cwd";
 
 #[test]
-fn js_trim_set() {
-    assert_eq!(trim_js(b"  a b \t"), b"a b");
-    assert_eq!(trim_js("\u{feff}\u{a0}x\u{3000}\u{2028}".as_bytes()), b"x");
-    // NEL is not JS whitespace.
-    assert_eq!(trim_js("\u{85}x".as_bytes()), "\u{85}x".as_bytes());
-    assert_eq!(trim_js(b" \xff a \xfe "), b"\xff a \xfe");
-    assert_eq!(trim_js(b" \t\n "), b"");
-    assert_eq!(trim_js(b""), b"");
-    assert!(!is_js_whitespace('\u{180e}'));
-}
-
-#[test]
 fn token_rule() {
     assert!(has_token(b"${CLAUDE_PLUGIN_ROOT}"));
     assert!(has_token(b"/opt/${X}/y"));

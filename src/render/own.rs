@@ -133,15 +133,6 @@ pub(crate) fn github(p: &Prepared<'_>, l: &mut Lines, omitted: &mut Vec<Omission
     removals(p, omitted);
 }
 
-/// Go's `unicode.IsSpace` (Unicode White_Space).
-fn go_is_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{85}' | '\u{a0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200a}' | '\u{2028}' | '\u{2029}' | '\u{202f}' | '\u{205f}' | '\u{3000}'
-    )
-}
-
 /// Why docker/cli cannot read `name` back, if it cannot.
 fn docker_name_problem(name: &[u8]) -> Option<&'static str> {
     let Ok(s) = std::str::from_utf8(name) else {
@@ -150,7 +141,7 @@ fn docker_name_problem(name: &[u8]) -> Option<&'static str> {
     if s.is_empty() {
         return Some("its name is empty");
     }
-    if s.contains(go_is_space) {
+    if s.contains(crate::compat::go::is_space) {
         return Some("its name holds whitespace");
     }
     if s.starts_with('#') {

@@ -9,8 +9,8 @@
 //!
 //! This module gives the renderers the same view: [`text`] (the `?` form,
 //! for text formats), [`for_each_char`] (code points with undecodable bytes
-//! kept apart, for JSON and YAML), Python's whitespace set, and the
-//! reference's sort order.
+//! kept apart, for JSON and YAML), and the reference's sort order; Python's
+//! whitespace and printable sets come from [`crate::compat::python`].
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -54,50 +54,15 @@ pub(crate) fn text(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
-/// Python's `str.isspace()` (Unicode White_Space as CPython defines it:
-/// bidi class WS/B/S or category Zs).
-pub(crate) fn is_space(c: char) -> bool {
-    matches!(
-        c,
-        '\u{9}'..='\u{d}'
-            | '\u{1c}'..='\u{20}'
-            | '\u{85}'
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-    )
-}
+pub(crate) use crate::compat::python::{has_surrounding_space, is_printable, is_space, strip};
 
-/// `s.strip() != s` in Python: the first or the last character is
-/// whitespace. (Undecodable bytes, shown as `?`, are never whitespace.)
-pub(crate) fn has_surrounding_space(s: &str) -> bool {
-    s.chars().next().is_some_and(is_space) || s.chars().next_back().is_some_and(is_space)
-}
-
-/// Python's `s.strip()`.
-pub(crate) fn strip(s: &str) -> &str {
-    s.trim_matches(is_space)
-}
-
-/// A POSIX shell name, `^[A-Za-z_][A-Za-z0-9_]*` matching the whole name.
+/// A POSIX shell name, `^[A-Za-z_][A-Za-z0-9_]*` matching the whole name
+/// ([`crate::compat::ident::is_name`]).
 ///
 /// The reference uses `re.match` with `$`, which also accepts one trailing
 /// LF (`"A\n"`) and then prints a broken line; agentenv requires the whole
 /// name to match (documented in docs/render.md).
-pub(crate) fn is_posix_name(name: &[u8]) -> bool {
-    match name.split_first() {
-        Some((first, rest)) => {
-            (first.is_ascii_alphabetic() || *first == b'_')
-                && rest.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-        }
-        None => false,
-    }
-}
+pub(crate) use crate::compat::ident::is_name as is_posix_name;
 
 /// The code points of `bytes` as the reference holds them, for ordering.
 fn code_points(bytes: &[u8]) -> Vec<u32> {
@@ -167,18 +132,6 @@ pub fn py_repr(s: &str) -> String {
     out
 }
 
-/// CPython's `str.isprintable()` for one character (the reference
-/// interpreter's Unicode tables, see `printable.rs`).
-pub(crate) fn is_printable(c: char) -> bool {
-    let n = c as u32;
-    if n < 0x100 {
-        return !(n < 0x20 || (0x7f..=0xa0).contains(&n) || n == 0xad);
-    }
-    let table = super::printable::NOT_PRINTABLE;
-    let i = table.partition_point(|&(_, hi)| hi < n);
-    !(i < table.len() && table[i].0 <= n)
-}
-
 /// Copy `s` into `out`, handing each character that may need escaping to
 /// `esc` (which pushes whatever it stands for, possibly the character
 /// itself); runs of other characters are copied at once.
@@ -230,30 +183,6 @@ mod tests {
             v,
             [PyChar::C('a'), PyChar::Byte(0x80), PyChar::C('é')].to_vec()
         );
-    }
-
-    #[test]
-    fn whitespace_is_pythons() {
-        for c in [
-            '\u{85}', '\u{a0}', '\u{2028}', '\u{3000}', '\u{1f}', '\u{b}',
-        ] {
-            assert!(is_space(c), "{c:?}");
-        }
-        for c in ['\u{180e}', '\u{200b}', '\u{feff}', 'a', '\u{0}'] {
-            assert!(!is_space(c), "{c:?}");
-        }
-        assert!(has_surrounding_space("a\x01b\x7fc\u{85}"));
-        assert!(!has_surrounding_space("a\u{2028}b"));
-        assert!(!has_surrounding_space(""));
-    }
-
-    #[test]
-    fn posix_names() {
-        assert!(is_posix_name(b"_A1"));
-        assert!(!is_posix_name(b"1A"));
-        assert!(!is_posix_name(b"A-B"));
-        assert!(!is_posix_name(b""));
-        assert!(!is_posix_name(b"A\n"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The session environment (`agentenv env`, `exec`, `explain`): the
 //! reference `dotagents env` 0.8.2 rebuilt as layers over [`crate::core`].
 //!
-//! Contract A ([`scope`]) decides which stores and overlays are walked and
+//! Contract A (`scope.rs`) decides which stores and overlays are walked and
 //! in which order; contract B ([`assemble`]) turns the walk into layers —
 //! identity, roots, interpreter pin, PATH, libs, overlay roots, every
 //! `env.py` and plain file of both tiers, the proxy model — each applied to
@@ -9,25 +9,26 @@
 //! variable came from and `--cache` can key on the same scope.
 //!
 //! Not for: rendering ([`crate::render`]), the cache and `--into`
-//! ([`cache`], [`into`]).
+//! (`cache.rs`, `into.rs`).
 
-pub mod cache;
+pub(crate) mod cache;
 /// The provenance view lives in `core` (it is generic over an assembly).
-pub use crate::core::explain;
-pub mod identity;
-pub mod into;
-pub mod native;
-pub mod paths;
-pub mod pyjson;
-pub mod scope;
-pub mod script;
-pub mod shell;
-pub mod trace;
+pub(crate) use crate::core::explain;
+pub(crate) mod identity;
+pub(crate) mod into;
+pub(crate) mod native;
+pub(crate) mod paths;
+pub(crate) mod pyjson;
+pub(crate) mod scope;
+pub(crate) mod script;
+pub(crate) mod shell;
+pub(crate) mod steps;
+pub(crate) mod trace;
 
-use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
+use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
 use scope::{Scope, ScopeInput, WalkEntry};
-use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -51,14 +52,14 @@ pub struct Options {
 
 /// The two tiers of env files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
+pub(crate) enum Tier {
     Pre,
     Main,
 }
 
 /// One env-file candidate of the walk (it may not exist).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvFile {
+pub(crate) struct EnvFile {
     pub tier: Tier,
     pub level: String,
     pub path: PathBuf,
@@ -70,24 +71,31 @@ pub struct EnvFile {
 /// `--cache` keys on this.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Both tiers, in order, missing ones included.
-    pub env_files: Vec<EnvFile>,
+    pub(crate) env_files: Vec<EnvFile>,
     /// Every `lib` candidate, missing ones included.
-    pub lib_candidates: Vec<PathBuf>,
+    pub(crate) lib_candidates: Vec<PathBuf>,
     /// Every `bin` entry (all go on PATH).
-    pub bin_paths: Vec<PathBuf>,
+    pub(crate) bin_paths: Vec<PathBuf>,
     /// The default interpreter for `*.py` layers.
-    pub interpreter: Option<PathBuf>,
+    pub(crate) interpreter: Option<PathBuf>,
     /// Per-child timeout.
-    pub timeout: Duration,
-    pub agent: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) agent: Option<String>,
+    /// What resolving the scope and the timeout had to say (warnings), in
+    /// order. [`Prepared::assemble`] moves them to the front of the
+    /// assembly's notes; a caller that shows them earlier takes them out
+    /// first.
+    pub(crate) notes: Vec<Note>,
 }
 
 /// An assembled session.
 #[derive(Debug, Clone)]
 pub struct Session {
+    /// The scope and candidates it was assembled from.
     pub prepared: Prepared,
+    /// The layers, their provenance, the result and the notes.
     pub assembly: Assembly,
 }
 
@@ -98,8 +106,9 @@ impl Session {
     }
 }
 
-/// The timeout from `$AGENTS_ENV_TIMEOUT` or the default.
-pub fn timeout_from_env(base: &Env) -> Duration {
+/// The timeout from `$AGENTS_ENV_TIMEOUT` or the default (with a warning
+/// when the variable is not a usable number).
+pub(crate) fn timeout_from_env(base: &Env, warnings: &mut Vec<String>) -> Duration {
     let default = Duration::from_secs_f64(crate::process::DEFAULT_TIMEOUT_SECS);
     match crate::core::get(base, "AGENTS_ENV_TIMEOUT") {
         None => default,
@@ -107,10 +116,10 @@ pub fn timeout_from_env(base: &Env) -> Duration {
         Some(v) => match v.to_str().and_then(|s| s.trim().parse::<f64>().ok()) {
             Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Duration::from_secs_f64(s),
             _ => {
-                crate::warn!(
+                warnings.push(format!(
                     "ignoring $AGENTS_ENV_TIMEOUT: not a positive number of seconds; using {} s",
                     crate::process::DEFAULT_TIMEOUT_SECS
-                );
+                ));
                 default
             }
         },
@@ -119,7 +128,7 @@ pub fn timeout_from_env(base: &Env) -> Duration {
 
 /// The default interpreter: a pinned `AGENTS_PYTHON` naming an existing
 /// file, else `python3`, then `python`, on the real `PATH`.
-pub fn default_interpreter(base: &Env, cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn default_interpreter(base: &Env, cwd: &Path) -> Option<PathBuf> {
     if let Some(p) = crate::core::get(base, "AGENTS_PYTHON").filter(|v| !v.is_empty()) {
         if paths::at(Path::new(p), cwd).is_file() {
             return Some(PathBuf::from(p));
@@ -149,7 +158,8 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
         agents_dir: opts.agents_dir.clone(),
         project_root: opts.project_root.clone(),
     };
-    let scope = Scope::resolve(&input, base, &cwd)?;
+    let mut warnings = Vec::new();
+    let scope = Scope::resolve(&input, base, &cwd, &mut warnings)?;
     let mut env_files = Vec::new();
     for (tier, specs) in [(Tier::Pre, scope::PRE_TIER), (Tier::Main, scope::MAIN_TIER)] {
         for e in scope.walk(specs, true) {
@@ -164,73 +174,28 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
     }
     let lib_candidates = entries(scope.walk(scope::LIB, true));
     let bin_paths = entries(scope.walk(scope::BIN, true));
+    let interpreter = default_interpreter(base, &cwd);
+    let timeout = opts
+        .timeout
+        .unwrap_or_else(|| timeout_from_env(base, &mut warnings));
     Ok(Prepared {
-        interpreter: default_interpreter(base, &cwd),
-        timeout: opts.timeout.unwrap_or_else(|| timeout_from_env(base)),
+        interpreter,
+        timeout,
         agent: opts.agent.clone(),
         scope,
         env_files,
         lib_candidates,
         bin_paths,
+        notes: warnings.into_iter().map(Note::warning).collect(),
     })
 }
 
-/// Resolve and assemble.
+/// Resolve and assemble. Nothing is printed: every warning (and the `-v`
+/// line of each env file) is a [`Note`] on the session's assembly, in
+/// order ([`Assembly::notes`]).
 pub fn assemble(opts: &Options, base: Env) -> Result<Session, String> {
     let prepared = prepare(opts, &base)?;
     Ok(prepared.assemble(base))
-}
-
-fn b(p: &Path) -> &[u8] {
-    p.as_os_str().as_bytes()
-}
-
-fn anchored(e: &[u8]) -> bool {
-    !e.is_empty() && (e[0] == b'/' || e[0] == b'\\')
-}
-
-/// The reference's `_prepended_path_var`: `entries` at the front in their
-/// order, inherited empty/relative entries and copies of ours dropped.
-/// `None` when the value would not change.
-pub fn prepend_path(current: Option<&OsStr>, entries: &[Vec<u8>]) -> Option<OsString> {
-    let cur = current.map(|c| c.as_bytes()).unwrap_or(b"");
-    let mut list: Vec<Vec<u8>> = cur
-        .split(|c| *c == b':')
-        .filter(|e| anchored(e) && !entries.iter().any(|o| o.as_slice() == *e))
-        .map(|e| e.to_vec())
-        .collect();
-    for e in entries {
-        if !list.contains(e) {
-            list.insert(0, e.clone());
-        }
-    }
-    let joined = list.join(&b':');
-    (joined != cur).then(|| OsString::from_vec(joined))
-}
-
-/// `<x>/.pyvenv/<anything>/overlays` (a venv's launcher dir), lexically.
-fn is_launcher_dir(e: &[u8]) -> bool {
-    let n = paths::normpath(e);
-    let mut parts: Vec<&[u8]> = Vec::new();
-    if n.starts_with(b"/") {
-        parts.push(b"/");
-    }
-    parts.extend(n.split(|c| *c == b'/').filter(|p| !p.is_empty()));
-    parts.len() >= 3
-        && parts[parts.len() - 1] == b"overlays"
-        && parts[parts.len() - 3] == b".pyvenv"
-}
-
-/// `…/.pyvenv/<any>/<any>/<file>`: a store venv's interpreter.
-fn is_pyvenv_python(p: &OsStr) -> bool {
-    let norm = paths::pathlib(p);
-    let mut anc = norm.ancestors().skip(1);
-    let _ = anc.next();
-    let _ = anc.next();
-    match anc.next() {
-        Some(a) => a.file_name().is_some_and(|n| n == ".pyvenv"),
-        None => false,
-    }
 }
 
 /// Variables a child needs to start, backfilled from the base env.
@@ -259,208 +224,107 @@ fn spawn_env(current: &Env, base: &Env) -> Env {
     out
 }
 
-fn cs1(k: &str, v: impl Into<OsString>) -> ChangeSet {
-    let mut c = ChangeSet::new();
-    c.set(k, v);
-    c
+/// The walk's existing `lib` directories, highest precedence first, each
+/// once.
+fn existing_libs(candidates: &[PathBuf], cwd: &Path) -> Vec<Vec<u8>> {
+    let mut libs: Vec<Vec<u8>> = Vec::new();
+    for p in candidates.iter().rev() {
+        let bytes = p.as_os_str().as_bytes();
+        if paths::at(p, cwd).is_dir() && !libs.iter().any(|x| x == bytes) {
+            libs.push(bytes.to_vec());
+        }
+    }
+    libs
 }
 
-fn rm1(k: &str) -> ChangeSet {
-    let mut c = ChangeSet::new();
-    c.remove(k);
-    c
+/// Add a computed layer and apply what `step` makes of the accumulated
+/// environment; returns the layer's index.
+fn computed(a: &mut Assembly, info: LayerInfo, step: impl FnOnce(&Env) -> ChangeSet) -> usize {
+    let l = a.add_layer(info);
+    let cs = step(a.current());
+    a.apply(l, &cs);
+    l
+}
+
+/// What one assembly run carries besides the [`Assembly`]: the bash found
+/// for plain files (looked up once, at the first one) and the native
+/// evaluator's PATH memo (dropped whenever a child ran).
+struct Run {
+    bash: Option<Option<PathBuf>>,
+    memo: native::PathMemo,
 }
 
 impl Prepared {
-    /// Contract B over `base` (reference §3).
-    pub fn assemble(self, base: Env) -> Session {
+    /// Contract B over `base` (reference §3): the layers, in order. The
+    /// notes of [`prepare`] come first on the assembly, then each layer's.
+    pub fn assemble(mut self, base: Env) -> Session {
         let mut a = Assembly::new(base.clone());
+        for n in std::mem::take(&mut self.notes) {
+            a.note(n);
+        }
         let s = &self.scope;
-        let cwd = s.cwd.clone();
-        let get =
-            |a: &Assembly, k: &str| crate::core::get(a.current(), k).map(|v| v.to_os_string());
+        let cwd = &s.cwd;
+        let info = LayerInfo::new;
 
-        // Identity.
-        let l = a.add_layer(LayerInfo::new(LayerKind::Identity));
-        let id = identity::stamp(a.current(), self.agent.as_deref());
-        a.apply(l, &id);
-
-        // Roots.
-        let l = a.add_layer(LayerInfo::new(LayerKind::Roots));
-        let project_root = match &s.project_root {
+        computed(&mut a, info(LayerKind::Identity), |env| {
+            identity::stamp(env, self.agent.as_deref())
+        });
+        let default_project_root = match &s.project_root {
             Some(p) => p.clone(),
             None => {
-                let d = scope::project_root_default(&base, &cwd).unwrap_or_else(|_| cwd.clone());
-                paths::abspath(&d, &cwd)
+                let d = scope::project_root_default(&base, cwd).unwrap_or_else(|_| cwd.clone());
+                paths::abspath(&d, cwd)
             }
         };
-        let pin_walked = |a: &mut Assembly, key: &str, value: &Path| {
-            if let Some(cur) = get(a, key).filter(|c| !c.is_empty()) {
-                if paths::realpath(Path::new(&cur), &cwd) == paths::realpath(value, &cwd) {
-                    return;
-                }
-            }
-            a.apply(l, &cs1(key, value.as_os_str()));
-        };
-        pin_walked(&mut a, "AGENTS_HOME", &s.user_root);
-        if s.project_root.is_some() {
-            pin_walked(&mut a, "AGENTS_PROJECT_ROOT", &project_root);
-        } else if get(&a, "AGENTS_PROJECT_ROOT").is_none_or(|v| v.is_empty()) {
-            a.apply(l, &cs1("AGENTS_PROJECT_ROOT", project_root.as_os_str()));
-        }
-
-        // Interpreter pin (no store venvs: AGENTS_PYVENV goes, AGENTS_PYLIB never).
-        let l = a.add_layer(LayerInfo::new(LayerKind::Interpreter));
-        if let Some(py) = &self.interpreter {
-            let pinned = get(&a, "AGENTS_PYTHON");
-            let py = py.as_os_str();
-            let differs = pinned.as_deref() != Some(py);
-            let replace = match &pinned {
-                None => true,
-                Some(p) if p.is_empty() => true,
-                Some(p) => p == py || is_pyvenv_python(p),
-            };
-            if !py.is_empty() && differs && replace {
-                a.apply(l, &cs1("AGENTS_PYTHON", py));
-            }
-        }
-        if a.current().contains_key(OsStr::new("AGENTS_PYVENV")) {
-            a.apply(l, &rm1("AGENTS_PYVENV"));
-        }
-
-        // Overlay roots.
+        computed(&mut a, info(LayerKind::Roots), |env| {
+            steps::roots(
+                env,
+                &s.user_root,
+                s.project_root.as_deref(),
+                &default_project_root,
+                |x, y| paths::realpath(x, cwd) == paths::realpath(y, cwd),
+            )
+        });
+        computed(&mut a, info(LayerKind::Interpreter), |env| {
+            steps::interpreter(env, self.interpreter.as_deref())
+        });
         for o in &s.overlays {
-            let l = a.add_layer(
-                LayerInfo::new(LayerKind::OverlayRoot)
-                    .with_path(&o.path)
-                    .with_level(&o.name),
-            );
-            let var = o.root_var();
-            let pinned = get(&a, &var);
+            let layer = info(LayerKind::OverlayRoot)
+                .with_path(&o.path)
+                .with_level(&o.name);
             let store_copy = s.user_root.join("overlays").join(&o.name);
-            match pinned {
-                Some(p) if !p.is_empty() => {
-                    if p == store_copy.as_os_str() && o.path != store_copy {
-                        a.apply(l, &cs1(&var, o.path.as_os_str()));
-                    }
-                }
-                _ => a.apply(l, &cs1(&var, o.path.as_os_str())),
-            }
+            computed(&mut a, layer, |env| {
+                steps::overlay_root(env, &o.root_var(), &o.path, &store_copy)
+            });
         }
+        let bins: Vec<&Path> = self.bin_paths.iter().map(PathBuf::as_path).collect();
+        let l = computed(&mut a, info(LayerKind::BinPaths), |env| {
+            steps::bin_paths(env, &bins)
+        });
+        let cs = steps::without_launcher_dirs(a.current());
+        a.apply(l, &cs);
+        let libs = existing_libs(&self.lib_candidates, cwd);
+        computed(&mut a, info(LayerKind::LibPaths), |env| {
+            steps::lib_paths(env, &libs)
+        });
 
-        // PATH: bins first (missing dirs too), then the launcher-dir filter.
-        let l = a.add_layer(LayerInfo::new(LayerKind::BinPaths));
-        let bins: Vec<Vec<u8>> = self.bin_paths.iter().map(|p| b(p).to_vec()).collect();
-        if let Some(v) = prepend_path(get(&a, "PATH").as_deref(), &bins) {
-            a.apply(l, &cs1("PATH", v));
-        }
-        let path = get(&a, "PATH").unwrap_or_default();
-        let pb = path.as_bytes();
-        let kept: Vec<&[u8]> = if pb.is_empty() {
-            Vec::new()
-        } else {
-            pb.split(|c| *c == b':')
-                .filter(|e| e.is_empty() || !is_launcher_dir(e))
-                .collect()
+        // The two tiers. Resolved once, before any file runs (as the
+        // reference does). Only regular files (symlinks followed); a FIFO
+        // is never opened.
+        let mut run = Run {
+            bash: None,
+            memo: native::PathMemo::new(),
         };
-        let joined = kept.join(&b':');
-        if joined != pb {
-            a.apply(l, &cs1("PATH", OsString::from_vec(joined)));
-        }
-
-        // Libs: AGENTS_PYTHONPATH and PYTHONPATH.
-        let l = a.add_layer(LayerInfo::new(LayerKind::LibPaths));
-        let mut libs: Vec<Vec<u8>> = Vec::new();
-        for p in self.lib_candidates.iter().rev() {
-            if paths::at(p, &cwd).is_dir() && !libs.iter().any(|x| x == b(p)) {
-                libs.push(b(p).to_vec());
-            }
-        }
-        let inherited_app = get(&a, "AGENTS_PYTHONPATH");
-        let stale: Vec<Vec<u8>> = inherited_app
-            .as_deref()
-            .map(|v| {
-                v.as_bytes()
-                    .split(|c| *c == b':')
-                    .filter(|e| !e.is_empty())
-                    .map(|e| e.to_vec())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let libs_joined = OsString::from_vec(libs.join(&b':'));
-        if !libs.is_empty() {
-            if inherited_app.as_deref() != Some(libs_joined.as_os_str()) {
-                a.apply(l, &cs1("AGENTS_PYTHONPATH", libs_joined));
-            }
-        } else if inherited_app.is_some() {
-            a.apply(l, &rm1("AGENTS_PYTHONPATH"));
-        }
-        let inherited_pp = get(&a, "PYTHONPATH").unwrap_or_default();
-        let kept: Vec<&[u8]> = inherited_pp
-            .as_bytes()
-            .split(|c| *c == b':')
-            .filter(|e| !e.is_empty() && !stale.iter().any(|s| s == e))
-            .collect();
-        let kept_joined = OsString::from_vec(kept.join(&b':'));
-        let rev: Vec<Vec<u8>> = libs.iter().rev().cloned().collect();
-        let pp = prepend_path(Some(&kept_joined), &rev).unwrap_or(kept_joined);
-        if pp != inherited_pp {
-            if !pp.is_empty() {
-                a.apply(l, &cs1("PYTHONPATH", pp));
-            } else if a.current().contains_key(OsStr::new("PYTHONPATH")) {
-                a.apply(l, &rm1("PYTHONPATH"));
-            }
-        }
-
-        // The two tiers.
-        let global = s.global_scope();
-        let mut bash: Option<Option<PathBuf>> = None;
-        // Resolved once, before any file runs (as the reference does). Only
-        // regular files (symlinks followed); a FIFO is never opened.
         let present: Vec<&EnvFile> = self
             .env_files
             .iter()
-            .filter(|f| std::fs::metadata(paths::at(&f.path, &cwd)).is_ok_and(|m| m.is_file()))
+            .filter(|f| std::fs::metadata(paths::at(&f.path, cwd)).is_ok_and(|m| m.is_file()))
             .collect();
         for f in present {
-            let kind = if f.script {
-                LayerKind::EnvScript
-            } else {
-                LayerKind::PlainFile
-            };
-            let l = a.add_layer(LayerInfo::new(kind).with_path(&f.path).with_level(&f.level));
-            let started = std::time::Instant::now();
-            if f.script {
-                self.run_script(&mut a, l, f, global, &base);
-            } else {
-                let bash = bash.get_or_insert_with(|| {
-                    let found = paths::which("bash", crate::core::get(&base, "PATH"), &cwd);
-                    if found.is_none() {
-                        crate::warn!("no usable bash found: plain env files are skipped");
-                    }
-                    found
-                });
-                match bash {
-                    None => a.fail(l, "no usable bash found"),
-                    Some(bash) => {
-                        let bash = bash.clone();
-                        self.run_plain(&mut a, l, f, &bash, &base);
-                    }
-                }
-            }
-            trace::layer(
-                kind.as_str(),
-                &f.level,
-                &f.path,
-                a.layers()[l].failure.as_deref(),
-                started.elapsed(),
-            );
+            self.env_file(&mut a, &mut run, f, &base);
         }
 
-        // Proxy model.
-        let l = a.add_layer(LayerInfo::new(LayerKind::Proxy));
-        let px = identity::proxy(a.current());
-        a.apply(l, &px);
+        computed(&mut a, info(LayerKind::Proxy), identity::proxy);
 
         Session {
             prepared: self,
@@ -468,7 +332,43 @@ impl Prepared {
         }
     }
 
-    fn run_script(&self, a: &mut Assembly, l: usize, f: &EnvFile, global: bool, base: &Env) {
+    /// One env file's layer: run it, then its `-v` line.
+    fn env_file(&self, a: &mut Assembly, run: &mut Run, f: &EnvFile, base: &Env) {
+        let cwd = &self.scope.cwd;
+        let kind = if f.script {
+            LayerKind::EnvScript
+        } else {
+            LayerKind::PlainFile
+        };
+        let l = a.add_layer(LayerInfo::new(kind).with_path(&f.path).with_level(&f.level));
+        let started = std::time::Instant::now();
+        if f.script {
+            self.run_script(a, l, f, base);
+            run.memo.clear();
+        } else {
+            let bash = run.bash.get_or_insert_with(|| {
+                let found = paths::which("bash", crate::core::get(base, "PATH"), cwd);
+                if found.is_none() {
+                    a.warn("no usable bash found: plain env files are skipped");
+                }
+                found
+            });
+            match bash.clone() {
+                None => a.fail(l, "no usable bash found"),
+                Some(bash) => self.run_plain(a, l, f, &bash, &mut run.memo, base),
+            }
+        }
+        let note = trace::layer(
+            kind.as_str(),
+            &f.level,
+            &f.path,
+            a.layers()[l].failure.as_deref(),
+            started.elapsed(),
+        );
+        a.note(note);
+    }
+
+    fn run_script(&self, a: &mut Assembly, l: usize, f: &EnvFile, base: &Env) {
         let cwd = &self.scope.cwd;
         let current = a.current();
         let interp = crate::core::get(current, "AGENTS_PYTHON")
@@ -477,29 +377,23 @@ impl Prepared {
             .or_else(|| self.interpreter.clone());
         let mut env = spawn_env(current, base);
         env.insert("PYTHONIOENCODING".into(), "utf-8".into());
-        let libs: Vec<Vec<u8>> = crate::core::get(current, "AGENTS_PYTHONPATH")
-            .map(|v| {
-                v.as_bytes()
-                    .split(|c| *c == b':')
-                    .filter(|e| !e.is_empty())
-                    .map(|e| e.to_vec())
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !libs.is_empty() {
-            let rev: Vec<Vec<u8>> = libs.into_iter().rev().collect();
-            if let Some(v) = prepend_path(crate::core::get(&env, "PYTHONPATH"), &rev) {
-                env.insert("PYTHONPATH".into(), v);
-            }
+        if let Some(v) = steps::script_pythonpath(current, &env) {
+            env.insert("PYTHONPATH".into(), v);
         }
-        match script::run(
+        let mut warnings = Vec::new();
+        let result = script::run(
             interp.as_deref(),
             &f.path,
             &f.level,
-            global,
+            self.scope.global_scope(),
             &env,
             self.timeout,
-        ) {
+            &mut warnings,
+        );
+        for w in warnings {
+            a.warn(w);
+        }
+        match result {
             script::ScriptResult::Failed(why) => a.fail(l, why),
             script::ScriptResult::Changes(cs, skips) => {
                 for s in skips {
@@ -510,7 +404,15 @@ impl Prepared {
         }
     }
 
-    fn run_plain(&self, a: &mut Assembly, l: usize, f: &EnvFile, bash: &Path, base: &Env) {
+    fn run_plain(
+        &self,
+        a: &mut Assembly,
+        l: usize,
+        f: &EnvFile,
+        bash: &Path,
+        memo: &mut native::PathMemo,
+        base: &Env,
+    ) {
         let cwd = &self.scope.cwd;
         let full = paths::at(&f.path, cwd);
         let text = match crate::fsutil::read_input(&full, MAX_PLAIN_FILE) {
@@ -519,7 +421,7 @@ impl Prepared {
                 // Over the limit (or no longer a regular file): neither
                 // read nor sourced, so memory stays bounded.
                 let why = crate::process::io_kind(&e);
-                crate::warn!("env file skipped: {}: {why}", f.path.display());
+                a.warn(format!("env file skipped: {}: {why}", f.path.display()));
                 a.fail(l, why);
                 return;
             }
@@ -529,23 +431,36 @@ impl Prepared {
             // The accumulated env, not the child's: the back-filled bootstrap
             // names are ones the evaluator always hands to bash, so the
             // outcome is the same without copying the environment per file.
-            match native::evaluate(&text, a.current()) {
+            match native::evaluate_with(&text, a.current(), memo) {
                 native::Outcome::Applied(cs) => {
-                    crate::debug!("{}: evaluated natively (no bash)", f.path.display());
+                    a.note(Note::debug(format!(
+                        "{}: evaluated natively (no bash)",
+                        f.path.display()
+                    )));
                     a.apply(l, &cs);
                     return;
                 }
                 native::Outcome::Failed => {
-                    crate::warn!("env file source failed: {}", f.path.display());
+                    a.warn(format!("env file source failed: {}", f.path.display()));
                     a.fail(l, "source failed");
                     return;
                 }
                 native::Outcome::Bash => {}
             }
         }
-        crate::debug!("{}: sourced with bash", f.path.display());
+        a.note(Note::debug(format!(
+            "{}: sourced with bash",
+            f.path.display()
+        )));
         let env = spawn_env(a.current(), base);
-        match shell::source(bash, &f.path, &env, self.timeout) {
+        let mut warnings = Vec::new();
+        let sourced = shell::source(bash, &f.path, &env, self.timeout, &mut warnings);
+        // A child ran: it may have put an `env` program on PATH.
+        memo.clear();
+        for w in warnings {
+            a.warn(w);
+        }
+        match sourced {
             Ok(cs) => a.apply(l, &cs),
             Err(e) => a.fail(
                 l,
@@ -563,11 +478,11 @@ impl Prepared {
 /// Largest plain env file evaluated (natively or by bash); a larger one is
 /// skipped with a warning. Far beyond any real file, and as large as the
 /// output bash may give back (`process::OUTPUT_LIMIT`).
-pub const MAX_PLAIN_FILE: u64 = 16 << 20;
+pub(crate) const MAX_PLAIN_FILE: u64 = 16 << 20;
 
 /// The environment `exec` gives its child: the base env with the result
 /// applied (inherited `DOTAGENTS_*` kept).
-pub fn child_env(session: &Session) -> Env {
+pub(crate) fn child_env(session: &Session) -> Env {
     let mut env = session.assembly.base().clone();
     session.assembly.result().apply_to(&mut env);
     env
@@ -577,32 +492,50 @@ pub fn child_env(session: &Session) -> Env {
 mod tests {
     use super::*;
 
-    fn v(s: &[&str]) -> Vec<Vec<u8>> {
-        s.iter().map(|x| x.as_bytes().to_vec()).collect()
-    }
-
     #[test]
-    fn prepend_path_rules() {
-        let r = prepend_path(
-            Some(OsStr::new(":/usr/bin:.:rel/dir::/h/bin:/bin:/usr/bin")),
-            &v(&["/h/bin", "/p/bin"]),
+    fn a_child_that_ran_drops_the_path_memo() {
+        let Some(_) = paths::which("bash", std::env::var_os("PATH").as_deref(), Path::new("/"))
+        else {
+            return;
+        };
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let user = w.join("home/.agents");
+        std::fs::create_dir_all(user.join("bin")).unwrap();
+        std::fs::create_dir_all(w.join("proj/.agents")).unwrap();
+        // Pre tier: the user file is evaluated natively (the memo now says
+        // "the system's env"); the project file needs bash, and puts an
+        // `env` program in the user store's bin, which is first on PATH.
+        std::fs::write(user.join("pre.env"), "A=1\n").unwrap();
+        std::fs::write(
+            w.join("proj/.agents/pre.env"),
+            "printf '#!/bin/sh\\n' > \"$AGENTS_HOME/bin/env\"; chmod 755 \"$AGENTS_HOME/bin/env\"\n",
         )
         .unwrap();
-        assert_eq!(r, "/p/bin:/h/bin:/usr/bin:/bin:/usr/bin");
-        assert_eq!(prepend_path(Some(OsStr::new("/a:/b")), &v(&["/a"])), None);
-        assert_eq!(prepend_path(None, &v(&[])), None);
-        assert_eq!(
-            prepend_path(Some(OsStr::new("rel:/abs::")), &v(&[])).unwrap(),
-            "/abs"
+        // Main tier: assignment-only, but the lookup must be made again.
+        std::fs::write(user.join("env"), "B=2\n").unwrap();
+        let mut base = Env::new();
+        base.insert("HOME".into(), w.join("home").into());
+        base.insert("PATH".into(), "/usr/bin:/bin".into());
+        base.insert("AGENTS_SYSTEM_ROOT".into(), w.join("none").into());
+        let opts = Options {
+            cwd: Some(w.join("proj")),
+            ..Default::default()
+        };
+        let s = assemble(&opts, base).unwrap();
+        let debug: Vec<&str> = s
+            .assembly
+            .notes()
+            .iter()
+            .filter(|n| n.level == crate::core::Level::Debug)
+            .map(|n| n.text.as_str())
+            .collect();
+        let user_pre = format!(
+            "{}: evaluated natively (no bash)",
+            user.join("pre.env").display()
         );
-    }
-
-    #[test]
-    fn launcher_and_pyvenv_shapes() {
-        assert!(is_launcher_dir(b"/s/.pyvenv/3.11-posix-x86_64/overlays"));
-        assert!(is_launcher_dir(b"/s/.pyvenv/x/overlays/"));
-        assert!(!is_launcher_dir(b"/s/.pyvenv/overlays"));
-        assert!(is_pyvenv_python(OsStr::new("/s/.pyvenv/t/bin/python")));
-        assert!(!is_pyvenv_python(OsStr::new("/usr/bin/python3")));
+        let user_main = format!("{}: sourced with bash", user.join("env").display());
+        assert!(debug.contains(&user_pre.as_str()), "{debug:?}");
+        assert!(debug.contains(&user_main.as_str()), "{debug:?}");
     }
 }

@@ -76,7 +76,15 @@ pub enum Outcome {
 ///
 /// Call it only where the reference would run bash at all (a bash was
 /// found on the real PATH): without bash the reference skips plain files.
+/// It walks PATH afresh; a run of files shares a [`PathMemo`] through
+/// [`evaluate_with`].
 pub fn evaluate(text: &[u8], env: &Env) -> Outcome {
+    evaluate_with(text, env, &mut PathMemo::new())
+}
+
+/// [`evaluate`], answering the PATH lookup from `memo` when it holds the
+/// same PATH.
+pub fn evaluate_with(text: &[u8], env: &Env, memo: &mut PathMemo) -> Outcome {
     if env_is_unclean(env) {
         return Outcome::Bash;
     }
@@ -98,7 +106,7 @@ pub fn evaluate(text: &[u8], env: &Env) -> Outcome {
             }
         }
     }
-    match snapshot_env_lookup(env) {
+    match memo.lookup(env) {
         Lookup::Found => {}
         Lookup::NotFound => return Outcome::Failed,
         Lookup::Unsure => return Outcome::Bash,
@@ -231,42 +239,49 @@ pub fn bash_special(name: &[u8]) -> bool {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lookup {
+pub(crate) enum Lookup {
     Found,
     NotFound,
     Unsure,
 }
 
-/// The last lookup: PATH value, the child-spawn generation it was made in,
-/// its result. Consecutive plain files share one PATH (the bins are
-/// prepended before the first file), so without this every file would
-/// re-stat every bin dir; a child that ran in between (an `env.py`, bash)
-/// might have created an `env` somewhere, so it invalidates the memo; so
-/// does age (a long-lived library user), after one second.
-#[allow(clippy::type_complexity)]
-static LAST_LOOKUP: std::sync::Mutex<Option<(Vec<u8>, u64, std::time::Instant, Lookup)>> =
-    std::sync::Mutex::new(None);
+/// The last `env` lookup on PATH (the PATH value and its answer), kept by
+/// whoever evaluates a run of files: the session's assembly keeps one per
+/// run. Consecutive plain files share one PATH (the bins are prepended
+/// before the first file), so without it every file would re-stat every bin
+/// dir. A child that ran in between (an `env.py`, bash) might have created
+/// an `env` somewhere: the owner [`clear`](PathMemo::clear)s it then.
+#[derive(Debug, Clone, Default)]
+pub struct PathMemo {
+    last: Option<(Vec<u8>, Lookup)>,
+}
 
-/// Walk `PATH` of `env` for `env` as bash's command search does.
-fn snapshot_env_lookup(env: &Env) -> Lookup {
-    let path = match env.get(OsStr::new("PATH")) {
-        Some(p) => p.as_bytes(),
-        None => return Lookup::Unsure,
-    };
-    let generation = crate::process::spawn_generation();
-    let mut memo = LAST_LOOKUP.lock().unwrap_or_else(|e| e.into_inner());
-    let now = std::time::Instant::now();
-    if let Some((p, g, t, r)) = memo.as_ref() {
-        if p.as_slice() == path
-            && *g == generation
-            && now.duration_since(*t) < std::time::Duration::from_secs(1)
-        {
-            return *r;
-        }
+impl PathMemo {
+    pub fn new() -> Self {
+        Self::default()
     }
-    let r = walk_path(path);
-    *memo = Some((path.to_vec(), generation, now, r));
-    r
+
+    /// Forget the last lookup (a child ran: the file system may differ).
+    pub fn clear(&mut self) {
+        self.last = None;
+    }
+
+    /// Walk `PATH` of `env` for `env` as bash's command search does, or
+    /// answer from the last walk of the same PATH.
+    fn lookup(&mut self, env: &Env) -> Lookup {
+        let path = match env.get(OsStr::new("PATH")) {
+            Some(p) => p.as_bytes(),
+            None => return Lookup::Unsure,
+        };
+        if let Some((p, r)) = &self.last {
+            if p.as_slice() == path {
+                return *r;
+            }
+        }
+        let r = walk_path(path);
+        self.last = Some((path.to_vec(), r));
+        r
+    }
 }
 
 fn walk_path(path: &[u8]) -> Lookup {
@@ -322,15 +337,7 @@ struct Word<'a> {
     unquoted_prefix: usize,
 }
 
-fn is_ident(b: &[u8]) -> bool {
-    match b.split_first() {
-        Some((f, rest)) => {
-            (f.is_ascii_alphabetic() || *f == b'_')
-                && rest.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
-        }
-        None => false,
-    }
-}
+use crate::compat::ident::is_name as is_ident;
 
 fn bare_ok(c: u8) -> bool {
     c.is_ascii_alphanumeric()
@@ -598,7 +605,7 @@ mod tests {
     }
 
     #[test]
-    fn lookup_memo_is_dropped_after_a_child_ran() {
+    fn the_memo_answers_for_the_same_path_until_cleared() {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
         let mut e = base();
@@ -606,13 +613,24 @@ mod tests {
             "PATH".into(),
             format!("{}:/usr/bin", d.path().display()).into(),
         );
-        assert!(matches!(evaluate(b"A=1\n", &e), Outcome::Applied(_)));
+        let mut memo = PathMemo::new();
+        assert!(matches!(
+            evaluate_with(b"A=1\n", &e, &mut memo),
+            Outcome::Applied(_)
+        ));
         // A layer (a child process) drops an `env` program into a bin dir.
         let p = d.path().join("env");
         std::fs::write(&p, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let cmd = std::process::Command::new("/bin/true");
-        let _ = crate::process::run_captured(cmd, std::time::Duration::from_secs(5), 1024);
+        // Until its owner clears it, the memo still answers the old walk...
+        assert!(matches!(
+            evaluate_with(b"A=1\n", &e, &mut memo),
+            Outcome::Applied(_)
+        ));
+        // ...which is why the assembly clears it after every child.
+        memo.clear();
+        assert_eq!(evaluate_with(b"A=1\n", &e, &mut memo), Outcome::Bash);
+        // A fresh evaluation never uses a memo.
         assert_eq!(evaluate(b"A=1\n", &e), Outcome::Bash);
     }
 

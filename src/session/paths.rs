@@ -1,9 +1,11 @@
 //! Path arithmetic exactly as the reference (CPython 3.11 `pathlib` and
-//! `posixpath`) does it: lexical normalisation, `~` expansion, `abspath`,
-//! `realpath`, and `shutil.which`. All on bytes; nothing here decodes a path.
+//! `posixpath`) does it: `~` expansion, `realpath`, and `shutil.which`, on
+//! top of the lexical rules in [`crate::compat::python`]. All on bytes;
+//! nothing here decodes a path.
 //!
 //! Not for: anything that writes files.
 
+use crate::compat::python;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -16,108 +18,20 @@ fn os(v: Vec<u8>) -> OsString {
     OsString::from_vec(v)
 }
 
-/// `str(pathlib.PurePosixPath(p))`: empty and `.` parts dropped, `..` kept,
-/// trailing slashes removed, a leading `//` (exactly two) kept; empty → `.`.
+/// `str(pathlib.PurePosixPath(p))` ([`python::pure_posix`]).
 pub fn pathlib(p: &OsStr) -> PathBuf {
-    let b = bytes(p);
-    let (root, rest): (&[u8], &[u8]) = if b.starts_with(b"//") && !b.starts_with(b"///") {
-        (b"//", &b[2..])
-    } else if b.starts_with(b"/") {
-        (b"/", b)
-    } else {
-        (b"", b)
-    };
-    let mut out = root.to_vec();
-    let mut first = true;
-    for part in rest.split(|c| *c == b'/') {
-        if part.is_empty() || part == b"." {
-            continue;
-        }
-        if !first {
-            out.push(b'/');
-        }
-        first = false;
-        out.extend_from_slice(part);
-    }
-    if out.is_empty() {
-        out.push(b'.');
-    }
-    PathBuf::from(os(out))
+    PathBuf::from(os(python::pure_posix(bytes(p))))
 }
 
-/// `posixpath.normpath`.
-pub fn normpath(p: &[u8]) -> Vec<u8> {
-    if p.is_empty() {
-        return b".".to_vec();
-    }
-    let initial = if p.starts_with(b"//") && !p.starts_with(b"///") {
-        2
-    } else if p.starts_with(b"/") {
-        1
-    } else {
-        0
-    };
-    let mut comps: Vec<&[u8]> = Vec::new();
-    for c in p.split(|c| *c == b'/') {
-        if c.is_empty() || c == b"." {
-            continue;
-        }
-        if c != b".."
-            || (initial == 0 && comps.is_empty())
-            || comps.last().is_some_and(|l| *l == b"..")
-        {
-            comps.push(c);
-        } else if !comps.is_empty() {
-            comps.pop();
-        }
-    }
-    let mut out = vec![b'/'; initial];
-    out.extend_from_slice(&comps.join(&b'/'));
-    if out.is_empty() {
-        out.push(b'.');
-    }
-    out
-}
-
-/// `posixpath.join(a, b)` for two components.
-fn join(a: &[u8], b: &[u8]) -> Vec<u8> {
-    if b.starts_with(b"/") {
-        return b.to_vec();
-    }
-    let mut out = a.to_vec();
-    if !(out.is_empty() || out.ends_with(b"/")) {
-        out.push(b'/');
-    }
-    out.extend_from_slice(b);
-    out
-}
-
-/// `posixpath.split`.
-fn split(p: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    let i = p
-        .iter()
-        .rposition(|c| *c == b'/')
-        .map(|i| i + 1)
-        .unwrap_or(0);
-    let (head, tail) = (&p[..i], &p[i..]);
-    let mut head = head.to_vec();
-    if !head.is_empty() && head.iter().any(|c| *c != b'/') {
-        while head.ends_with(b"/") {
-            head.pop();
-        }
-    }
-    (head, tail.to_vec())
-}
+pub use python::normpath;
+use python::{join, split};
 
 /// `os.path.abspath(p)` against `cwd`.
 pub fn abspath(p: &Path, cwd: &Path) -> PathBuf {
-    let b = bytes(p.as_os_str());
-    let joined = if b.starts_with(b"/") {
-        b.to_vec()
-    } else {
-        join(bytes(cwd.as_os_str()), b)
-    };
-    PathBuf::from(os(normpath(&joined)))
+    PathBuf::from(os(python::abspath(
+        bytes(p.as_os_str()),
+        bytes(cwd.as_os_str()),
+    )))
 }
 
 /// Where `~` and `~user` point, from `HOME` in `env_home` (the base env) or
@@ -317,33 +231,6 @@ pub fn at(p: &Path, cwd: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pl(s: &str) -> String {
-        pathlib(OsStr::new(s)).to_string_lossy().into_owned()
-    }
-    fn np(s: &str) -> String {
-        String::from_utf8(normpath(s.as_bytes())).unwrap()
-    }
-
-    #[test]
-    fn pathlib_normalises_like_python() {
-        assert_eq!(pl(""), ".");
-        assert_eq!(pl("./a//b/./c/"), "a/b/c");
-        assert_eq!(pl("/a/../b"), "/a/../b");
-        assert_eq!(pl("//a/b"), "//a/b");
-        assert_eq!(pl("///a"), "/a");
-        assert_eq!(pl("/"), "/");
-    }
-
-    #[test]
-    fn normpath_like_python() {
-        assert_eq!(np(""), ".");
-        assert_eq!(np("/a/b/../c/."), "/a/c");
-        assert_eq!(np("../a/.."), "..");
-        assert_eq!(np("/.."), "/");
-        assert_eq!(np("//x/../y"), "//y");
-        assert_eq!(np("a/../.."), "..");
-    }
 
     #[test]
     fn expanduser_uses_home() {

@@ -86,53 +86,16 @@ pub fn encode(t: &[u32]) -> Vec<u8> {
     s.into_bytes()
 }
 
-/// Python's `str.isspace()` set.
-pub fn is_py_space(c: u32) -> bool {
-    matches!(c, 0x09..=0x0D | 0x1C..=0x20 | 0x85 | 0xA0 | 0x1680 | 0x2000..=0x200A
-        | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000)
-}
+use crate::compat::python::{splitlines_codes as splitlines, strip_codes as strip};
 
-/// `str.strip()`.
-pub fn strip(t: &[u32]) -> &[u32] {
-    let start = t.iter().position(|c| !is_py_space(*c)).unwrap_or(t.len());
-    let end = t
-        .iter()
-        .rposition(|c| !is_py_space(*c))
-        .map_or(start, |i| i + 1);
-    &t[start..end.max(start)]
-}
-
-/// `str.splitlines()`.
-pub fn splitlines(t: &[u32]) -> Vec<&[u32]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut i = 0;
-    while i < t.len() {
-        let c = t[i];
-        if matches!(
-            c,
-            0x0A | 0x0B | 0x0C | 0x0D | 0x1C | 0x1D | 0x1E | 0x85 | 0x2028 | 0x2029
-        ) {
-            out.push(&t[start..i]);
-            if c == 0x0D && t.get(i + 1) == Some(&0x0A) {
-                i += 1;
-            }
-            start = i + 1;
-        }
-        i += 1;
-    }
-    if start < t.len() {
-        out.push(&t[start..]);
-    }
-    out
-}
-
-/// `json.loads(text)`.
+/// `json.loads(text)` (the tests' shorthand for [`loads_until`] without a
+/// deadline).
+#[cfg(test)]
 pub fn loads(text: &[u32]) -> Result<Value, Error> {
     loads_until(text, None)
 }
 
-/// [`loads`] that gives up with a `timeout` error once `deadline` has
+/// `json.loads(text)` that gives up with a `timeout` error once `deadline` has
 /// passed (checked every [`CHECK_EVERY`] values, so the cost is nil).
 pub fn loads_until(text: &[u32], deadline: Option<Instant>) -> Result<Value, Error> {
     let mut p = Parser {
@@ -431,8 +394,8 @@ pub enum OutputError {
     Timeout,
 }
 
-/// The reference's `_parse_env_json`: one object, or one object per
-/// non-blank line merged in order. Returns the merged pairs.
+/// [`parse_env_output_until`] without a deadline (for the tests).
+#[cfg(test)]
 pub fn parse_env_output(stdout: &[u8]) -> Result<Vec<(Text, Value)>, String> {
     parse_env_output_until(stdout, None).map_err(|e| match e {
         OutputError::Json(m) => m,
@@ -440,7 +403,9 @@ pub fn parse_env_output(stdout: &[u8]) -> Result<Vec<(Text, Value)>, String> {
     })
 }
 
-/// [`parse_env_output`] within `deadline` (the layer's `--timeout`, which
+/// The reference's `_parse_env_json`: one object, or one object per
+/// non-blank line merged in order; returns the merged pairs. Within
+/// `deadline` (the layer's `--timeout`, which
 /// parsing counts against). Linear in the output: duplicate keys within
 /// one object and across the per-line objects are found by hash.
 pub fn parse_env_output_until(

@@ -92,7 +92,6 @@ pub struct Store {
 /// A name spec: a plain relative path, or a per-level mapping.
 #[derive(Debug, Clone, Copy)]
 pub enum NameSpec<'a> {
-    Plain(&'a str),
     Map(&'a [(&'a str, &'a str)]),
 }
 
@@ -100,7 +99,6 @@ impl NameSpec<'_> {
     /// The template for a location with level `level`.
     fn template(&self, level: &str, is_overlay: bool) -> Option<String> {
         match self {
-            NameSpec::Plain(s) => Some((*s).to_string()),
             NameSpec::Map(m) => {
                 let get = |k: &str| m.iter().find(|(mk, _)| *mk == k).map(|(_, v)| *v);
                 let mut default = get("default");
@@ -164,15 +162,16 @@ fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
     crate::core::get(env, k).filter(|v| !v.is_empty())
 }
 
-/// The system store by the trust rule (reference §2.2); warnings logged.
-pub fn system_root(env: &Env) -> Option<PathBuf> {
+/// The system store by the trust rule (reference §2.2); why a candidate
+/// was refused goes to `warnings`.
+pub fn system_root(env: &Env, warnings: &mut Vec<String>) -> Option<PathBuf> {
     let home = crate::core::get(env, "HOME");
     let cand = match env_nonempty(env, "AGENTS_SYSTEM_ROOT") {
         Some(v) => match expanduser(v, home) {
             Ok(p) if p.is_absolute() => p,
             _ => {
                 // The reference repeats the value here; we name the variable only.
-                crate::warn!("ignoring $AGENTS_SYSTEM_ROOT: not an absolute path");
+                warnings.push("ignoring $AGENTS_SYSTEM_ROOT: not an absolute path".into());
                 return None;
             }
         },
@@ -183,25 +182,25 @@ pub fn system_root(env: &Env) -> Option<PathBuf> {
     }
     match std::fs::metadata(&cand) {
         Err(e) => {
-            crate::warn!(
+            warnings.push(format!(
                 "ignoring the system store {}: cannot stat it ({})",
                 cand.display(),
                 crate::process::io_kind(&e)
-            );
+            ));
             None
         }
         Ok(m) if m.uid() != 0 => {
-            crate::warn!(
+            warnings.push(format!(
                 "ignoring the system store {}: it is not owned by root",
                 cand.display()
-            );
+            ));
             None
         }
         Ok(m) if m.mode() & 0o022 != 0 => {
-            crate::warn!(
+            warnings.push(format!(
                 "ignoring the system store {}: it is group- or world-writable",
                 cand.display()
-            );
+            ));
             None
         }
         Ok(_) => Some(cand),
@@ -232,8 +231,8 @@ pub fn project_root_default(env: &Env, cwd: &Path) -> Result<PathBuf, String> {
     Ok(cwd.to_path_buf())
 }
 
-/// Discover one store's overlays, sorted by name; warn about same-store
-/// duplicates of one normalised name.
+/// Discover one store's overlays, sorted by name; a warning (once) about
+/// same-store duplicates of one normalised name.
 fn discover(store: &Path, warned: &mut Vec<String>) -> Vec<Overlay> {
     let root = store.join("overlays");
     let Ok(rd) = std::fs::read_dir(&root) else {
@@ -270,7 +269,6 @@ fn discover(store: &Path, warned: &mut Vec<String>) -> Vec<Overlay> {
                     o.root_var()
                 );
                 if !warned.contains(&msg) {
-                    crate::warn!("{msg}");
                     warned.push(msg);
                 }
             }
@@ -282,14 +280,21 @@ fn discover(store: &Path, warned: &mut Vec<String>) -> Vec<Overlay> {
 }
 
 impl Scope {
-    /// Resolve the scope from the flags, the base env and the cwd.
-    pub fn resolve(input: &ScopeInput, env: &Env, cwd: &Path) -> Result<Scope, String> {
+    /// Resolve the scope from the flags, the base env and the cwd; what
+    /// was ignored on the way (a refused system store, duplicate overlays)
+    /// goes to `warnings`, in order.
+    pub fn resolve(
+        input: &ScopeInput,
+        env: &Env,
+        cwd: &Path,
+        warnings: &mut Vec<String>,
+    ) -> Result<Scope, String> {
         let user = user_store(input.agents_dir.as_deref(), env)?;
         let project_root = match &input.project_root {
             Some(p) => p.clone(),
             None => project_root_default(env, cwd)?,
         };
-        let system = system_root(env);
+        let system = system_root(env, warnings);
         let (mut level, mut agents_root, mut proj) = if input.global {
             ("user", user.clone(), None)
         } else {
@@ -339,6 +344,7 @@ impl Scope {
             .iter()
             .map(|s| discover(&s.path, &mut warned))
             .collect();
+        warnings.extend(warned);
         let mut overlays = Vec::new();
         for (i, found) in per_store.iter().enumerate() {
             let later: Vec<String> = per_store[i + 1..]
@@ -478,7 +484,8 @@ mod tests {
             ("HOME", w.join("home").to_str().unwrap()),
             ("AGENTS_SYSTEM_ROOT", w.join("no-system").to_str().unwrap()),
         ]);
-        let s = Scope::resolve(&ScopeInput::default(), &e, &w.join("proj")).unwrap();
+        let s =
+            Scope::resolve(&ScopeInput::default(), &e, &w.join("proj"), &mut Vec::new()).unwrap();
         let names: Vec<_> = s.overlays.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, vec!["aa", "bb", "PP"]);
         let levels: Vec<_> = s.walk(BIN, true).into_iter().map(|e| e.level).collect();
@@ -501,7 +508,8 @@ mod tests {
             ("HOME", w.join("home").to_str().unwrap()),
             ("AGENTS_SYSTEM_ROOT", "/nonexistent-x"),
         ]);
-        let s = Scope::resolve(&ScopeInput::default(), &e, &w.join("home")).unwrap();
+        let s =
+            Scope::resolve(&ScopeInput::default(), &e, &w.join("home"), &mut Vec::new()).unwrap();
         assert_eq!(s.level, "user");
         assert_eq!(s.project_root.as_deref(), Some(w.join("home").as_path()));
         assert_eq!(s.stores.len(), 1);

@@ -1,6 +1,7 @@
 //! `*.py` env files: run under the interpreter, read back JSON (reference
 //! §3.8.1). The child's stdout is parsed, its stderr discarded; warnings
-//! name the file and variable names, never values.
+//! (returned to the caller, never printed) name the file and variable
+//! names, never values.
 
 use super::pyjson::{self, Value};
 use crate::core::{ChangeSet, Env};
@@ -23,12 +24,17 @@ pub struct Skip {
 #[allow(clippy::large_enum_variant)]
 pub enum ScriptResult {
     Changes(ChangeSet, Vec<Skip>),
-    /// Contributes nothing; the reason was already logged.
+    /// Contributes nothing; the warning saying why is in the caller's list.
     Failed(String),
 }
 
-/// Apply the per-key rules to the merged JSON pairs.
-pub fn interpret(path: &Path, pairs: Vec<(pyjson::Text, Value)>) -> (ChangeSet, Vec<Skip>) {
+/// Apply the per-key rules to the merged JSON pairs; one warning per key
+/// not applied goes to `warnings`.
+pub fn interpret(
+    path: &Path,
+    pairs: Vec<(pyjson::Text, Value)>,
+    warnings: &mut Vec<String>,
+) -> (ChangeSet, Vec<Skip>) {
     let mut out = ChangeSet::new();
     let mut skips = Vec::new();
     let p = path.display();
@@ -38,13 +44,15 @@ pub fn interpret(path: &Path, pairs: Vec<(pyjson::Text, Value)>) -> (ChangeSet, 
             || key.contains(&0)
             || !pyjson::is_utf8(&key)
         {
-            crate::warn!("env.py {p}: skipped a key that is not a valid variable name");
+            warnings.push(format!(
+                "env.py {p}: skipped a key that is not a valid variable name"
+            ));
             continue;
         }
         let k = OsString::from_vec(pyjson::encode(&key));
         let name = k.to_string_lossy().into_owned();
         let mut skip = |reason: String| {
-            crate::warn!("env.py {p}: skipped {name} ({reason})");
+            warnings.push(format!("env.py {p}: skipped {name} ({reason})"));
             skips.push(Skip {
                 key: k.clone(),
                 reason,
@@ -70,7 +78,8 @@ pub fn interpret(path: &Path, pairs: Vec<(pyjson::Text, Value)>) -> (ChangeSet, 
     (out, skips)
 }
 
-/// Run `file` as `<python> <file> --level L --agent L [--global]` in `env`.
+/// Run `file` as `<python> <file> --level L --agent L [--global]` in `env`;
+/// what went wrong goes to `warnings`, in order.
 pub fn run(
     interpreter: Option<&Path>,
     file: &Path,
@@ -78,13 +87,14 @@ pub fn run(
     global: bool,
     env: &Env,
     timeout: Duration,
+    warnings: &mut Vec<String>,
 ) -> ScriptResult {
     let p = file.display();
     let Some(py) = interpreter else {
-        crate::warn!(
+        warnings.push(format!(
             "env.py could not run: {p}: no Python found (no python3 or python on PATH); \
              set AGENTS_PYTHON to an interpreter"
-        );
+        ));
         return ScriptResult::Failed("no Python found".into());
     };
     let mut cmd = Command::new(py);
@@ -103,45 +113,51 @@ pub fn run(
             // The file is there (the walk found it): what failed to start
             // is the interpreter.
             let why = process::io_kind(&e);
-            crate::warn!(
+            warnings.push(format!(
                 "env.py could not run: {p}: the Python interpreter {} could not be \
                  started ({why}); set AGENTS_PYTHON to a working one",
                 py.display()
-            );
+            ));
             ScriptResult::Failed(format!("interpreter could not be started ({why})"))
         }
         Err(RunError::Timeout) => {
-            crate::warn!("env.py timed out after {} s: {p}", fmt_secs(timeout));
+            warnings.push(format!(
+                "env.py timed out after {} s: {p}",
+                fmt_secs(timeout)
+            ));
             ScriptResult::Failed("timed out".into())
         }
         Err(RunError::TooLarge) => {
-            crate::warn!("env.py output over 16 MiB: {p}");
+            warnings.push(format!("env.py output over 16 MiB: {p}"));
             ScriptResult::Failed("output over 16 MiB".into())
         }
         Err(RunError::Io(e)) => {
-            crate::warn!("env.py could not run: {p} ({})", process::io_kind(&e));
+            warnings.push(format!(
+                "env.py could not run: {p} ({})",
+                process::io_kind(&e)
+            ));
             ScriptResult::Failed("i/o error".into())
         }
         Ok(c) => {
             let code = exit_code(&c.status);
             if code != 0 {
-                crate::warn!("env.py failed (exit {code}): {p}");
+                warnings.push(format!("env.py failed (exit {code}): {p}"));
                 return ScriptResult::Failed(format!("exit {code}"));
             }
             match pyjson::parse_env_output_until(&c.stdout, Some(deadline)) {
                 Err(pyjson::OutputError::Timeout) => {
-                    crate::warn!(
+                    warnings.push(format!(
                         "env.py timed out after {} s (parsing its output): {p}",
                         fmt_secs(timeout)
-                    );
+                    ));
                     ScriptResult::Failed("timed out".into())
                 }
                 Err(pyjson::OutputError::Json(msg)) => {
-                    crate::warn!("env.py output not JSON: {p} ({msg})");
+                    warnings.push(format!("env.py output not JSON: {p} ({msg})"));
                     ScriptResult::Failed(format!("output not JSON ({msg})"))
                 }
                 Ok(pairs) => {
-                    let (cs, skips) = interpret(file, pairs);
+                    let (cs, skips) = interpret(file, pairs, warnings);
                     ScriptResult::Changes(cs, skips)
                 }
             }
@@ -175,7 +191,8 @@ mod tests {
             br#"{"A": "1", "": "x", "B=C": "x", "N": null, "I": 3, "F": 1.5, "L": [], "D": {}, "T": true, "Z": "a\u0000b", "S": "\udc80", "A-B": "ok"}"#,
         )
         .unwrap();
-        let (cs, skips) = interpret(Path::new("/x/env.py"), pairs);
+        let mut warnings = Vec::new();
+        let (cs, skips) = interpret(Path::new("/x/env.py"), pairs, &mut warnings);
         assert_eq!(cs.get("A").unwrap(), "1");
         assert_eq!(cs.get("A-B").unwrap(), "ok");
         assert!(cs.removed().contains(&OsString::from("N")));
@@ -191,6 +208,16 @@ mod tests {
                 "value contains NUL",
                 "value is not UTF-8",
             ]
+        );
+        // One warning per key not applied, in order, naming keys only.
+        assert_eq!(warnings.len(), 2 + reasons.len());
+        assert_eq!(
+            warnings[0],
+            "env.py /x/env.py: skipped a key that is not a valid variable name"
+        );
+        assert_eq!(
+            warnings[2],
+            "env.py /x/env.py: skipped I (value is a JSON int, not a string)"
         );
     }
 }

@@ -97,7 +97,7 @@ pub fn changes_from_output(stdout: &[u8]) -> Option<ChangeSet> {
     Some(cs)
 }
 
-/// Why sourcing failed (already logged).
+/// Why sourcing failed (the warning is in the caller's list).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceError {
     Failed,
@@ -106,12 +106,14 @@ pub enum SourceError {
     TooLarge,
 }
 
-/// Source `file` with `bash` in `env`.
+/// Source `file` with `bash` in `env`; a failure's warning goes to
+/// `warnings`.
 pub fn source(
     bash: &Path,
     file: &Path,
     env: &Env,
     timeout: Duration,
+    warnings: &mut Vec<String>,
 ) -> Result<ChangeSet, SourceError> {
     let p = file.display();
     let mut cmd = Command::new(bash);
@@ -123,21 +125,21 @@ pub fn source(
         .envs(env);
     match process::run_captured(cmd, timeout, process::OUTPUT_LIMIT) {
         Err(RunError::Spawn(e)) | Err(RunError::Io(e)) => {
-            crate::warn!(
+            warnings.push(format!(
                 "cannot source env file (no bash?): {p} ({})",
                 crate::process::io_kind(&e)
-            );
+            ));
             Err(SourceError::CannotRun)
         }
         Err(RunError::Timeout) => {
-            crate::warn!(
+            warnings.push(format!(
                 "env file timed out after {} s: {p}",
                 super::script::fmt_secs(timeout)
-            );
+            ));
             Err(SourceError::Timeout)
         }
         Err(RunError::TooLarge) => {
-            crate::warn!("env file output over 16 MiB: {p}");
+            warnings.push(format!("env file output over 16 MiB: {p}"));
             Err(SourceError::TooLarge)
         }
         Ok(c) => {
@@ -149,7 +151,7 @@ pub fn source(
             match parsed {
                 Some(cs) => Ok(cs),
                 None => {
-                    crate::warn!("env file source failed: {p}");
+                    warnings.push(format!("env file source failed: {p}"));
                     Err(SourceError::Failed)
                 }
             }
@@ -185,15 +187,21 @@ mod tests {
         let mut env = Env::new();
         env.insert("PATH".into(), "/usr/bin:/bin".into());
         env.insert("GONE".into(), "g".into());
-        let cs = source(&bash, &f, &env, Duration::from_secs(10)).unwrap();
+        let mut warnings = Vec::new();
+        let cs = source(&bash, &f, &env, Duration::from_secs(10), &mut warnings).unwrap();
         assert_eq!(cs.get("X").unwrap(), "1");
         assert_eq!(cs.get("Y").unwrap(), "a b");
         assert!(cs.get("BASH_FUNC_f%%").is_some());
         assert!(cs.removed().contains(&OsString::from("GONE")));
         std::fs::write(&f, "X=1\nexit 0\n").unwrap();
+        assert!(warnings.is_empty());
         assert_eq!(
-            source(&bash, &f, &env, Duration::from_secs(10)),
+            source(&bash, &f, &env, Duration::from_secs(10), &mut warnings),
             Err(SourceError::Failed)
+        );
+        assert_eq!(
+            warnings,
+            [format!("env file source failed: {}", f.display())]
         );
     }
 }

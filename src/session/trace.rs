@@ -6,12 +6,13 @@
 //! one line per layer that ran (kind, level, path, ok or failed with the
 //! reason, milliseconds; see [`layer`]); the cache hit or miss with the
 //! reason for a miss. `-vv` (debug) adds every candidate file or directory
-//! that did not exist, and (logged by `run_plain`) whether each plain file
+//! that did not exist, and (recorded by `run_plain`) whether each plain file
 //! was evaluated natively or sourced with bash. Names and paths only, never
-//! a value.
+//! a value. Everything here is returned as [`Note`]s; the CLI prints them
+//! at its `-v` level.
 
 use super::{paths, Prepared};
-use crate::core::Env;
+use crate::core::{Env, Note};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -82,14 +83,13 @@ pub fn project_root_note(p: &Prepared, base: &Env, given: bool) -> Option<String
 
 /// `-v`: the project root and the stores and overlays walked; `-vv`: every
 /// candidate that does not exist. `given`: the caller fixed the project
-/// root.
-pub fn scope(p: &Prepared, base: &Env, given: bool) {
-    if crate::log::level() < 1 {
-        return;
-    }
+/// root. Returned as notes (info and debug), in order; the caller prints.
+pub fn scope(p: &Prepared, base: &Env, given: bool) -> Vec<Note> {
+    let mut out = Vec::new();
     let s = &p.scope;
+    let mut info = |t: String| out.push(Note::info(t));
     match project_root_note(p, base, given) {
-        Some(note) => crate::info!("{note}"),
+        Some(note) => info(note),
         None => match &s.project_root {
             Some(r) => {
                 let from = if given {
@@ -97,14 +97,14 @@ pub fn scope(p: &Prepared, base: &Env, given: bool) {
                 } else {
                     "the current directory"
                 };
-                crate::info!("the project root is {} ({from})", r.display());
+                info(format!("the project root is {} ({from})", r.display()));
             }
             None => match project_root_source(p, base, given).1 {
-                Some(u) => crate::info!(
+                Some(u) => info(format!(
                     "no project store (-g, or --require-trust): {} not walked",
                     u.display()
-                ),
-                None => crate::info!("no project store (-g, or --require-trust)"),
+                )),
+                None => info("no project store (-g, or --require-trust)".into()),
             },
         },
     }
@@ -116,62 +116,66 @@ pub fn scope(p: &Prepared, base: &Env, given: bool) {
         } else {
             "/etc/agents"
         };
-        crate::info!("store system: {cand} not walked (not a directory, or refused above)");
+        info(format!(
+            "store system: {cand} not walked (not a directory, or refused above)"
+        ));
     }
     for st in &s.stores {
         if st.path.is_dir() {
-            crate::info!("store {}: {}", st.level, st.path.display());
+            info(format!("store {}: {}", st.level, st.path.display()));
         } else {
-            crate::info!("store {}: {} (does not exist)", st.level, st.path.display());
+            info(format!(
+                "store {}: {} (does not exist)",
+                st.level,
+                st.path.display()
+            ));
         }
     }
     if s.project_root.is_some() && s.level == "user" {
-        crate::info!("store project: the same directory as the user store; walked once");
+        info("store project: the same directory as the user store; walked once".into());
     }
     for o in &s.overlays {
-        crate::info!("overlay {}: {}", o.name, o.path.display());
-    }
-    if crate::log::level() < 2 {
-        return;
+        info(format!("overlay {}: {}", o.name, o.path.display()));
     }
     let at = |q: &Path| paths::at(q, &s.cwd);
     for f in &p.env_files {
         if !std::fs::metadata(at(&f.path)).is_ok_and(|m| m.is_file()) {
-            crate::debug!(
+            out.push(Note::debug(format!(
                 "candidate {} ({}): does not exist",
                 f.path.display(),
                 f.level
-            );
+            )));
         }
     }
     for l in &p.lib_candidates {
         if !at(l).is_dir() {
-            crate::debug!("candidate lib {}: does not exist", l.display());
+            out.push(Note::debug(format!(
+                "candidate lib {}: does not exist",
+                l.display()
+            )));
         }
     }
     for b in &p.bin_paths {
         if !at(b).is_dir() {
-            crate::debug!(
+            out.push(Note::debug(format!(
                 "candidate bin {}: does not exist (still put on PATH)",
                 b.display()
-            );
+            )));
         }
     }
+    out
 }
 
 /// `-v`: one layer that ran.
-pub fn layer(kind: &str, level: &str, path: &Path, failure: Option<&str>, took: Duration) {
-    if crate::log::level() < 1 {
-        return;
-    }
+pub fn layer(kind: &str, level: &str, path: &Path, failure: Option<&str>, took: Duration) -> Note {
     let ms = took.as_secs_f64() * 1000.0;
-    match failure {
-        None => crate::info!("layer {kind} ({level}) {}: ok, {ms:.1} ms", path.display()),
-        Some(why) => crate::info!(
+    Note::info(match failure {
+        None => format!("layer {kind} ({level}) {}: ok, {ms:.1} ms", path.display()),
+        Some(why) => format!(
             "layer {kind} ({level}) {}: failed ({why}), {ms:.1} ms",
             path.display()
         ),
-    }
+    })
 }
 
 /// Why `--cache` missed for `key` in `dir` (for `-v`; the entry is looked

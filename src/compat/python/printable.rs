@@ -1,6 +1,6 @@
 //! Code points above U+00FF that CPython's `str.isprintable()` rejects
 //! (categories Cc, Cf, Cs, Co, Cn, Zl, Zp, Zs), as inclusive ranges, for
-//! [`super::pystr::py_repr`].
+//! [`super::is_printable`].
 //!
 //! Generated from Python 3.11.7 (Unicode 14.0.0, the reference's interpreter):
 //! `[c for c in range(0x100, 0x110000) if not chr(c).isprintable()]`,

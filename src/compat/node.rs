@@ -1,45 +1,20 @@
-//! Lexical path handling with Node's `path` semantics (POSIX flavour), on
-//! bytes: [`resolve`] is `path.resolve(cwd, p)`, [`join`] is
-//! `path.join(a, b)`. Nothing here touches the file system: `..` is
+//! Node's `path` module (POSIX flavour), on bytes: [`resolve`] is
+//! `path.resolve(cwd, p)`, [`join`] is `path.join(a, b)` for a `b` without
+//! a trailing separator. Nothing here touches the file system: `..` is
 //! collapsed textually, symlinks are not followed, exactly as Node does.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-/// Collapse `.`, `..` and repeated separators; drop a trailing separator.
-/// An absolute input stays absolute (`..` at the root stays at the root);
-/// a relative input keeps leading `..` parts and becomes `.` when empty.
+/// The normalisation Node's `path.resolve` and `path.join` apply:
+/// `path.normalize` without its rule that keeps a trailing separator.
+/// Repeated separators and `.` collapse, `..` removes the part before it;
+/// an absolute input stays absolute (`..` at the root stays at the root); a
+/// relative input keeps leading `..` parts and becomes `.` when empty. Those
+/// are exactly Go's `path.Clean` rules, so this is `compat::go::clean`.
 pub fn normalize(path: &[u8]) -> Vec<u8> {
-    let absolute = path.first() == Some(&b'/');
-    let mut parts: Vec<&[u8]> = Vec::new();
-    for seg in path.split(|&b| b == b'/') {
-        match seg {
-            b"" | b"." => {}
-            b".." => {
-                if parts.last().is_some_and(|p| *p != b"..") {
-                    parts.pop();
-                } else if !absolute {
-                    parts.push(seg);
-                }
-            }
-            _ => parts.push(seg),
-        }
-    }
-    let mut out = Vec::with_capacity(path.len() + 1);
-    if absolute {
-        out.push(b'/');
-    }
-    for (i, p) in parts.iter().enumerate() {
-        if i > 0 {
-            out.push(b'/');
-        }
-        out.extend_from_slice(p);
-    }
-    if out.is_empty() {
-        out.push(b'.');
-    }
-    out
+    super::go::clean(path)
 }
 
 /// Node `path.resolve(cwd, p)`: `p` made absolute against `cwd` (which
