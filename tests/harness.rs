@@ -403,78 +403,88 @@ fn an_http_base_is_refused() {
     );
 }
 
-#[test]
-fn url_bases_come_only_from_the_cache() {
-    let t = Tree::fullsend();
+/// A URL base whose body is in `$W/cache` under its digest: the harness
+/// names the digest in upper case.
+fn url_base() -> Tree {
     let body = format!("{HEAD}env:\n  runner: {{FROM: url}}\n");
-    let digest = {
-        // sha256 via python for an independent check of our digest
-        let o = Command::new("python3")
-            .args([
-                "-c",
-                "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
-            ])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut c| {
-                use std::io::Write;
-                c.stdin.take().unwrap().write_all(body.as_bytes())?;
-                c.wait_with_output()
-            })
-            .unwrap();
-        String::from_utf8(o.stdout).unwrap().trim().to_string()
-    };
-    let cache = t.root().join("cache");
-    fs::create_dir(&cache).unwrap();
-    fs::write(cache.join(&digest), &body).unwrap();
-    let h = t.write(
-        "harness/u.yaml",
-        format!(
-            "base: https://example.com/h.yaml#sha256={}\n",
-            digest.to_uppercase()
-        ),
+    // sha256 via python for an independent check of our digest
+    let digest = Tree::new()
+        .command("python3")
+        .args([
+            "-c",
+            "import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())",
+        ])
+        .stdin(&body)
+        .run()
+        .stdout
+        .trim()
+        .to_string();
+    let t = one(format!(
+        "base: https://example.com/h.yaml#sha256={}\n",
+        digest.to_uppercase()
+    ));
+    t.write(&format!("cache/{digest}"), &body);
+    t.write("digest", &digest);
+    t
+}
+
+#[test]
+fn a_url_base_needs_allowed_remote_resources() {
+    resolve_fails(
+        &url_base(),
+        "URL base requires org-level allowed_remote_resources",
     );
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("URL base requires org-level allowed_remote_resources")
-        .run();
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("--base-cache")
-        .run();
-    let j = t
-        .host(["harness", "resolve", p(&h), "--base-cache", p(&cache)])
+}
+
+#[test]
+fn a_url_base_names_base_cache() {
+    resolve_fails(&url_base(), "--base-cache");
+}
+
+#[test]
+fn a_url_base_comes_from_the_cache() {
+    let t = url_base();
+    let j = harness(&t, "resolve", &["--base-cache", &t.arg("cache")])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["FROM"], "url");
-    // tampered cache file
-    fs::write(cache.join(&digest), format!("{body}# x\n")).unwrap();
-    t.host(["harness", "resolve", p(&h), "--base-cache", p(&cache)])
+}
+
+#[test]
+fn a_tampered_cache_file_fails_the_integrity_check() {
+    let t = url_base();
+    let entry = format!("cache/{}", t.read("digest"));
+    let body = t.read(&entry);
+    t.write(&entry, format!("{body}# x\n"));
+    harness(&t, "resolve", &["--base-cache", &t.arg("cache")])
         .status(1)
         .stderr_has("integrity check failed")
-        .run();
-    let nofrag = t.write("harness/n.yaml", "base: https://example.com/h.yaml\n");
-    t.host(["harness", "resolve", p(&nofrag)])
-        .status(1)
-        .stderr_has("#sha256=")
         .run();
 }
 
 #[test]
-fn forge_selection_and_validation() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/f.yaml",
-        format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"),
-    );
-    let j = t.host(["harness", "resolve", p(&h)]).run().json();
+fn a_url_base_without_a_digest_is_refused() {
+    resolve_fails(&one("base: https://example.com/h.yaml\n"), "#sha256=");
+}
+
+/// A top-level K, a github block setting it, a gitlab block reading an
+/// unset variable.
+fn forges() -> Tree {
+    one(format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"))
+}
+
+#[test]
+fn no_platform_applies_no_forge_block() {
+    let j = harness(&forges(), "resolve", &[]).run().json();
     assert_eq!(
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some(""), Some("top"))
     );
-    let j = t
-        .host(["harness", "resolve", p(&h)])
+}
+
+#[test]
+fn the_platform_is_detected_github_first() {
+    let j = harness(&forges(), "resolve", &[])
         .env("GITHUB_ACTIONS", "true")
         .env("GITLAB_CI", "true")
         .run()
@@ -483,262 +493,289 @@ fn forge_selection_and_validation() {
         (j["platform"].as_str(), j["env"]["runner"]["K"].as_str()),
         (Some("github"), Some("gh"))
     );
-    let j = t
-        .host(["harness", "resolve", p(&h), "--forge", "github"])
+}
+
+#[test]
+fn forge_flag_selects_the_block() {
+    let j = harness(&forges(), "resolve", &["--forge", "github"])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "gh");
-    t.host(["harness", "resolve", p(&h)])
+}
+
+#[test]
+fn the_selected_block_is_validated() {
+    harness(&forges(), "resolve", &[])
         .env("GITLAB_CI", "true")
         .status(1)
         .stderr_has("UNSET_IN_GITLAB is not set (referenced by env.runner[K])")
         .run();
-    // §11.1.1: every block is checked, selected or not, with no platform too.
-    let unsel = t.write(
-        "harness/u.yaml",
-        format!("{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"),
-    );
+}
+
+#[test]
+fn every_forge_block_is_checked_selected_or_not() {
+    // §11.1.1: with no platform too.
+    let t = one(format!(
+        "{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"
+    ));
     for extra in [&[][..], &["--forge", "github"][..]] {
-        t.host(["harness", "resolve", p(&unsel)])
-            .args(extra)
+        harness(&t, "resolve", extra)
             .status(1)
             .stderr_has("invalid harness: forge.gitlab.host_files[0]: src is required")
             .run();
     }
-    t.host(["harness", "resolve", p(&h), "--forge", "bitbucket"])
+}
+
+#[test]
+fn an_unknown_forge_flag_lists_the_platforms() {
+    harness(&forges(), "resolve", &["--forge", "bitbucket"])
         .status(1)
         .stderr_has(
             "--forge: \"bitbucket\" is not a valid forge platform (valid: github, gitlab, jira)",
         )
         .run();
-    t.host(["harness", "resolve", p(&h), "--forge", "jira"]).status(1).stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)").run();
-    let bad = t.write(
-        "harness/bad.yaml",
-        format!("{HEAD}forge:\n  gihtub: {{}}\n"),
-    );
-    t.host(["harness", "resolve", p(&bad)])
+}
+
+#[test]
+fn a_forge_flag_without_its_block_lists_the_configured_ones() {
+    harness(&forges(), "resolve", &["--forge", "jira"])
         .status(1)
-        .stderr_has("forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)")
+        .stderr_has("resolving forge config: forge platform \"jira\" not configured (available: github, gitlab)")
         .run();
 }
 
 #[test]
-fn overlays_with_event_and_config() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/o.yaml",
-        format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"),
+fn an_unknown_forge_key_is_an_error() {
+    resolve_fails(
+        &one(format!("{HEAD}forge:\n  gihtub: {{}}\n")),
+        "forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)",
     );
-    let ev = t.write("pr.json", "{\"kind\": \"pull_request\"}");
-    let j = t
-        .host(["harness", "resolve", p(&h), "--event", p(&ev)])
+}
+
+/// Overlays keyed on the event, the config and the runtime.
+fn overlays() -> Tree {
+    one(format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"))
+        .file("pr.json", r#"{"kind": "pull_request"}"#)
+        .file("n.json", r#"{"kind": "push", "number": 4}"#)
+        .file("c.yaml", "forge: gitlab\n")
+}
+
+#[test]
+fn an_overlay_matches_the_event() {
+    let t = overlays();
+    let j = harness(&t, "resolve", &["--event", &t.arg("pr.json")])
         .run()
         .json();
     assert_eq!(j["env"]["runner"]["K"], "pr");
-    // no event: event.kind is an error → non-match with a warning naming the index
-    let cfg = t.write("c.yaml", "forge: gitlab\n");
-    let o = t
-        .host(["harness", "resolve", p(&h), "--config", p(&cfg)])
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    let j: Value = serde_json::from_slice(&o.stdout_bytes).unwrap();
-    assert_eq!(j["platform"], "gitlab");
-    assert_eq!(j["env"]["runner"]["K"], "gl");
-    assert!(
-        o.stderr.clone().contains("overlay[0].when eval failed"),
-        "{}",
-        o.stderr.clone()
-    );
-    assert_eq!(j["warnings"], serde_json::json!([]));
-    let ev2 = t.write("n.json", "{\"kind\": \"push\", \"number\": 4}");
-    let j = t
-        .host(["harness", "resolve", p(&h), "--event-file", p(&ev2)])
-        .run()
-        .json();
-    assert_eq!(j["env"]["runner"]["K"], "big");
-    // compile errors and non-bool types are load errors
-    let bad = t.write(
-        "harness/b.yaml",
-        format!("{HEAD}overlays:\n  - when: \"event.flag\"\n"),
-    );
-    t.host(["harness", "resolve", p(&bad)])
-        .status(1)
-        .stderr_has("overlays[0].when must evaluate to bool, got dyn")
-        .run();
-    let bad = t.write(
-        "harness/c.yaml",
-        format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n"),
-    );
-    t.host(["harness", "resolve", p(&bad)])
-        .status(1)
-        .stderr_has("overlays[0].when: ")
-        .run();
-    let both = t.write(
-        "harness/d.yaml",
-        format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
-    );
-    t.host(["harness", "resolve", p(&both)])
-        .status(1)
-        .stderr_has("forge and overlays cannot coexist in the same harness")
-        .run();
 }
 
 #[test]
-fn env_files_load_first_and_strictly() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/e.yaml",
-        format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"),
-    );
-    let e1 = t.write("one.env", "FROM_FILE=first\nGITHUB_ACTIONS=true\n");
-    let e2 = t.write("two.env", "export FROM_FILE='second'\n");
-    let j = t
-        .host([
-            "harness",
-            "resolve",
-            p(&h),
-            "--env-file",
-            p(&e1),
-            "--env-file",
-            p(&e2),
-        ])
+fn without_an_event_an_event_overlay_is_a_warned_non_match() {
+    // event.kind is an error → non-match with a warning naming the index;
+    // the config sets the platform.
+    let t = overlays();
+    let j = harness(&t, "resolve", &["--config", &t.arg("c.yaml")])
+        .stderr_has("overlay[0].when eval failed")
         .run()
         .json();
+    assert_eq!(j["platform"], "gitlab");
+    assert_eq!(j["env"]["runner"]["K"], "gl");
+    assert_eq!(j["warnings"], serde_json::json!([]));
+}
+
+#[test]
+fn event_file_is_the_event() {
+    let t = overlays();
+    let j = harness(&t, "resolve", &["--event-file", &t.arg("n.json")])
+        .run()
+        .json();
+    assert_eq!(j["env"]["runner"]["K"], "big");
+}
+
+#[test]
+fn a_non_bool_when_is_a_load_error() {
+    resolve_fails(
+        &one(format!("{HEAD}overlays:\n  - when: \"event.flag\"\n")),
+        "overlays[0].when must evaluate to bool, got dyn",
+    );
+}
+
+#[test]
+fn a_when_that_does_not_compile_is_a_load_error() {
+    resolve_fails(
+        &one(format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n")),
+        "overlays[0].when: ",
+    );
+}
+
+#[test]
+fn forge_and_overlays_cannot_coexist() {
+    resolve_fails(
+        &one(format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n")),
+        "forge and overlays cannot coexist in the same harness",
+    );
+}
+
+/// A harness reading FROM_FILE; a github block.
+fn reads_from_file() -> Tree {
+    one(format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"))
+}
+
+/// `harness resolve --env-file $W/NAME` with NAME holding `body`.
+fn with_env_file(t: &Tree, name: &str, body: &str) -> Run {
+    t.write(name, body);
+    harness(t, "resolve", &["--env-file", &t.arg(name)])
+}
+
+#[test]
+fn env_files_load_first_later_wins() {
+    let t = reads_from_file()
+        .file("one.env", "FROM_FILE=first\nGITHUB_ACTIONS=true\n")
+        .file("two.env", "export FROM_FILE='second'\n");
+    let j = harness(
+        &t,
+        "resolve",
+        &[
+            "--env-file",
+            &t.arg("one.env"),
+            "--env-file",
+            &t.arg("two.env"),
+        ],
+    )
+    .run()
+    .json();
     assert_eq!(j["env"]["sandbox"]["T"], "second");
     assert_eq!(j["platform"], "github");
     assert_eq!(j["env"]["runner"]["G"], "yes");
-    // §11.1.5: a line without "=" is skipped with a warning naming the file
-    // and line; an invalid name is an error naming file, line and prefix.
-    let skip = t.write(
+}
+
+#[test]
+fn an_env_file_line_without_equals_is_skipped_with_a_warning() {
+    // §11.1.5: naming the file and line, never the text.
+    with_env_file(
+        &reads_from_file(),
         "skip.env",
         "FROM_FILE=1\nthis line is ignored hunter2-envline\n",
-    );
-    let o = t
-        .host(["harness", "resolve", p(&h), "--env-file", p(&skip)])
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    let e = o.stderr.clone();
-    assert!(e.contains(&format!("{}:2: line skipped", p(&skip))), "{e}");
-    assert!(!e.contains("hunter2"), "{e}");
-    let bad = t.write("bad.env", "FROM_FILE=1\nTOKEN hunter2-envline=x\n");
-    let e = t
-        .host(["harness", "resolve", p(&h), "--env-file", p(&bad)])
-        .status(1)
-        .stderr_has(format!(
-            "{}:2: invalid env var name \"TOKEN…\" in {}",
-            p(&bad),
-            p(&bad)
-        ))
-        .run()
-        .stderr;
-    assert!(!e.contains("hunter2"), "{e}");
-    // The envfile grammar, not the operator one: leading space kept, text
-    // after a closing quote dropped.
-    let g = t.write("g.env", "FROM_FILE= \"a\"b\n");
-    let j = t
-        .host(["harness", "resolve", p(&h), "--env-file", p(&g)])
+    )
+    .stderr_has("$W/skip.env:2: line skipped")
+    .stderr_lacks("hunter2")
+    .run();
+}
+
+#[test]
+fn an_invalid_env_file_name_is_an_error_naming_file_line_and_prefix() {
+    with_env_file(
+        &reads_from_file(),
+        "bad.env",
+        "FROM_FILE=1\nTOKEN hunter2-envline=x\n",
+    )
+    .status(1)
+    .stderr_has("$W/bad.env:2: invalid env var name \"TOKEN…\" in $W/bad.env")
+    .stderr_lacks("hunter2")
+    .run();
+}
+
+#[test]
+fn env_files_use_the_envfile_grammar() {
+    // Not the operator one: leading space kept, text after a closing quote
+    // dropped.
+    let t = reads_from_file();
+    let j = with_env_file(&t, "g.env", "FROM_FILE= \"a\"b\n")
         .run()
         .json();
     assert_eq!(j["env"]["sandbox"]["T"], " \"a\"b");
-    let g = t.write("g2.env", "FROM_FILE=\"a\"b\n");
-    let j = t
-        .host(["harness", "resolve", p(&h), "--env-file", p(&g)])
+    let j = with_env_file(&t, "g2.env", "FROM_FILE=\"a\"b\n")
         .run()
         .json();
     assert_eq!(j["env"]["sandbox"]["T"], "a");
-    t.host([
-        "harness",
+}
+
+#[test]
+fn a_missing_env_file_is_an_error() {
+    harness(
+        &reads_from_file(),
         "resolve",
-        p(&h),
-        "--env-file",
-        "/nonexistent/x.env",
-    ])
+        &["--env-file", "/nonexistent/x.env"],
+    )
     .status(1)
     .stderr_has("loading env file /nonexistent/x.env")
     .run();
 }
 
+/// A required host file that is missing, an optional one, one under an
+/// unset-looking FULLSEND_DIR path.
+fn missing_host_file() -> Tree {
+    one(format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"))
+}
+
 #[test]
-fn missing_host_file_is_an_error_and_a_lint_finding() {
-    // §11.1.3: resolve, run and sandbox-env fail; lint reports a finding.
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/m.yaml",
-        format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"),
-    );
-    let want = format!(
-        "validating files: host_files[0].src: stat {}/env/none.env: no such file or directory",
-        t.root().display()
-    );
-    for args in [
-        &["harness", "resolve", p(&h)][..],
-        &["harness", "sandbox-env", p(&h)][..],
-        &["harness", "run", p(&h), "--", "true"][..],
+fn a_missing_host_file_fails_resolve_run_and_sandbox_env() {
+    // §11.1.3, naming only the first.
+    let t = missing_host_file();
+    for (sub, args) in [
+        ("resolve", &[][..]),
+        ("sandbox-env", &[]),
+        ("run", &["--", "true"]),
     ] {
-        let e = t.host(args).status(1).stderr_has(&want).run().stderr;
-        assert!(
-            !e.contains("host_files[1]") && !e.contains("host_files[2]"),
-            "{e}"
-        );
+        harness(&t, sub, args)
+            .status(1)
+            .stderr_has("validating files: host_files[0].src: stat $W/env/none.env: no such file or directory")
+            .stderr_lacks("host_files[1]")
+            .stderr_lacks("host_files[2]")
+            .run();
     }
-    let o = t.host(["harness", "lint", p(&h)]).any_status().run();
-    assert_eq!(o.status, Some(1), "{}", o.stderr.clone());
-    assert_eq!(
-        o.stdout.clone(),
-        format!(
-            "error: host_files[0].src: stat {}/env/none.env: no such file or directory\n",
-            t.root().display()
-        )
-    );
-    t.write("env/none.env", "X=1\n");
-    t.host(["harness", "resolve", p(&h)]).run();
+}
+
+#[test]
+fn a_missing_host_file_is_a_lint_finding() {
+    harness(&missing_host_file(), "lint", &[])
+        .status(1)
+        .stdout("error: host_files[0].src: stat $W/env/none.env: no such file or directory\n")
+        .run();
+}
+
+#[test]
+fn a_host_file_that_appears_resolves() {
+    let t = missing_host_file().file("env/none.env", "X=1\n");
+    harness(&t, "resolve", &[]).run();
 }
 
 #[test]
 fn lint_prints_diagnostics_and_exits_zero() {
-    let t = Tree::fullsend();
-    let h = t.write("harness/l.yaml", format!("{HEAD}runner_env: {{A: b}}\n"));
-    let o = t.host(["harness", "lint", p(&h)]).any_status().run();
-    assert_eq!(o.status, Some(0));
-    assert_eq!(
-        o.stdout.clone(),
-        "warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)\n"
-    );
-    let clean = t.write("harness/c.yaml", HEAD);
-    let o = t.host(["harness", "lint", p(&clean)]).any_status().run();
-    assert_eq!((o.status, o.stdout.clone().as_str()), (Some(0), ""));
+    harness(&one(format!("{HEAD}runner_env: {{A: b}}\n")), "lint", &[])
+        .stdout(
+            "warning: runner_env: runner_env is deprecated; use env.runner instead (see ADR 0055)\n",
+        )
+        .run();
+}
+
+#[test]
+fn lint_of_a_clean_harness_prints_nothing() {
+    harness(&one(HEAD), "lint", &[]).stdout("").run();
+}
+
+/// runner_env, env.runner with declared reserved keys and a host read.
+fn runner() -> Tree {
+    one(format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"))
+        .file("run.env", "FROM_ENV_FILE=ef\nB=from-file\n")
 }
 
 #[test]
 fn run_uses_host_env_plus_effective_runner_env() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/r.yaml",
-        format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"),
-    );
-    let ef = t.write("run.env", "FROM_ENV_FILE=ef\nB=from-file\n");
-    let o = t
-        .host([
-            "harness",
-            "run",
-            p(&h),
-            "--env-file",
-            p(&ef),
-            "--",
-            "sh",
-            "-c",
-            "env",
-        ])
-        .env("HOST_V", "hv")
-        .env("TRACEPARENT", "host-tp")
-        .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
-        .env("B", "host")
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    let out = o.stdout.clone();
+    let t = runner();
+    let out = harness(
+        &t,
+        "run",
+        &["--env-file", &t.arg("run.env"), "--", "sh", "-c", "env"],
+    )
+    .env("HOST_V", "hv")
+    .env("TRACEPARENT", "host-tp")
+    .env("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
+    .env("B", "host")
+    .stdout_lacks("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+    .stdout_lacks("FULLSEND_GCP_OIDC_URL")
+    .run()
+    .stdout;
     let lines: Vec<&str> = out.lines().collect();
     for want in [
         "A=re",
@@ -750,89 +787,82 @@ fn run_uses_host_env_plus_effective_runner_env() {
     ] {
         assert!(lines.contains(&want), "missing {want} in {out}");
     }
-    assert!(!out.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{out}");
-    assert!(!out.contains("FULLSEND_GCP_OIDC_URL"), "{out}");
-    // exit status and not-found
-    let o = t
-        .host(["harness", "run", p(&h), "--", "sh", "-c", "exit 7"])
-        .env("HOST_V", "")
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(7));
-    let o = t
-        .host(["harness", "run", p(&h), "--", "no-such-cmd-xyz"])
-        .env("HOST_V", "")
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(127));
-    // a load error exits 1 without running
-    let bad = t.write("harness/bad.yaml", "agent: a\n");
-    let o = t
-        .host(["harness", "run", p(&bad), "--", "sh", "-c", "echo ran"])
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(1));
-    assert_eq!(o.stdout.clone(), "");
 }
 
 #[test]
-fn sandbox_env_export_and_dotenv() {
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/s.yaml",
-        format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"),
-    );
-    let o = t.host(["harness", "sandbox-env", p(&h)]).any_status().run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    assert_eq!(o.stdout.clone(), "export A='$. `y`'\nexport Z='it'\\''s'\n");
-    let e = o.stderr.clone();
-    assert!(
-        e.contains("env.sandbox key \"HOME\" is reserved for runner infrastructure; skipping"),
-        "{e}"
-    );
-    assert!(
-        e.contains("env.sandbox key \"bad-key\" is not a valid POSIX identifier; skipping"),
-        "{e}"
-    );
-    // the export lines, sourced by sh, give back the values
-    if let Some(sh) = support::which("dash").or_else(|| support::tool("sh")) {
-        let out = t.root().join("out.env");
-        let o = t
-            .host(["harness", "sandbox-env", p(&h), "-o", p(&out)])
-            .any_status()
-            .run();
-        assert_eq!(o.status, Some(0));
-        assert_eq!(
-            fs::metadata(&out).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
-        let o = Command::new(sh)
-            .args([
-                "-c",
-                ". \"$1\"; printf '%s|%s' \"$A\" \"$Z\"",
-                "sh",
-                p(&out),
-            ])
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&o.stdout), "$. `y`|it's");
-    }
-    // dotenv format reads back with the project's grammar
-    let out = t.root().join("out2.env");
-    let o = t
-        .host([
-            "harness",
-            "sandbox-env",
-            p(&h),
-            "--format",
-            "dotenv",
-            "-o",
-            p(&out),
-        ])
-        .any_status()
+fn run_passes_the_childs_exit_status() {
+    harness(&runner(), "run", &["--", "sh", "-c", "exit 7"])
+        .env("HOST_V", "")
+        .status(7)
         .run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    let parsed = agentenv::dotenv::parse_bytes(&fs::read(&out).unwrap());
+}
+
+#[test]
+fn run_of_a_missing_command_is_127() {
+    harness(&runner(), "run", &["--", "no-such-cmd-xyz"])
+        .env("HOST_V", "")
+        .status(127)
+        .run();
+}
+
+#[test]
+fn run_with_a_load_error_exits_1_without_running() {
+    harness(&one("agent: a\n"), "run", &["--", "sh", "-c", "echo ran"])
+        .status(1)
+        .stdout("")
+        .run();
+}
+
+/// Sandbox values to quote, a reserved key, an invalid name.
+fn sandbox() -> Tree {
+    one(format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"))
+}
+
+#[test]
+fn sandbox_env_prints_export_lines_and_warns_per_skipped_key() {
+    harness(&sandbox(), "sandbox-env", &[])
+        .stdout("export A='$. `y`'\nexport Z='it'\\''s'\n")
+        .stderr_has("env.sandbox key \"HOME\" is reserved for runner infrastructure; skipping")
+        .stderr_has("env.sandbox key \"bad-key\" is not a valid POSIX identifier; skipping")
+        .run();
+}
+
+#[test]
+fn sandbox_env_export_lines_sourced_by_sh_give_back_the_values() {
+    let sh = support::which("dash")
+        .or_else(|| support::tool("sh"))
+        .expect("sh");
+    let t = sandbox();
+    harness(&t, "sandbox-env", &["-o", &t.arg("out.env")]).run();
+    assert_eq!(
+        fs::metadata(t.path("out.env"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    t.command(sh)
+        .args([
+            "-c",
+            ". \"$1\"; printf '%s|%s' \"$A\" \"$Z\"",
+            "sh",
+            &t.arg("out.env"),
+        ])
+        .stdout("$. `y`|it's")
+        .run();
+}
+
+#[test]
+fn sandbox_env_dotenv_reads_back_with_the_projects_grammar() {
+    let t = sandbox();
+    harness(
+        &t,
+        "sandbox-env",
+        &["--format", "dotenv", "-o", &t.arg("out2.env")],
+    )
+    .run();
+    let parsed = agentenv::dotenv::parse_bytes(&fs::read(t.path("out2.env")).unwrap());
     let got: Vec<(String, String)> = parsed
         .entries
         .into_iter()
@@ -845,7 +875,11 @@ fn sandbox_env_export_and_dotenv() {
             ("Z".to_string(), "it's".to_string())
         ]
     );
-    t.host(["harness", "sandbox-env", p(&h), "--format", "yaml"])
+}
+
+#[test]
+fn sandbox_env_lists_its_formats() {
+    harness(&sandbox(), "sandbox-env", &["--format", "yaml"])
         .status(1)
         .stderr_has("[possible values: export, dotenv, github, docker]")
         .run();

@@ -7,6 +7,8 @@
 
 mod support;
 
+use support::Tree;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -193,28 +195,29 @@ impl Drop for Sh {
 /// `home/.agents` (user store), `home/p` (project with bin/, values that
 /// need quoting), `home/p/sub`, `home/p/nested` (its own project),
 /// `home/q` (a sibling).
-fn tree() -> (tempfile::TempDir, PathBuf) {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    for d in [
-        "home/.agents/bin",
-        "home/p/.agents/bin",
-        "home/p/sub",
-        "home/p/nested/.agents",
-        "home/q/.agents",
-        "out",
-        "state",
-    ] {
-        std::fs::create_dir_all(w.join(d)).unwrap();
-    }
-    let write = |rel: &str, body: &str| std::fs::write(w.join(rel), body).unwrap();
-    write("home/.agents/env", "USERV=u1\n");
-    write(
-        "home/p/.agents/env",
-        "PV=p1\nSPACEY='a  b'\nNL=\"line1\nline2\"\nQUOTES='say \"hi\" $HOME `x`'\nUNI='héllo ✓'\nPRESET=from-proj\nunset RMME\n",
-    );
-    write("home/p/nested/.agents/env", "NV=n1\n");
-    write("home/q/.agents/env", "QV=q1\n");
+fn tree() -> (Tree, PathBuf) {
+    let t = Tree::new()
+        .dir("home/.agents/bin")
+        .dir("home/p/.agents/bin")
+        .dir("home/p/sub")
+        .dir("out")
+        .dir("state")
+        .file("home/.agents/env", "USERV=u1\n")
+        .file(
+            "home/p/.agents/env",
+            r#"PV=p1
+SPACEY='a  b'
+NL="line1
+line2"
+QUOTES='say "hi" $HOME `x`'
+UNI='héllo ✓'
+PRESET=from-proj
+unset RMME
+"#,
+        )
+        .file("home/p/nested/.agents/env", "NV=n1\n")
+        .file("home/q/.agents/env", "QV=q1\n");
+    let w = t.root().to_path_buf();
     (t, w)
 }
 

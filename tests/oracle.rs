@@ -13,18 +13,9 @@ mod support;
 
 use support::Rng;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-
-/// The interpreter every case pins (reference §1).
-fn python() -> PathBuf {
-    let sys = PathBuf::from("/usr/bin/python3");
-    if sys.is_file() {
-        return sys;
-    }
-    support::venv().join("bin/python3")
-}
 
 #[derive(Clone, Debug)]
 enum Node {
@@ -132,7 +123,11 @@ impl Case {
             ("HOME".into(), format!("{ws}/home")),
             ("PATH".into(), "/usr/bin:/bin".into()),
             ("LANG".into(), "C.UTF-8".into()),
-            ("AGENTS_PYTHON".into(), python().to_str().unwrap().into()),
+            // The interpreter every case pins (reference §1).
+            (
+                "AGENTS_PYTHON".into(),
+                support::pinned_python().to_str().unwrap().into(),
+            ),
             ("AGENTS_SYSTEM_ROOT".into(), format!("{ws}/no-system")),
         ];
         for (k, v) in &self.vars {

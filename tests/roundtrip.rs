@@ -19,7 +19,7 @@
 
 mod support;
 
-use support::Rng;
+use support::{Rng, Tree};
 
 use agentenv::render::{render, Format, View};
 use std::collections::BTreeMap;
@@ -218,12 +218,6 @@ fn view_of(vals: &[String], bad: bool) -> View {
     View::of(vars)
 }
 
-fn write_temp(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
 /// Run `cmd` with a clean, UTF-8 environment (plus `extra`), and parse its
 /// `env -0` dump.
 fn dump_env(mut cmd: Command, extra: &[(&str, &str)], what: &str) -> BTreeMap<Vec<u8>, Vec<u8>> {
@@ -278,7 +272,7 @@ fn check_shell_in(shell: &str, format: Format, lang: &str) {
     let Some(exe) = support::tool(shell) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Tree::new();
     for (batch, seed) in [11u64, 12, 13].into_iter().enumerate() {
         let vals = values(seed, 400);
         let text = render(format, &view_of(&vals, true));
@@ -288,7 +282,7 @@ fn check_shell_in(shell: &str, format: Format, lang: &str) {
                 "{shell}: {bad} must be dropped"
             );
         }
-        let file = write_temp(dir.path(), &format!("b{batch}"), &text);
+        let file = dir.write(&format!("b{batch}"), &text);
         let env = dump_env(source_cmd(shell, &exe, &file), &[("LANG", lang)], shell);
         let mut wrong = Vec::new();
         for (i, v) in vals.iter().enumerate() {
@@ -359,7 +353,7 @@ fn shells_round_trip_in_the_c_locale_too() {
     ignore = "needs bash, dash, zsh and fish"
 )]
 fn removals_and_path_short_form_in_the_shells() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Tree::new();
     let sys_path = std::env::var("PATH").unwrap_or_default();
     let new_path = format!("/opt/it's here/bin:/x:{sys_path}");
     let mut base = agentenv::core::Env::new();
@@ -385,7 +379,7 @@ fn removals_and_path_short_form_in_the_shells() {
         if format == Format::Export {
             assert!(text.contains("\"${PATH:+:$PATH}\""), "{text}");
         }
-        let file = write_temp(dir.path(), shell, &text);
+        let file = dir.write(shell, &text);
         let env = dump_env(
             source_cmd(shell, &exe, &file),
             &[("GONE", "x"), ("KEEP", "same")],
@@ -412,7 +406,7 @@ fn removals_and_path_short_form_in_the_shells() {
     ignore = "needs bash and fish"
 )]
 fn undecodable_bytes_come_back_as_question_marks_from_the_shells() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = Tree::new();
     let view = View::of([(
         OsString::from("B"),
         OsString::from_vec(b"a\xffb\xe2\x82c".to_vec()),
@@ -421,7 +415,7 @@ fn undecodable_bytes_come_back_as_question_marks_from_the_shells() {
         let Some(exe) = support::tool(shell) else {
             continue;
         };
-        let file = write_temp(dir.path(), shell, &render(format, &view));
+        let file = dir.write(shell, render(format, &view));
         let env = dump_env(source_cmd(shell, &exe, &file), &[], shell);
         assert_eq!(env.get(&b"B"[..]), Some(&b"a?b??c".to_vec()), "{shell}");
     }
