@@ -424,155 +424,131 @@ fn docker_long_lines_fit_or_are_omitted() {
 
 const CANARY: &str = "zqCANARYinteg";
 
-fn write(w: &Path, rel: &str, body: &[u8]) {
-    let p = w.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, body).unwrap();
-}
-
 /// A store whose layers set values of every kind (each holding the
 /// canary), plus one removal of an inherited variable.
-fn store(w: &Path) {
-    std::fs::create_dir_all(w.join("proj")).unwrap();
+fn store() -> Tree {
     let py = format!(
         "import json\nprint(json.dumps({{'ONE': ' {c} = << ', 'MULTI': '{c}\\nAGENTENV_EOF\\n', \
          'WITHCR': '{c}\\r', 'MIDCR': 'a\\r{c}', 'HASHY': '# {c}', 'QUOTED': '\"{c}\"', \
          'INHERITED': None}}))\n",
         c = CANARY
     );
-    write(w, "home/.agents/env.py", py.as_bytes());
     let mut plain = b"NONUTF=".to_vec();
     plain.extend_from_slice(CANARY.as_bytes());
     plain.extend_from_slice(b"\xff\n");
-    write(w, "home/.agents/pre.env", &plain);
+    Tree::session()
+        .file("home/.agents/env.py", py)
+        .file("home/.agents/pre.env", plain)
 }
 
 fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// `env --diff --format FORMAT ARGS` with INHERITED set; no canary on
+/// stderr.
+fn env_diff(t: &Tree, format: &str, args: &[&str]) -> Run {
+    t.agentenv(["env", "--diff", "--format", format])
+        .args(args)
+        .env("INHERITED", "x")
+        .stderr_lacks("zqCANARY")
+}
+
+fn github_reads_back(verbosity: &[&str]) {
+    let text = env_diff(&store(), "github", verbosity)
+        .stderr_has("agentenv: warning: 'WITHCR' left out of the github format: its value holds a CR")
+        .stderr_has("agentenv: warning: 'MIDCR' left out of the github format: its value holds a CR")
+        .stderr_has("agentenv: warning: 'NONUTF' left out of the github format: its value is not UTF-8")
+        .stderr_has("agentenv: warning: 'INHERITED' left out of the github format: it is removed, and the format cannot express a removal")
+        .run()
+        .stdout;
+    let got = runner_read(&text, false).unwrap();
+    assert_eq!(got["ONE"], format!(" {CANARY} = << "));
+    assert_eq!(got["MULTI"], format!("{CANARY}\nAGENTENV_EOF\n"));
+    assert_eq!(got["HASHY"], format!("# {CANARY}"));
+    assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
+    for gone in ["WITHCR", "MIDCR", "NONUTF", "INHERITED"] {
+        assert!(!got.contains_key(gone), "{gone}");
+    }
+    assert_eq!(runner_read(&text, true).unwrap(), got);
+}
+
 #[test]
 fn env_format_github_through_the_binary() {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path();
-    store(w);
-    for extra in [&[][..], &["-vv"][..]] {
-        let o = support::session_cmd(w)
-            .env("INHERITED", "x")
-            .args(["env", "--diff", "--format", "github"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-        let text = String::from_utf8(o.stdout.clone()).unwrap();
-        let got = runner_read(&text, false).unwrap();
-        assert_eq!(got["ONE"], format!(" {CANARY} = << "));
-        assert_eq!(got["MULTI"], format!("{CANARY}\nAGENTENV_EOF\n"));
-        assert_eq!(got["HASHY"], format!("# {CANARY}"));
-        assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
-        for gone in ["WITHCR", "MIDCR", "NONUTF", "INHERITED"] {
-            assert!(!got.contains_key(gone), "{gone}");
-        }
-        assert_eq!(runner_read(&text, true).unwrap(), got);
-        let err = stderr(&o);
-        assert!(!err.contains("zqCANARY"), "{err}");
-        for (name, why) in [
-            ("WITHCR", "its value holds a CR"),
-            ("MIDCR", "its value holds a CR"),
-            ("NONUTF", "its value is not UTF-8"),
-            (
-                "INHERITED",
-                "it is removed, and the format cannot express a removal",
-            ),
-        ] {
-            assert!(
-                err.contains(&format!(
-                    "agentenv: warning: '{name}' left out of the github format: {why}"
-                )),
-                "{name}: {err}"
-            );
-        }
-    }
-    // -q silences the warnings, stdout is unchanged.
-    let o = support::session_cmd(w)
-        .args(["env", "--diff", "--format", "github", "-q"])
-        .output()
-        .unwrap();
-    assert!(o.stderr.is_empty(), "{}", stderr(&o));
+    github_reads_back(&[]);
+}
+
+#[test]
+fn env_format_github_through_the_binary_at_vv() {
+    github_reads_back(&["-vv"]);
+}
+
+#[test]
+fn env_format_github_quiet_silences_the_warnings() {
+    store()
+        .agentenv(["env", "--diff", "--format", "github", "-q"])
+        .stderr("")
+        .run();
 }
 
 #[test]
 fn env_format_docker_through_the_binary() {
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path();
-    store(w);
-    let o = support::session_cmd(w)
-        .env("INHERITED", "x")
-        .args(["env", "--diff", "--format", "docker"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = String::from_utf8(o.stdout.clone()).unwrap();
-    let got: BTreeMap<String, String> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+    let mut run = env_diff(&store(), "docker", &[]);
+    for gone in ["MULTI", "WITHCR", "NONUTF"] {
+        run = run.stdout_has(format!(
+            "# {gone} omitted: not representable in a docker env-file\n"
+        ));
+    }
+    for name in ["MULTI", "WITHCR", "NONUTF", "INHERITED"] {
+        run = run.stderr_has(format!("warning: '{name}' left out of the docker format"));
+    }
+    let o = run.run();
+    let got: BTreeMap<String, String> = kvfile_read(&o.stdout_bytes).unwrap().into_iter().collect();
     assert_eq!(got["ONE"], format!(" {CANARY} = << "));
     assert_eq!(got["MIDCR"], format!("a\r{CANARY}"));
     assert_eq!(got["HASHY"], format!("# {CANARY}"));
     assert_eq!(got["QUOTED"], format!("\"{CANARY}\""));
     for gone in ["MULTI", "WITHCR", "NONUTF"] {
         assert!(!got.contains_key(gone), "{gone}");
-        assert!(
-            text.contains(&format!(
-                "# {gone} omitted: not representable in a docker env-file\n"
-            )),
-            "{text}"
-        );
-    }
-    let err = stderr(&o);
-    assert!(!err.contains("zqCANARY"), "{err}");
-    for name in ["MULTI", "WITHCR", "NONUTF", "INHERITED"] {
-        assert!(
-            err.contains(&format!("warning: '{name}' left out of the docker format")),
-            "{name}: {err}"
-        );
     }
 }
 
-#[test]
-fn dotenv_parse_accepts_both_formats() {
-    let t = tempfile::tempdir().unwrap();
-    let f = t.path().join(".env");
-    std::fs::write(
-        &f,
+/// `dotenv parse --format FORMAT` of a file holding the canary.
+fn dotenv_parse(format: &str) -> Run {
+    let t = Tree::new().file(
+        ".env",
         format!("A=\"l1\\nl2 {CANARY}\"\nB=' x=<<y '\nC=\"cr\\r{CANARY}\"\n"),
-    )
-    .unwrap();
-    let run = |fmt: &str| {
-        std::process::Command::new(support::agentenv_bin())
-            .args(["dotenv", "parse", "--format", fmt])
-            .arg(&f)
-            .output()
-            .unwrap()
-    };
-    let o = run("github");
-    assert_eq!(o.status.code(), Some(0));
-    let got = runner_read(std::str::from_utf8(&o.stdout).unwrap(), false).unwrap();
+    );
+    t.host(["dotenv", "parse", "--format", format, &t.arg(".env")])
+}
+
+#[test]
+fn dotenv_parse_as_github() {
+    let o = dotenv_parse("github")
+        .stderr_has("'C' left out of the github format")
+        .stderr_lacks(CANARY)
+        .run();
+    let got = runner_read(&o.stdout, false).unwrap();
     assert_eq!(got["A"], format!("l1\nl2 {CANARY}"));
     assert_eq!(got["B"], " x=<<y ");
     assert!(!got.contains_key("C"));
-    assert!(stderr(&o).contains("'C' left out of the github format"));
-    let o = run("docker");
-    assert_eq!(o.status.code(), Some(0));
-    let got: BTreeMap<_, _> = kvfile_read(&o.stdout).unwrap().into_iter().collect();
+}
+
+#[test]
+fn dotenv_parse_as_docker() {
+    let o = dotenv_parse("docker").stderr_lacks(CANARY).run();
+    let got: BTreeMap<_, _> = kvfile_read(&o.stdout_bytes).unwrap().into_iter().collect();
     assert_eq!(got["B"], " x=<<y ");
     assert_eq!(got["C"], format!("cr\r{CANARY}"));
     assert!(!got.contains_key("A"));
-    for o in [run("github"), run("docker")] {
-        assert!(!stderr(&o).contains(CANARY));
-    }
-    // An unknown format lists agentenv's own too.
-    let o = run("gh");
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("; agentenv's own: docker, github"));
+}
+
+#[test]
+fn an_unknown_format_lists_agentenvs_own_too() {
+    dotenv_parse("gh")
+        .status(1)
+        .stderr_has("; agentenv's own: docker, github")
+        .run();
 }
 
 // ------------------------------------------------------------ init claude
@@ -663,7 +639,7 @@ mod init_claude {
         with_hook(&format!(
             "{}{}",
             bin.display(),
-            agentenv::cli::init::HOOK_ARGS
+            agentenv::internals::cli::HOOK_ARGS
         ))
     }
 
@@ -747,7 +723,7 @@ mod init_claude {
             serde_json::from_str(&t.read("home/repo/.claude/settings.json")).unwrap();
         assert_eq!(
             p["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-            format!("agentenv{}", agentenv::cli::init::HOOK_ARGS)
+            format!("agentenv{}", agentenv::internals::cli::HOOK_ARGS)
         );
     }
 
@@ -1308,15 +1284,18 @@ fn readme() -> String {
 }
 
 /// A store, and a PATH that finds this agentenv as `agentenv`.
-fn example_tree(w: &Path) -> String {
-    write(
-        w,
+fn example_tree() -> (Tree, String) {
+    let t = Tree::session().file(
         "home/.agents/env.py",
-        b"import json\nprint(json.dumps({'FROM_STORE': 'a b', 'MULTI': 'l1\\nl2', 'QUOTED': '\"q\"'}))\n",
+        r#"import json
+print(json.dumps({'FROM_STORE': 'a b', 'MULTI': 'l1\nl2', 'QUOTED': '"q"'}))
+"#,
     );
-    std::fs::create_dir_all(w.join("proj")).unwrap();
     let bin = support::agentenv_bin();
-    format!("{}:/usr/bin:/bin", bin.parent().unwrap().display())
+    (
+        t,
+        format!("{}:/usr/bin:/bin", bin.parent().unwrap().display()),
+    )
 }
 
 fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
@@ -1337,9 +1316,8 @@ fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
 #[test]
 fn readme_github_actions_example() {
     assert!(readme().contains(&format!("- run: {README_GITHUB}")));
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    let path = example_tree(&w);
+    let (t, path) = example_tree();
+    let w = t.root().to_path_buf();
     let gh = w.join("github_env");
     std::fs::write(&gh, "EARLIER=1\n").unwrap();
     let o = bash_in(&w, &path, README_GITHUB)
@@ -1365,9 +1343,8 @@ fn readme_docker_example() {
     let Some(docker) = support::tool("docker") else {
         return;
     };
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    let path = example_tree(&w);
+    let (t, path) = example_tree();
+    let w = t.root().to_path_buf();
     let path = format!("{}:{path}", docker.parent().unwrap().display());
     let d = FakeDaemon::start(&w);
     let o = bash_in(&w, &path, README_DOCKER)
@@ -1392,21 +1369,13 @@ fn readme_docker_example() {
 fn readme_direnv_and_codex_examples() {
     let text = readme();
     assert!(text.contains(README_DIRENV) && text.contains(README_CODEX));
-    let t = tempfile::tempdir().unwrap();
-    let w = t.path().canonicalize().unwrap();
-    let path = example_tree(&w);
+    let (t, path) = example_tree();
+    let w = t.root().to_path_buf();
     // Codex: a stand-in `codex` that shows what it was started with.
-    write(
-        &w,
+    t.exe(
         "fakebin/codex",
-        b"#!/bin/sh\nprintf '%s|%s' \"$FROM_STORE\" \"$AGENTS_PROJECT_ROOT\"\n",
+        "#!/bin/sh\nprintf '%s|%s' \"$FROM_STORE\" \"$AGENTS_PROJECT_ROOT\"\n",
     );
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(
-        w.join("fakebin/codex"),
-        std::fs::Permissions::from_mode(0o755),
-    )
-    .unwrap();
     let cpath = format!("{}:{path}", w.join("fakebin").display());
     let o = bash_in(&w, &cpath, README_CODEX).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -1418,7 +1387,7 @@ fn readme_direnv_and_codex_examples() {
     let Some(direnv) = support::tool("direnv") else {
         return;
     };
-    write(&w, "proj/.envrc", format!("{README_DIRENV}\n").as_bytes());
+    t.write("proj/.envrc", format!("{README_DIRENV}\n"));
     let run = |args: &[&str]| {
         let dpath = format!("{}:{path}", direnv.parent().unwrap().display());
         let mut c = bash_in(&w, &dpath, "exec direnv \"$@\"");
@@ -1474,14 +1443,13 @@ fn readme_mcp_examples() {
         return;
     };
     // Run it as the host would, with the pack at a real path.
-    let t = tempfile::tempdir().unwrap();
-    let pack = t.path().join("pack");
-    write(&pack, ".env", b"PACK_TOKEN=from-dotenv\nHOST_SET=dotenv\n");
-    write(
-        &pack,
-        "server.js",
-        b"process.stdout.write(process.env.PACK_TOKEN + '|' + process.env.HOST_SET)\n",
-    );
+    let t = Tree::new()
+        .file("pack/.env", "PACK_TOKEN=from-dotenv\nHOST_SET=dotenv\n")
+        .file(
+            "pack/server.js",
+            "process.stdout.write(process.env.PACK_TOKEN + '|' + process.env.HOST_SET)\n",
+        );
+    let pack = t.path("pack");
     let args: Vec<String> = args
         .iter()
         .map(|a| a.replace("/opt/packs/tool", pack.to_str().unwrap()))

@@ -9,15 +9,17 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use support::Tree;
 
 /// Every canary shares this stem, so one search finds any of them.
 const STEM: &str = "zqCANARY";
 
 struct Audit {
-    _t: tempfile::TempDir,
+    t: Tree,
     w: PathBuf,
     planted: BTreeSet<String>,
     runs: usize,
@@ -26,13 +28,14 @@ struct Audit {
 
 impl Audit {
     fn new() -> Audit {
-        let t = tempfile::tempdir().unwrap();
-        let w = t.path().canonicalize().unwrap();
-        for d in ["home/.agents", "proj", "plug", "fs/harness", "cache"] {
-            std::fs::create_dir_all(w.join(d)).unwrap();
-        }
+        let t = Tree::session()
+            .dir("home/.agents")
+            .dir("plug")
+            .dir("fs/harness")
+            .dir("cache");
+        let w = t.root().to_path_buf();
         Audit {
-            _t: t,
+            t,
             w,
             planted: BTreeSet::new(),
             runs: 0,
@@ -48,27 +51,22 @@ impl Audit {
     }
 
     fn p(&self, rel: &str) -> PathBuf {
-        self.w.join(rel)
+        self.t.path(rel)
     }
 
     fn write(&self, rel: &str, body: &str) -> PathBuf {
-        let p = self.p(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, body).unwrap();
-        p
+        self.t.write(rel, body)
     }
 
-    fn base_env(&self) -> Vec<(String, String)> {
-        let w = self.w.to_str().unwrap();
-        let py = support::pinned_python();
-        vec![
-            ("HOME".into(), format!("{w}/home")),
-            ("PATH".into(), "/usr/bin:/bin".into()),
-            ("LANG".into(), "C.UTF-8".into()),
-            ("AGENTS_PYTHON".into(), py.to_str().unwrap().into()),
-            ("AGENTS_SYSTEM_ROOT".into(), format!("{w}/no-system")),
-            ("XDG_CACHE_HOME".into(), format!("{w}/cache")),
-        ]
+    /// The session environment (`support::session_cmd`) with the cache
+    /// in `$W/cache`.
+    fn base_env(&self) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = support::session_cmd(&self.w)
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+            .collect();
+        env.push(("XDG_CACHE_HOME".into(), self.p("cache").into()));
+        env
     }
 
     /// Run `args` (at default verbosity and at -vv) and check that no

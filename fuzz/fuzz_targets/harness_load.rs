@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     // The pure loader first.
-    let _ = agentenv::harness::schema::parse_harness(text, std::path::Path::new("h.yaml"));
+    let _ = agentenv::internals::parse_harness(text, std::path::Path::new("h.yaml"));
 
     let root = dir();
     let file = root.join("harness").join("h.yaml");
@@ -48,9 +48,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = r.sandbox_dotenv();
             let _ = r.sandbox_export();
             // `harness explain` without values never shows a host value.
-            let shown = agentenv::harness::explain::render_text(&r, &[], false);
-            let shown_json = agentenv::harness::explain::render_json(&r, &[], false);
-            let _ = agentenv::harness::explain::render_text(&r, &[], true);
+            let shown = r.explain_text(&[], false);
+            let shown_json = r.explain_json(&[], false);
+            let _ = r.explain_text(&[], true);
             if leaks {
                 assert!(
                     !shown.contains(CANARY) && !shown_json.contains(CANARY),

@@ -85,17 +85,6 @@ pub enum SandboxFormat {
     Docker,
 }
 
-impl SandboxFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxFormat::Export => "export",
-            SandboxFormat::Dotenv => "dotenv",
-            SandboxFormat::Github => "github",
-            SandboxFormat::Docker => "docker",
-        }
-    }
-}
-
 impl HarnessOpts {
     fn to_options(&self) -> crate::harness::Options {
         crate::harness::Options {
@@ -140,8 +129,8 @@ pub fn run(c: HarnessCommand) -> Exit {
         } => {
             let r = resolve(&opts)?;
             let body = match format {
-                TextOrJson::Json => crate::harness::explain::render_json(&r, &vars, show_values),
-                TextOrJson::Text => crate::harness::explain::render_text(&r, &vars, show_values),
+                TextOrJson::Json => r.explain_json(&vars, show_values),
+                TextOrJson::Text => r.explain_text(&vars, show_values),
             };
             super::print(body.as_bytes())
         }

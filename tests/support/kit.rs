@@ -25,11 +25,13 @@ use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A scratch directory that lives as long as the value.
+/// A scratch directory that lives as long as the value and every [`Run`]
+/// made from it.
 pub struct Tree {
-    _dir: tempfile::TempDir,
+    dir: Arc<tempfile::TempDir>,
     root: PathBuf,
 }
 
@@ -38,7 +40,10 @@ impl Tree {
     pub fn new() -> Tree {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        Tree { _dir: dir, root }
+        Tree {
+            dir: Arc::new(dir),
+            root,
+        }
     }
 
     /// The session layout of the reference's §1: `home/` (HOME) and `proj/`
@@ -121,7 +126,9 @@ impl Tree {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        Run::new(super::session_cmd(&self.root), &self.root).args(args)
+        Run::new(super::session_cmd(&self.root), &self.root)
+            .keeping(self)
+            .args(args)
     }
 
     /// `agentenv ARGS` with a cleared environment but the caller's `PATH`,
@@ -135,14 +142,14 @@ impl Tree {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .current_dir(&self.root);
-        Run::new(c, &self.root).args(args)
+        Run::new(c, &self.root).keeping(self).args(args)
     }
 
     /// Any program, environment as the caller's, run in the root.
     pub fn command(&self, program: impl AsRef<OsStr>) -> Run {
         let mut c = Command::new(program);
         c.current_dir(&self.root);
-        Run::new(c, &self.root)
+        Run::new(c, &self.root).keeping(self)
     }
 }
 
@@ -165,6 +172,8 @@ enum Check {
 /// One invocation to run, with what it must show.
 pub struct Run {
     cmd: Command,
+    /// The tree it runs in, kept alive as long as the run.
+    _tree: Option<Arc<tempfile::TempDir>>,
     root: PathBuf,
     stdin: Option<Vec<u8>>,
     status: Option<i32>,
@@ -177,6 +186,7 @@ impl Run {
     fn new(cmd: Command, root: &Path) -> Run {
         Run {
             cmd,
+            _tree: None,
             root: root.to_path_buf(),
             stdin: None,
             status: Some(0),
@@ -184,6 +194,11 @@ impl Run {
             stderr: Vec::new(),
             deadline: None,
         }
+    }
+
+    fn keeping(mut self, t: &Tree) -> Run {
+        self._tree = Some(Arc::clone(&t.dir));
+        self
     }
 
     pub fn arg(mut self, a: impl AsRef<OsStr>) -> Run {
@@ -306,6 +321,7 @@ impl Run {
     pub fn run(self) -> Ran {
         let Run {
             mut cmd,
+            _tree,
             root,
             stdin,
             status,
