@@ -1064,82 +1064,107 @@ fn s11_2_1_every_matching_overlay_merges_later_wins() {
         .contains("harness: overlay[1].when eval failed: no such key"));
 }
 
-#[test]
-fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
-    let t = Tree::fullsend();
-    // The base's forge block and overlay set K; the child's top level wins.
-    t.write(
-        "harness/base.yaml",
-        format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
-    );
-    let h = t.write(
-        "harness/child.yaml",
-        "base: base.yaml\nenv:\n  runner: {K: child}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
-    );
-    let j = t
-        .host(["harness", "resolve", p(&h), "--forge", "github"])
-        .run()
-        .json();
-    assert_eq!(
-        j["env"]["runner"],
-        serde_json::json!({"B": "base", "F": "base-forge", "K": "child", "O": "child-overlay"})
-    );
-    // forge in the base, overlays in the child: fine (exclusivity per file).
-    // A base forge map without the run's platform is dropped silently.
-    let j = t
-        .host(["harness", "resolve", p(&h), "--forge", "jira"])
-        .run()
-        .json();
-    assert_eq!(j["env"]["runner"]["K"], "child");
-    assert!(j["env"]["runner"].get("F").is_none());
-    // No platform: every base forge block is dropped.
-    let j = t.host(["harness", "resolve", p(&h)]).run().json();
-    assert_eq!(
-        j["env"]["runner"],
-        serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
-    );
-    // A child cannot null a base's platform block any more.
-    let n = t.write(
-        "harness/null.yaml",
-        "base: base.yaml\nforge:\n  github: ~\n",
-    );
-    let j = t
-        .host(["harness", "resolve", p(&n), "--forge", "github"])
-        .run()
-        .json();
-    assert_eq!(j["env"]["runner"]["F"], "base-forge");
-    // Overlays are not concatenated across files: the base's overlay is
-    // evaluated in the base layer, under the child's top level.
-    t.write(
-        "harness/ob.yaml",
-        format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
-    );
-    let oc = t.write(
-        "harness/oc.yaml",
-        "base: ob.yaml\nenv:\n  runner: {K: child}\n",
-    );
-    let j = t.host(["harness", "resolve", p(&oc)]).run().json();
-    assert_eq!(
-        j["env"]["runner"],
-        serde_json::json!({"K": "child", "X": "base-overlay"})
-    );
-    // Errors in a base layer read "invalid base harness".
-    t.write(
-        "harness/badbase.yaml",
-        format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
-    );
-    let bc = t.write("harness/bc.yaml", "base: badbase.yaml\n");
-    t.host(["harness", "resolve", p(&bc)])
-        .status(1)
-        .stderr_has("loading base chain: ")
-        .run();
-    let e = t
-        .host(["harness", "resolve", p(&bc)])
-        .status(1)
-        .stderr_has("invalid base harness: forge and overlays cannot coexist in the same harness")
-        .run()
-        .stderr;
-    assert!(e.contains("badbase.yaml"), "{e}");
+mod s11_2_2_each_base_layer_resolves_its_own_blocks_first {
+    use super::*;
+
+    /// A base with forge blocks, a child with an overlay; the child's top
+    /// level sets K.
+    fn chain() -> Tree {
+        Tree::fullsend()
+            .file(
+                "harness/base.yaml",
+                format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
+            )
+            .file(
+                "harness/child.yaml",
+                r#"base: base.yaml
+env:
+  runner: {K: child}
+overlays:
+  - when: 'true'
+    env: {runner: {O: child-overlay}}
+"#,
+            )
+    }
+
+    fn resolve(t: &Tree, file: &str, args: &[&str]) -> serde_json::Value {
+        t.host(["harness", "resolve", &t.arg(file)])
+            .args(args)
+            .run()
+            .json()
+    }
+
+    #[test]
+    fn the_childs_top_level_wins_over_the_bases_forge_block() {
+        let j = resolve(&chain(), "harness/child.yaml", &["--forge", "github"]);
+        assert_eq!(
+            j["env"]["runner"],
+            serde_json::json!({"B": "base", "F": "base-forge", "K": "child", "O": "child-overlay"})
+        );
+    }
+
+    #[test]
+    fn a_base_forge_map_without_the_platform_is_dropped_silently() {
+        // forge in the base, overlays in the child: fine (exclusivity per
+        // file).
+        let j = resolve(&chain(), "harness/child.yaml", &["--forge", "jira"]);
+        assert_eq!(j["env"]["runner"]["K"], "child");
+        assert!(j["env"]["runner"].get("F").is_none());
+    }
+
+    #[test]
+    fn no_platform_drops_every_base_forge_block() {
+        let j = resolve(&chain(), "harness/child.yaml", &[]);
+        assert_eq!(
+            j["env"]["runner"],
+            serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
+        );
+    }
+
+    #[test]
+    fn a_child_cannot_null_a_bases_platform_block() {
+        let t = chain().file(
+            "harness/null.yaml",
+            "base: base.yaml\nforge:\n  github: ~\n",
+        );
+        let j = resolve(&t, "harness/null.yaml", &["--forge", "github"]);
+        assert_eq!(j["env"]["runner"]["F"], "base-forge");
+    }
+
+    #[test]
+    fn a_bases_overlay_is_evaluated_in_the_base_layer() {
+        // Overlays are not concatenated across files: under the child's top
+        // level.
+        let t = Tree::fullsend()
+            .file(
+                "harness/ob.yaml",
+                format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
+            )
+            .file("harness/oc.yaml", "base: ob.yaml\nenv:\n  runner: {K: child}\n");
+        let j = resolve(&t, "harness/oc.yaml", &[]);
+        assert_eq!(
+            j["env"]["runner"],
+            serde_json::json!({"K": "child", "X": "base-overlay"})
+        );
+    }
+
+    #[test]
+    fn errors_in_a_base_read_invalid_base_harness() {
+        let t = Tree::fullsend()
+            .file(
+                "harness/badbase.yaml",
+                format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
+            )
+            .file("harness/bc.yaml", "base: badbase.yaml\n");
+        t.host(["harness", "resolve", &t.arg("harness/bc.yaml")])
+            .status(1)
+            .stderr_has("loading base chain: ")
+            .stderr_has(
+                "invalid base harness: forge and overlays cannot coexist in the same harness",
+            )
+            .stderr_has("badbase.yaml")
+            .run();
+    }
 }
 
 #[test]
@@ -1281,40 +1306,49 @@ fn s11_2_6_host_file_dest_rules() {
     t.host(["harness", "resolve", p(&ok)]).run();
 }
 
+/// A base with a validation loop; a child that sets only its schema.
+fn validation_loop_chain() -> Tree {
+    Tree::fullsend()
+        .file(
+            "harness/base.yaml",
+            format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
+        )
+        .file(
+            "harness/h.yaml",
+            "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
+        )
+}
+
 #[test]
 fn s11_2_7_validation_loop_merges_field_by_field() {
-    let t = Tree::fullsend();
-    t.write(
-        "harness/base.yaml",
-        format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
-    );
     // The child sets only schema: script and preflight come from the base.
-    let h = t.write(
-        "harness/c.yaml",
-        "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
+    resolve_fails(
+        &validation_loop_chain(),
+        "2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)",
     );
-    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)").run();
-    t.host(["harness", "resolve", p(&h)])
+    harness(&validation_loop_chain(), "resolve", &[])
         .env("PRE", "")
         .env("SCHEMA_DIR", "")
         .run();
-    // A forge block may omit script when the top level has one.
-    let f = t.write(
-        "harness/f.yaml",
-        format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
-    );
-    t.host(["harness", "resolve", p(&f), "--forge", "github"])
+}
+
+#[test]
+fn s11_2_7_a_forge_block_may_omit_script_when_the_top_level_has_one() {
+    let t = one(format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"));
+    harness(&t, "resolve", &["--forge", "github"])
         .status(1)
         .stderr_has("GH_SCHEMA is not set (referenced by validation_loop.schema)")
         .run();
-    let nf = t.write(
-        "harness/nf.yaml",
-        format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
+}
+
+#[test]
+fn s11_2_7_a_forge_validation_loop_needs_a_script_somewhere() {
+    resolve_fails(
+        &one(format!(
+            "{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"
+        )),
+        "forge.github.validation_loop.script is required when validation_loop is set",
     );
-    t.host(["harness", "resolve", p(&nf)])
-        .status(1)
-        .stderr_has("forge.github.validation_loop.script is required when validation_loop is set")
-        .run();
 }
 
 #[test]
@@ -1360,24 +1394,30 @@ fn s11_2_9_lint_warnings() {
     );
 }
 
-#[test]
-fn s11_2_10_trigger_is_inherited_from_a_base() {
-    let t = Tree::fullsend();
-    // `runtime` is not declared for triggers: the inherited one fails.
-    t.write(
+/// A base whose trigger reads `runtime`, which triggers do not declare.
+fn trigger_base() -> Tree {
+    Tree::fullsend().file(
         "harness/base.yaml",
         format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
+    )
+}
+
+#[test]
+fn s11_2_10_trigger_is_inherited_from_a_base() {
+    let t = trigger_base().file("harness/h.yaml", "base: base.yaml\n");
+    resolve_fails(
+        &t,
+        "invalid harness: trigger: undeclared reference to 'runtime' at 1:1",
     );
-    let h = t.write("harness/c.yaml", "base: base.yaml\n");
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("invalid harness: trigger: undeclared reference to 'runtime' at 1:1")
-        .run();
-    let own = t.write(
-        "harness/own.yaml",
+}
+
+#[test]
+fn s11_2_10_a_childs_own_trigger_replaces_the_bases() {
+    let t = trigger_base().file(
+        "harness/h.yaml",
         "base: base.yaml\ntrigger: \"event.x == 1\"\n",
     );
-    t.host(["harness", "resolve", p(&own)]).run();
+    harness(&t, "resolve", &[]).run();
 }
 
 #[test]
@@ -1425,64 +1465,63 @@ fn s11_2_11_the_run_childs_environment() {
     }
 }
 
-#[test]
-fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
+mod values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines {
+    use super::*;
     use std::os::unix::ffi::OsStrExt;
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/b.yaml",
-        format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
-    );
-    let raw = std::ffi::OsStr::from_bytes(b"a\xffb");
-    let o = t
-        .host([
-            "harness",
-            "run",
-            p(&h),
-            "--",
-            "sh",
-            "-c",
-            "printf %s \"$R\"",
-        ])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    assert_eq!(o.stdout_bytes, b"<a\xffb>");
-    let o = t
-        .host(["harness", "sandbox-env", p(&h)])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    assert_eq!(o.stdout_bytes, b"export S='a\xffb'\n");
-    // JSON escapes it as the session's JSON does.
-    let o = t
-        .host(["harness", "resolve", p(&h)])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    let s = o.stdout.clone();
-    assert!(s.contains("\"S\": \"a\\udcffb\""), "{s}");
-    // An env file value too.
-    let ef = t.root().join("raw.env");
-    fs::write(&ef, b"RAW=x\xfey\n").unwrap();
-    let o = t
-        .host(["harness", "sandbox-env", p(&h), "--env-file", p(&ef)])
-        .any_status()
-        .run();
-    assert_eq!(o.stdout_bytes, b"export S='x\xfey'\n");
-    // dotenv cannot carry it: refused naming the key.
-    let o = t
-        .host(["harness", "sandbox-env", p(&h), "--format", "dotenv"])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(1));
-    assert!(
-        o.stderr.clone().contains("env.sandbox[S]"),
-        "{}",
-        o.stderr.clone()
-    );
+
+    fn raw() -> &'static std::ffi::OsStr {
+        std::ffi::OsStr::from_bytes(b"a\xffb")
+    }
+
+    fn tree() -> Tree {
+        one(format!(
+            "{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"
+        ))
+    }
+
+    #[test]
+    fn to_the_run_child() {
+        let o = harness(&tree(), "run", &["--", "sh", "-c", "printf %s \"$R\""])
+            .env("RAW", raw())
+            .run();
+        assert_eq!(o.stdout_bytes, b"<a\xffb>");
+    }
+
+    #[test]
+    fn to_the_sandbox_lines() {
+        let o = harness(&tree(), "sandbox-env", &[])
+            .env("RAW", raw())
+            .any_status()
+            .run();
+        assert_eq!(o.stdout_bytes, b"export S='a\xffb'\n");
+    }
+
+    #[test]
+    fn json_escapes_them_as_the_sessions_json_does() {
+        harness(&tree(), "resolve", &[])
+            .env("RAW", raw())
+            .any_status()
+            .stdout_has("\"S\": \"a\\udcffb\"")
+            .run();
+    }
+
+    #[test]
+    fn from_an_env_file_too() {
+        let t = tree().file("raw.env", b"RAW=x\xfey\n");
+        let o = harness(&t, "sandbox-env", &["--env-file", &t.arg("raw.env")])
+            .any_status()
+            .run();
+        assert_eq!(o.stdout_bytes, b"export S='x\xfey'\n");
+    }
+
+    #[test]
+    fn dotenv_cannot_carry_them_and_names_the_key() {
+        harness(&tree(), "sandbox-env", &["--format", "dotenv"])
+            .env("RAW", raw())
+            .status(1)
+            .stderr_has("env.sandbox[S]")
+            .run();
+    }
 }
 
 #[test]
