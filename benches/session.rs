@@ -60,7 +60,7 @@ fn benches(c: &mut Criterion) {
     env.insert("PATH".into(), "/usr/bin:/bin".into());
     let text = plain_text("BENCH", 50);
     c.bench_function("native: 50-assignment plain file", |b| {
-        b.iter(|| session::native::evaluate(black_box(text.as_bytes()), &env))
+        b.iter(|| agentenv::internals::evaluate(black_box(text.as_bytes()), &env))
     });
 
     let dir = tempfile::tempdir().unwrap();
@@ -76,13 +76,13 @@ fn benches(c: &mut Criterion) {
     });
     let prepared = session::prepare(&opts, &base).unwrap();
     c.bench_function("cache key: same tree", |b| {
-        b.iter(|| session::cache::key_for(&prepared, &base, "export", true))
+        b.iter(|| agentenv::internals::key_for(&prepared, &base, "export", true))
     });
     let s = session::assemble(&opts, base.clone()).unwrap();
     c.bench_function("explain: render text for the tree", |b| {
         b.iter(|| {
-            let r = session::explain::report(&s.assembly, &[]);
-            session::explain::render_text(&r, false)
+            let r = agentenv::core::explain::report(&s.assembly, &[]);
+            agentenv::core::explain::render_text(&r, false)
         })
     });
 }

@@ -4,24 +4,57 @@
 //! layers, a policy per layer (*override*: later wins; *fill*: only keys the
 //! base did not reserve) and a result that records, per key, every layer
 //! that touched it. See [`core`] for the engine, [`dotenv`] for the one
-//! dotenv grammar, [`render`] for the eight output formats.
+//! dotenv grammar, [`render`] for the eight output formats, and the three
+//! jobs: [`session`] (contract A and B of dotagents), [`operator`] (the
+//! launch layer) and [`harness`] (fullsend harness files).
 //!
 //! Values are carried as bytes ([`std::ffi::OsString`]); no value ever
 //! reaches a log line or an error message.
+//!
+//! Everything else in the crate is private: the CLI, process handling, the
+//! file-system helpers and the compatibility rules are implementation
+//! details of the `agentenv` binary.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
-pub mod cli;
-#[doc(hidden)]
-pub mod compat;
 pub mod core;
 pub mod dotenv;
-pub mod expand;
-pub mod fsutil;
 pub mod harness;
-pub mod hook;
-pub mod log;
 pub mod operator;
-pub mod process;
 pub mod render;
 pub mod session;
-pub mod trust;
+
+mod cli;
+mod compat;
+mod expand;
+mod fsutil;
+mod hook;
+mod log;
+mod process;
+mod trust;
+
+// `crate::warn!(…)` and its siblings (crate-private, not exported).
+#[allow(unused_imports)]
+pub(crate) use log::{debug, error, info, warn};
+
+/// Not part of the API: what the `agentenv` binary, the integration tests,
+/// the benches and the fuzz targets reach inside the crate. It can change
+/// in any release.
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod internals {
+    pub use crate::cli::main;
+    pub use crate::compat::{ident, js, node, python};
+    pub use crate::expand::{braced_names, expand};
+    pub use crate::harness::schema::parse_harness;
+    pub use crate::session::cache::key_for;
+    pub use crate::session::native::{evaluate, Outcome};
+    pub use crate::session::shell::SOURCE_SCRIPT;
+
+    /// The clap tree and man pages (`tests/examples.rs`, `tests/packaging.rs`).
+    pub mod cli {
+        pub use crate::cli::completions::completion_command;
+        pub use crate::cli::init::HOOK_ARGS;
+        pub use crate::cli::man::{all_commands, command, page_name, split_after_help, Example};
+    }
+}

@@ -58,20 +58,23 @@ pub fn notes<'a>(ns: impl IntoIterator<Item = &'a crate::core::Note>) {
     }
 }
 
+// The macros are crate-private: named `log_*` here (so they do not
+// collide with the functions above or the built-in `warn` attribute) and
+// imported as `crate::warn!`, `crate::info!`, `crate::debug!`,
+// `crate::error!`.
+
 /// `warn!("cannot read {}", path.display())`
-#[macro_export]
-macro_rules! warn {
+macro_rules! log_warn {
     ($($t:tt)*) => { $crate::log::warning(format_args!($($t)*)) };
 }
-#[macro_export]
-macro_rules! info {
+macro_rules! log_info {
     ($($t:tt)*) => { $crate::log::info(format_args!($($t)*)) };
 }
-#[macro_export]
-macro_rules! debug {
+macro_rules! log_debug {
     ($($t:tt)*) => { $crate::log::debug(format_args!($($t)*)) };
 }
-#[macro_export]
-macro_rules! error {
+macro_rules! log_error {
     ($($t:tt)*) => { $crate::log::error(format_args!($($t)*)) };
 }
+#[allow(unused_imports)]
+pub(crate) use {log_debug as debug, log_error as error, log_info as info, log_warn as warn};

@@ -1,5 +1,5 @@
 #![forbid(unsafe_code)]
 
 fn main() {
-    std::process::exit(agentenv::cli::main());
+    std::process::exit(agentenv::internals::main());
 }

@@ -10,7 +10,7 @@
 use crate::core::Env;
 use std::ffi::OsStr;
 use std::io::{self, Read};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
@@ -24,16 +24,6 @@ pub const OUTPUT_LIMIT: usize = 16 * 1024 * 1024;
 pub struct Captured {
     pub status: ExitStatus,
     pub stdout: Vec<u8>,
-}
-
-impl Captured {
-    /// The exit code, or 128+signal for a child killed by a signal.
-    pub fn code(&self) -> i32 {
-        self.status
-            .code()
-            .or_else(|| self.status.signal().map(|s| 128 + s))
-            .unwrap_or(1)
-    }
 }
 
 /// Why a child did not give a result.
@@ -349,6 +339,18 @@ pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use std::os::unix::process::ExitStatusExt;
+
+    impl Captured {
+        /// The exit code, or 128+signal for a child killed by a signal.
+        fn code(&self) -> i32 {
+            self.status
+                .code()
+                .or_else(|| self.status.signal().map(|s| 128 + s))
+                .unwrap_or(1)
+        }
+    }
 
     #[test]
     fn io_kind_is_lower_case_text_never_a_debug_name() {

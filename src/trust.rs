@@ -323,17 +323,6 @@ pub fn state_in(state: &Path, store: &Path) -> Result<TrustState, TrustError> {
     }
 }
 
-/// The trust state of `store` with the state dir from the process
-/// environment. Any error (no state dir, a refused one, an unreadable
-/// store) counts as [`TrustState::NotAllowed`].
-pub fn state(store: &Path) -> TrustState {
-    let env = crate::core::process_env();
-    match state_dir(&env).and_then(|s| state_in(&s, store)) {
-        Ok(s) => s,
-        Err(_) => TrustState::NotAllowed,
-    }
-}
-
 fn read_record(rec: &Path) -> Option<Vec<u8>> {
     let m = fs::symlink_metadata(rec).ok()?;
     if !m.is_file() || m.uid() != rustix::process::geteuid().as_raw() || m.len() > 64 * 1024 {

@@ -11,7 +11,7 @@
 
 mod support;
 
-use agentenv::compat::{ident, js, node, python};
+use agentenv::internals::{ident, js, node, python};
 use serde_json::Value;
 use std::ffi::OsStr;
 use std::io::Write;

@@ -15,11 +15,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::Tree;
 
-use agentenv::cli::man::{all_commands, split_after_help, Example};
+use agentenv::internals::cli::{all_commands, split_after_help, Example};
 
 /// Every visible command with its examples.
 fn examples() -> Vec<(String, Vec<Example>)> {
-    let root = agentenv::cli::man::command();
+    let root = agentenv::internals::cli::command();
     all_commands(&root)
         .into_iter()
         .map(|c| {

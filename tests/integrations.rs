@@ -639,7 +639,7 @@ mod init_claude {
         with_hook(&format!(
             "{}{}",
             bin.display(),
-            agentenv::cli::init::HOOK_ARGS
+            agentenv::internals::cli::HOOK_ARGS
         ))
     }
 
@@ -723,7 +723,7 @@ mod init_claude {
             serde_json::from_str(&t.read("home/repo/.claude/settings.json")).unwrap();
         assert_eq!(
             p["hooks"]["SessionStart"][0]["hooks"][0]["command"],
-            format!("agentenv{}", agentenv::cli::init::HOOK_ARGS)
+            format!("agentenv{}", agentenv::internals::cli::HOOK_ARGS)
         );
     }
 

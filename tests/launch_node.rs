@@ -7,7 +7,8 @@ mod support;
 
 use support::Rng;
 
-use agentenv::operator::{compare_names, path_join, path_resolve};
+use agentenv::internals::node::{join as path_join, resolve as path_resolve};
+use agentenv::operator::compare_names;
 use std::ffi::OsStr;
 use std::io::Write;
 use std::path::Path;

@@ -13,10 +13,10 @@ mod support;
 use support::Rng;
 
 use agentenv::core::Env;
-use agentenv::session::native::{evaluate, Outcome};
+use agentenv::internals::{evaluate, Outcome};
 // The snapshot script agentenv runs; `snapshot_script_is_the_references`
 // checks it against the installed reference.
-use agentenv::session::shell::SOURCE_SCRIPT;
+use agentenv::internals::SOURCE_SCRIPT;
 use std::collections::BTreeMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;

@@ -267,7 +267,7 @@ fn powershell_script_has_a_value_table_before_the_switch() {
 /// positional) must get its words, or completion silently offers files.
 #[test]
 fn every_choice_option_has_words() {
-    let cmd = agentenv::cli::completions::completion_command();
+    let cmd = agentenv::internals::cli::completion_command();
     fn walk(c: &clap::Command, path: &str) {
         for a in c.get_arguments() {
             let id = a.get_id().as_str();
@@ -308,8 +308,8 @@ fn man_pages_render_without_warnings() {
     );
     assert!(text.starts_with(".ie \\n(.g .ds Aq \\(aq") || text.contains(".TH AGENTENV 1"));
     std::fs::write(&all, &text).unwrap();
-    let root = agentenv::cli::man::command();
-    let commands = agentenv::cli::man::all_commands(&root);
+    let root = agentenv::internals::cli::command();
+    let commands = agentenv::internals::cli::all_commands(&root);
     for c in commands.iter().skip(1) {
         let name = c.get_bin_name().unwrap();
         assert!(
@@ -328,7 +328,7 @@ fn man_pages_render_without_warnings() {
     names.sort();
     let mut want: Vec<String> = commands
         .iter()
-        .map(|c| format!("{}.1", agentenv::cli::man::page_name(c)))
+        .map(|c| format!("{}.1", agentenv::internals::cli::page_name(c)))
         .collect();
     want.sort();
     assert_eq!(names, want);

@@ -3,7 +3,7 @@
 //! handed to the mapping is a non-empty substring of the input, and the
 //! validation scan (`braced_names`) yields non-empty names free of `}`.
 #![no_main]
-use agentenv::expand::{braced_names, expand};
+use agentenv::internals::{braced_names, expand};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

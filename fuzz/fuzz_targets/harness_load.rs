@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     // The pure loader first.
-    let _ = agentenv::harness::schema::parse_harness(text, std::path::Path::new("h.yaml"));
+    let _ = agentenv::internals::parse_harness(text, std::path::Path::new("h.yaml"));
 
     let root = dir();
     let file = root.join("harness").join("h.yaml");

@@ -44,7 +44,9 @@ pub fn page_name(cmd: &clap::Command) -> String {
 /// One example: what it does (the `#` lines above it) and its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Example {
+    /// What it does.
     pub about: String,
+    /// The command line.
     pub line: String,
 }
 

@@ -1,16 +1,16 @@
 //! The command line: clap definitions and dispatch. Each command's
 //! arguments and runner live in their own file.
 
-pub mod completions;
-pub mod dotenv;
-pub mod examples;
-pub mod harness;
-pub mod init;
-pub mod launch;
-pub mod man;
-pub mod session;
-pub mod status;
-pub mod trust;
+pub(crate) mod completions;
+pub(crate) mod dotenv;
+pub(crate) mod examples;
+pub(crate) mod harness;
+pub(crate) mod init;
+pub(crate) mod launch;
+pub(crate) mod man;
+pub(crate) mod session;
+pub(crate) mod status;
+pub(crate) mod trust;
 
 use clap::{ArgAction, Parser, Subcommand};
 

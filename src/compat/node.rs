@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// Repeated separators and `.` collapse, `..` removes the part before it;
 /// an absolute input stays absolute (`..` at the root stays at the root); a
 /// relative input keeps leading `..` parts and becomes `.` when empty. Those
-/// are exactly Go's `path.Clean` rules, so this is [`super::go::clean`].
+/// are exactly Go's `path.Clean` rules, so this is `compat::go::clean`.
 pub fn normalize(path: &[u8]) -> Vec<u8> {
     super::go::clean(path)
 }

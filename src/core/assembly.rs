@@ -10,22 +10,34 @@ use std::path::PathBuf;
 /// What kind of source a layer is. Shown by `explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayerKind {
+    /// Session: the agent identity variables (`AGENTS_AGENT`, …).
     Identity,
+    /// Session: the store and project root variables.
     Roots,
+    /// Session: the interpreter pin (`AGENTS_PYTHON`).
     Interpreter,
+    /// Session: the stores' `bin` directories on `PATH`.
     BinPaths,
+    /// Session: the stores' `lib` directories.
     LibPaths,
+    /// Session: one overlay's root variable.
     OverlayRoot,
+    /// Session: an executed `env.py` file.
     EnvScript,
+    /// Session: a sourced plain env file.
     PlainFile,
+    /// Session: the proxy model's variables.
     Proxy,
+    /// A dotenv file (`launch`'s `.env`/`.env.local`, `harness --env-file`).
     DotenvFile,
-    Manifest,
+    /// A harness block (`runner_env`, `env.runner`, the `run` child's rules).
     Harness,
+    /// A layer with no file behind it (`launch --no-env`).
     Literal,
 }
 
 impl LayerKind {
+    /// The name `explain` shows (`"env.py"`, `"dotenv file"`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             LayerKind::Identity => "identity",
@@ -38,7 +50,6 @@ impl LayerKind {
             LayerKind::PlainFile => "plain file",
             LayerKind::Proxy => "proxy",
             LayerKind::DotenvFile => "dotenv file",
-            LayerKind::Manifest => "manifest",
             LayerKind::Harness => "harness",
             LayerKind::Literal => "literal",
         }
@@ -55,12 +66,16 @@ impl fmt::Display for LayerKind {
 /// (`system`, `user`, `project`, an overlay's directory name, …).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerInfo {
+    /// What kind of source the layer is.
     pub kind: LayerKind,
+    /// The file the layer came from, if any.
     pub path: Option<PathBuf>,
+    /// The level or block the layer stands for, if any.
     pub level: Option<String>,
 }
 
 impl LayerInfo {
+    /// A layer of `kind` with no path and no level.
     pub fn new(kind: LayerKind) -> Self {
         LayerInfo {
             kind,
@@ -68,10 +83,12 @@ impl LayerInfo {
             level: None,
         }
     }
+    /// The same layer, from `path`.
     pub fn with_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.path = Some(path.into());
         self
     }
+    /// The same layer, at `level`.
     pub fn with_level(mut self, level: impl Into<String>) -> Self {
         self.level = Some(level.into());
         self
@@ -97,13 +114,16 @@ pub enum Action {
 pub struct Touch {
     /// Index into [`Assembly::layers`].
     pub layer: usize,
+    /// What the layer did.
     pub action: Action,
+    /// The source line that set the key, when the layer has lines.
     pub line: Option<u32>,
 }
 
 /// A layer as recorded by the assembly, with its outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LayerRecord {
+    /// The layer as it was added.
     pub info: LayerInfo,
     /// `None` when the layer applied; otherwise why it contributed nothing.
     pub failure: Option<String>,
@@ -114,8 +134,11 @@ pub struct LayerRecord {
 /// `-vv` debug).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// Shown unless `-q`.
     Warning,
+    /// Shown with `-v`.
     Info,
+    /// Shown with `-vv`.
     Debug,
 }
 
@@ -125,23 +148,28 @@ pub enum Level {
 /// layers and variables, never a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Note {
+    /// How loud it is.
     pub level: Level,
+    /// The message (never a value).
     pub text: String,
 }
 
 impl Note {
+    /// A warning.
     pub fn warning(text: impl Into<String>) -> Note {
         Note {
             level: Level::Warning,
             text: text.into(),
         }
     }
+    /// An info line.
     pub fn info(text: impl Into<String>) -> Note {
         Note {
             level: Level::Info,
             text: text.into(),
         }
     }
+    /// A debug line.
     pub fn debug(text: impl Into<String>) -> Note {
         Note {
             level: Level::Debug,
@@ -170,6 +198,7 @@ pub struct Assembly {
 }
 
 impl Assembly {
+    /// An assembly over `base`, with no layers yet.
     pub fn new(base: Env) -> Self {
         Assembly {
             current: base.clone(),
@@ -219,6 +248,8 @@ impl Assembly {
         &self.result
     }
 
+    /// Every layer, in the order it was added (a [`Touch::layer`] indexes
+    /// this).
     pub fn layers(&self) -> &[LayerRecord] {
         &self.layers
     }

@@ -21,6 +21,7 @@ pub struct ChangeSet {
 }
 
 impl ChangeSet {
+    /// The empty change set.
     pub fn new() -> Self {
         Self::default()
     }
@@ -68,6 +69,7 @@ impl ChangeSet {
         self.removed.shift_remove(key);
     }
 
+    /// Nothing set and nothing removed.
     pub fn is_empty(&self) -> bool {
         self.set.is_empty() && self.removed.is_empty()
     }
@@ -82,10 +84,12 @@ impl ChangeSet {
         &self.removed
     }
 
+    /// The value `key` is set to, if it is set.
     pub fn get(&self, key: &str) -> Option<&OsStr> {
         self.set.get(OsStr::new(key)).map(|v| v.as_os_str())
     }
 
+    /// The source line that set `key`, when one was recorded.
     pub fn line_of(&self, key: &OsStr) -> Option<u32> {
         self.lines.get(key).copied()
     }

@@ -91,6 +91,7 @@ pub enum State {
 }
 
 impl State {
+    /// The name the text and JSON reports use.
     pub fn as_str(self) -> &'static str {
         match self {
             State::Set => "set",
@@ -107,23 +108,30 @@ impl State {
 pub struct TouchReport {
     /// 1-based position of the layer in the assembly.
     pub layer: usize,
+    /// The layer's kind ([`crate::core::LayerKind::as_str`]).
     pub kind: &'static str,
+    /// The layer's level, if it has one.
     pub level: Option<String>,
+    /// The layer's file, if it has one.
     pub file: Option<String>,
     /// `set`, `override`, `unset` or `skipped`.
     pub action: &'static str,
     /// Why a value was skipped (never a value).
     pub reason: Option<String>,
+    /// The source line, when the layer has lines.
     pub line: Option<u32>,
 }
 
 /// Everything `explain` says about one variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VarReport {
+    /// The variable's name.
     pub name: OsString,
+    /// Its final state relative to the base.
     pub state: State,
     /// The final value (present when the variable exists at the end).
     pub value: Option<OsString>,
+    /// Every layer that touched it, in order.
     pub touches: Vec<TouchReport>,
 }
 
@@ -132,8 +140,11 @@ pub struct VarReport {
 pub struct FailedLayer {
     /// 1-based position of the layer in the assembly.
     pub layer: usize,
+    /// The layer's kind ([`crate::core::LayerKind::as_str`]).
     pub kind: &'static str,
+    /// The layer's level, if it has one.
     pub level: Option<String>,
+    /// The layer's file, if it has one.
     pub file: Option<String>,
     /// Why (never a value: exit codes, parser positions, timeouts).
     pub reason: String,
@@ -257,7 +268,7 @@ fn action_text(t: &TouchReport) -> String {
 }
 
 /// Text: one block per variable — a header `NAME  state[ = 'value']`, then
-/// one aligned row per touch: layer number, kind, level, file[:line],
+/// one aligned row per touch: layer number, kind, level, `file[:line]`,
 /// action. Column widths are shared by the whole output.
 pub fn render_text(reports: &[VarReport], show_values: bool) -> String {
     render_text_with_failures(reports, &[], show_values)

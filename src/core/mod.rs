@@ -15,7 +15,7 @@ mod assembly;
 mod changes;
 pub mod explain;
 
-pub use assembly::{Action, Assembly, LayerInfo, LayerKind, Level, Note, Touch};
+pub use assembly::{Action, Assembly, LayerInfo, LayerKind, LayerRecord, Level, Note, Touch};
 pub use changes::ChangeSet;
 
 use std::collections::BTreeMap;
@@ -33,9 +33,4 @@ pub fn process_env() -> Env {
 /// Look a name up in an environment by `&str`.
 pub fn get<'a>(env: &'a Env, name: &str) -> Option<&'a OsStr> {
     env.get(OsStr::new(name)).map(|v| v.as_os_str())
-}
-
-/// `true` when the name is present with a non-empty value.
-pub fn non_empty(env: &Env, name: &str) -> bool {
-    get(env, name).is_some_and(|v| !v.is_empty())
 }

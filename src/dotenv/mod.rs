@@ -1,8 +1,6 @@
 //! The project's one dotenv grammar (SPEC §3): a pure parser returning
 //! entries and diagnostics. No I/O.
 
-use crate::core::ChangeSet;
-
 mod parser;
 mod scan;
 mod write;
@@ -14,19 +12,25 @@ mod tests;
 /// the assignment that gave it. Entries are in first-occurrence order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// The variable's name.
     pub key: String,
+    /// Its final value.
     pub value: String,
+    /// The 1-based line of the assignment that gave the value.
     pub line: u32,
 }
 
 /// Something `dotenv check` reports. Never contains a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// The 1-based line it is about.
     pub line: u32,
+    /// What to print (the line's shape, never its text).
     pub message: String,
     /// `true` for what makes `check` exit 1 (ignored line, unterminated
     /// quote, a multi-line value that swallowed assignment-like lines).
     pub is_error: bool,
+    /// What it is about.
     pub kind: DiagnosticKind,
 }
 
@@ -58,20 +62,13 @@ impl DiagnosticKind {
     }
 }
 
+/// What [`parse`] found in a file.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Parsed {
+    /// The variables, in first-occurrence order.
     pub entries: Vec<Entry>,
+    /// The findings, in line order.
     pub diagnostics: Vec<Diagnostic>,
-}
-
-impl Parsed {
-    pub fn to_changeset(&self) -> ChangeSet {
-        let mut cs = ChangeSet::new();
-        for e in &self.entries {
-            cs.set_at(e.key.as_str(), e.value.as_str(), e.line);
-        }
-        cs
-    }
 }
 
 /// Parse text (SPEC §3). Never fails: lines the grammar cannot use are

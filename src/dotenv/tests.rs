@@ -507,15 +507,6 @@ fn nul_cuts_value() {
     assert!(p.diagnostics.iter().all(|d| !d.is_error));
 }
 
-#[test]
-fn to_changeset_keeps_lines() {
-    let p = parse("A=1\nB=2\nA=3");
-    let cs = p.to_changeset();
-    assert_eq!(cs.get("A").unwrap(), "3");
-    assert_eq!(cs.line_of(std::ffi::OsStr::new("A")), Some(3));
-    assert_eq!(cs.line_of(std::ffi::OsStr::new("B")), Some(2));
-}
-
 // ---- §7 comparison table: the reference column -------------------------------
 
 #[test]

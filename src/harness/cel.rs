@@ -865,7 +865,11 @@ mod tests {
             .eval_within(&env, &vars(json!({})), std::time::Duration::from_millis(1))
             .unwrap_err();
         assert_eq!(e, "evaluation budget exceeded: deadline of 1 ms");
-        assert_eq!(g.eval(&env, &vars(json!({}))), Ok(false));
+        // The same guard completes given time. Not the default deadline:
+        // on a loaded machine an unoptimised build can need more than it,
+        // and this test is about the deadline ending work, not its size.
+        let generous = std::time::Duration::from_secs(120);
+        assert_eq!(g.eval_within(&env, &vars(json!({})), generous), Ok(false));
     }
 
     #[test]

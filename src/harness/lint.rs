@@ -7,11 +7,14 @@
 use super::schema::Harness;
 use super::shown_key;
 
-/// One diagnostic.
+/// One lint finding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// An error (`lint` exits 1), else a warning.
     pub error: bool,
+    /// The field it is about (`env.sandbox`, `host_files[0].src`, …).
     pub field: String,
+    /// What is wrong (never a value).
     pub message: String,
 }
 

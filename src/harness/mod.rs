@@ -17,24 +17,25 @@
 //! contains a value read from a file or the environment: only files,
 //! lines, fields, keys and variable names.
 
-pub mod base;
-pub mod cel;
-pub mod compose;
-pub mod expansion;
-pub mod explain;
-pub mod inputs;
-pub mod json;
-pub mod lint;
-pub mod sandbox;
-pub mod schema;
-pub mod select;
-pub mod sha256;
-pub mod validate;
-pub mod yaml;
+pub(crate) mod base;
+pub(crate) mod cel;
+pub(crate) mod compose;
+pub(crate) mod expansion;
+pub(crate) mod explain;
+pub(crate) mod inputs;
+pub(crate) mod json;
+pub(crate) mod lint;
+pub(crate) mod sandbox;
+pub(crate) mod schema;
+pub(crate) mod select;
+pub(crate) mod sha256;
+pub(crate) mod validate;
+pub(crate) mod yaml;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind};
 use expansion::ValueMap;
 use json::J;
+pub use lint::Diagnostic;
 use schema::{EnvMap, HostFile};
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -47,7 +48,7 @@ pub struct Error {
 }
 
 impl Error {
-    pub fn new(msg: impl Into<String>) -> Error {
+    pub(crate) fn new(msg: impl Into<String>) -> Error {
         Error { msg: msg.into() }
     }
 
@@ -70,7 +71,7 @@ impl std::error::Error for Error {}
 /// `[A-Za-z0-9_.-]` (at most 64 bytes) is shown in full; anything else can
 /// carry a value (`"GH_TOKEN=ghp_…"` as a key), so only its leading
 /// `[A-Za-z0-9_]` run is shown, followed by `…`.
-pub fn shown_key(k: &str) -> String {
+pub(crate) fn shown_key(k: &str) -> String {
     let plain = k.len() <= 64
         && k.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
@@ -84,12 +85,19 @@ pub fn shown_key(k: &str) -> String {
 /// What to resolve, and with which inputs.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// The harness file.
     pub file: PathBuf,
+    /// `--forge`: the platform (else detected from the host env).
     pub forge: Option<String>,
+    /// `--fullsend-dir` (else the parent of the harness file's directory).
     pub fullsend_dir: Option<PathBuf>,
+    /// `--env-file`s, loaded in order into the host env.
     pub env_files: Vec<PathBuf>,
+    /// `--event`: the event JSON CEL guards see.
     pub event: Option<PathBuf>,
+    /// `--config`: the `config.yaml` CEL guards see.
     pub config: Option<PathBuf>,
+    /// `--base-cache`: where URL bases are looked up by content hash.
     pub base_cache: Option<PathBuf>,
     /// `lint`: a missing host file is a finding (an error diagnostic), not
     /// a failure.
@@ -99,17 +107,19 @@ pub struct Options {
 /// The resolved harness environment.
 #[derive(Debug, Clone)]
 pub struct Resolved {
+    /// The selected platform (empty when none).
     pub platform: String,
-    pub fullsend_dir: PathBuf,
-    pub runner_env: ValueMap,
-    pub env_runner: ValueMap,
-    pub env_sandbox: ValueMap,
-    pub effective_runner_env: ValueMap,
+    pub(crate) runner_env: ValueMap,
+    pub(crate) env_runner: ValueMap,
+    pub(crate) env_sandbox: ValueMap,
+    pub(crate) effective_runner_env: ValueMap,
     /// The kept sandbox entries, sorted by key.
     pub sandbox_entries: Vec<(String, OsString)>,
+    /// The sandbox `.env` lines (`export KEY='value'`), in that order.
     pub sandbox_lines: Vec<Vec<u8>>,
-    pub host_files: Vec<HostFile>,
-    pub diagnostics: Vec<lint::Diagnostic>,
+    pub(crate) host_files: Vec<HostFile>,
+    /// The lint findings, in order.
+    pub diagnostics: Vec<Diagnostic>,
     /// The sandbox skip messages (`warnings` in the JSON).
     pub warnings: Vec<String>,
     /// Other warnings, for stderr only: overlay evaluation failures and
@@ -123,9 +133,9 @@ pub struct Resolved {
     /// and `PYTHONDONTWRITEBYTECODE`). The child gets `current()`.
     pub assembly: Assembly,
     /// Which `--env-file` line set a host variable.
-    pub origins: inputs::Origins,
+    pub(crate) origins: inputs::Origins,
     /// Every place an env key was set, in order (for `explain`).
-    pub trace: explain::Trace,
+    pub(crate) trace: explain::Trace,
 }
 
 /// Default fullsend dir: the parent of the harness file's directory.
@@ -271,7 +281,6 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         .collect();
     Ok(Resolved {
         platform,
-        fullsend_dir,
         runner_env,
         env_runner,
         env_sandbox,

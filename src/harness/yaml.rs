@@ -54,15 +54,6 @@ impl Node {
             _ => None,
         }
     }
-
-    /// A null node at `pos` (for an empty document).
-    pub fn null(pos: Pos) -> Node {
-        Node {
-            kind: Kind::Null,
-            pos,
-            size: 1,
-        }
-    }
 }
 
 /// Largest number of nodes a document may expand to (aliases included).

@@ -13,14 +13,25 @@ use std::fmt;
 pub enum ManifestError {
     /// Not valid JSON (or truncated); position of the error.
     Syntax {
+        /// 1-based line.
         line: usize,
+        /// 1-based column.
         column: usize,
+        /// The text ended too early.
         eof: bool,
     },
     /// Valid JSON, but the top level is not an object.
-    NotObject { found: &'static str },
+    NotObject {
+        /// The JSON type found instead.
+        found: &'static str,
+    },
     /// The value of `key` is not a string.
-    NotString { key: String, found: &'static str },
+    NotString {
+        /// The key (a name, not a value).
+        key: String,
+        /// The JSON type found instead.
+        found: &'static str,
+    },
 }
 
 impl fmt::Display for ManifestError {

@@ -30,7 +30,7 @@
 //! read error `unreadable`), it never writes to stdout, and no value ever
 //! appears in the [`Report`] or a log line. It does no process-global
 //! mutation: the caller owns the environment map and decides what to do
-//! with it (the CLI hands it to [`crate::process::exec`]).
+//! with it (the CLI hands it to `exec`).
 //!
 //! # Example
 //!
@@ -66,9 +66,8 @@
 mod collate;
 mod manifest;
 
-pub use crate::compat::node::{
-    join as path_join, normalize as path_normalize, resolve as path_resolve,
-};
+use crate::compat::js::trim as trim_js;
+use crate::compat::node::{join as path_join, resolve as path_resolve};
 pub use collate::{compare_names, sort_names};
 pub use manifest::{parse_manifest_env, ManifestError};
 
@@ -98,8 +97,11 @@ pub const PATH_DELIMITER: u8 = b':';
 /// and normalisation always follow the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {
+    /// `linux`.
     Linux,
+    /// `darwin`.
     Darwin,
+    /// `win32`: names compare by Unicode uppercase.
     Win32,
 }
 
@@ -163,7 +165,7 @@ pub struct Options {
     pub cwd: PathBuf,
     /// When every file that is a pipe (a FIFO, `<(cmd)`) must be finished
     /// by, one deadline for the whole list; `None` means
-    /// [`crate::fsutil::PIPE_TIMEOUT`] from the start of the layer. A pipe
+    /// the pipe timeout (5 s) from the start of the layer. A pipe
     /// met after it is `unreadable` without being opened.
     pub pipe_deadline: Option<std::time::Instant>,
 }
@@ -182,6 +184,7 @@ pub enum FileState {
 }
 
 impl FileState {
+    /// The name the report uses.
     pub fn as_str(self) -> &'static str {
         match self {
             FileState::Absent => "absent",
@@ -194,7 +197,9 @@ impl FileState {
 /// One file the layer considered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileReport {
+    /// The file, absolute.
     pub path: PathBuf,
+    /// What happened when it was read.
     pub state: FileState,
     /// How many variables this file set; `Some` only when loaded.
     pub applied: Option<usize>,
@@ -287,15 +292,9 @@ impl Report {
     }
 }
 
-/// JavaScript's whitespace (`String.prototype.trim`), see
-/// [`crate::compat::js`].
-pub use crate::compat::js::is_whitespace as is_js_whitespace;
-/// JS `trim` on bytes that may not be UTF-8, see [`crate::compat::js::trim`].
-pub use crate::compat::js::trim as trim_js;
-
 /// `true` when `s` holds an unexpanded host token: `${`, then anything but
 /// `}`, then `}` (`${X}`, `/opt/${X}/y`, `${}`).
-pub fn has_token(s: &[u8]) -> bool {
+pub(crate) fn has_token(s: &[u8]) -> bool {
     match s.windows(2).position(|w| w == b"${") {
         Some(i) => s[i + 2..].contains(&b'}'),
         None => false,
@@ -334,7 +333,7 @@ pub fn env_file_paths(root: &Path, env: &Env, cwd: &Path) -> Vec<PathBuf> {
 
 /// The name reservation compares: on win32 the Unicode uppercase (a name
 /// that is not UTF-8 compares as its bytes), elsewhere the name itself.
-pub fn comparison_key(name: &OsStr, platform: Platform) -> Vec<u8> {
+pub(crate) fn comparison_key(name: &OsStr, platform: Platform) -> Vec<u8> {
     match (platform, name.to_str()) {
         (Platform::Win32, Some(s)) => s.to_uppercase().into_bytes(),
         _ => name.as_bytes().to_vec(),

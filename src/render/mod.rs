@@ -12,7 +12,7 @@ mod pystr;
 mod shell;
 
 pub use own::{github_delimiter, Omission, DOCKER_MAX_LINE};
-pub use pystr::py_repr;
+pub(crate) use pystr::py_repr;
 
 use crate::core::{ChangeSet, Env};
 use std::collections::BTreeMap;
@@ -21,13 +21,21 @@ use std::ffi::OsString;
 /// A canonical output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
+    /// POSIX shells: `export K='v'` and `unset K`.
     Export,
+    /// A dotenv file.
     Dotenv,
+    /// PowerShell: `${env:K} = 'v'`.
     Powershell,
+    /// cmd.exe: `set "K=v"`.
     Cmd,
+    /// fish: `set -gx K 'v'`.
     Fish,
+    /// A JSON object (`null` for a removal).
     Json,
+    /// An INI `[env]` section.
     Ini,
+    /// A YAML mapping.
     Yaml,
     /// agentenv's own: the `$GITHUB_ENV` file of GitHub Actions.
     Github,
@@ -39,8 +47,15 @@ pub enum Format {
 /// key distinguishes aliases) with its canonical format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FormatChoice {
+    /// `auto`: detect the calling shell ([`detect_auto`]).
     Auto,
-    Named { given: &'static str, format: Format },
+    /// A format by one of its names.
+    Named {
+        /// The name as given (`bash`, `sh`, `export`, …).
+        given: &'static str,
+        /// The format it stands for.
+        format: Format,
+    },
 }
 
 /// Every accepted `--format` value, sorted (as the reference lists them).
@@ -155,8 +170,11 @@ pub fn detect_auto() -> Format {
 /// only in diff mode (it enables export's `${PATH:+:$PATH}` short form).
 #[derive(Debug, Clone, Default)]
 pub struct View {
+    /// Names and values to set.
     pub assignments: Vec<(OsString, OsString)>,
+    /// Names to remove.
     pub removals: Vec<OsString>,
+    /// The base env's `PATH`, in diff mode only.
     pub diff_base_path: Option<OsString>,
 }
 
@@ -359,7 +377,7 @@ pub fn render(format: Format, view: &View) -> String {
 /// A variable's name for a log line: Python-style quoted, and cut before
 /// the first `=` (a "name" like `TOKEN=ghp_…` may hold a value) or after 64
 /// characters, with `…` marking the cut.
-pub fn shown_name(name: &[u8]) -> String {
+pub(crate) fn shown_name(name: &[u8]) -> String {
     let text = String::from_utf8_lossy(name);
     let cut = text
         .char_indices()

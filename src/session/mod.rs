@@ -1,7 +1,7 @@
 //! The session environment (`agentenv env`, `exec`, `explain`): the
 //! reference `dotagents env` 0.8.2 rebuilt as layers over [`crate::core`].
 //!
-//! Contract A ([`scope`]) decides which stores and overlays are walked and
+//! Contract A (`scope.rs`) decides which stores and overlays are walked and
 //! in which order; contract B ([`assemble`]) turns the walk into layers —
 //! identity, roots, interpreter pin, PATH, libs, overlay roots, every
 //! `env.py` and plain file of both tiers, the proxy model — each applied to
@@ -9,21 +9,21 @@
 //! variable came from and `--cache` can key on the same scope.
 //!
 //! Not for: rendering ([`crate::render`]), the cache and `--into`
-//! ([`cache`], [`into`]).
+//! (`cache.rs`, `into.rs`).
 
-pub mod cache;
+pub(crate) mod cache;
 /// The provenance view lives in `core` (it is generic over an assembly).
-pub use crate::core::explain;
-pub mod identity;
-pub mod into;
-pub mod native;
-pub mod paths;
-pub mod pyjson;
-pub mod scope;
-pub mod script;
-pub mod shell;
-pub mod steps;
-pub mod trace;
+pub(crate) use crate::core::explain;
+pub(crate) mod identity;
+pub(crate) mod into;
+pub(crate) mod native;
+pub(crate) mod paths;
+pub(crate) mod pyjson;
+pub(crate) mod scope;
+pub(crate) mod script;
+pub(crate) mod shell;
+pub(crate) mod steps;
+pub(crate) mod trace;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
 use scope::{Scope, ScopeInput, WalkEntry};
@@ -52,14 +52,14 @@ pub struct Options {
 
 /// The two tiers of env files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tier {
+pub(crate) enum Tier {
     Pre,
     Main,
 }
 
 /// One env-file candidate of the walk (it may not exist).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvFile {
+pub(crate) struct EnvFile {
     pub tier: Tier,
     pub level: String,
     pub path: PathBuf,
@@ -71,29 +71,31 @@ pub struct EnvFile {
 /// `--cache` keys on this.
 #[derive(Debug, Clone)]
 pub struct Prepared {
-    pub scope: Scope,
+    pub(crate) scope: Scope,
     /// Both tiers, in order, missing ones included.
-    pub env_files: Vec<EnvFile>,
+    pub(crate) env_files: Vec<EnvFile>,
     /// Every `lib` candidate, missing ones included.
-    pub lib_candidates: Vec<PathBuf>,
+    pub(crate) lib_candidates: Vec<PathBuf>,
     /// Every `bin` entry (all go on PATH).
-    pub bin_paths: Vec<PathBuf>,
+    pub(crate) bin_paths: Vec<PathBuf>,
     /// The default interpreter for `*.py` layers.
-    pub interpreter: Option<PathBuf>,
+    pub(crate) interpreter: Option<PathBuf>,
     /// Per-child timeout.
-    pub timeout: Duration,
-    pub agent: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) agent: Option<String>,
     /// What resolving the scope and the timeout had to say (warnings), in
     /// order. [`Prepared::assemble`] moves them to the front of the
     /// assembly's notes; a caller that shows them earlier takes them out
     /// first.
-    pub notes: Vec<Note>,
+    pub(crate) notes: Vec<Note>,
 }
 
 /// An assembled session.
 #[derive(Debug, Clone)]
 pub struct Session {
+    /// The scope and candidates it was assembled from.
     pub prepared: Prepared,
+    /// The layers, their provenance, the result and the notes.
     pub assembly: Assembly,
 }
 
@@ -106,7 +108,7 @@ impl Session {
 
 /// The timeout from `$AGENTS_ENV_TIMEOUT` or the default (with a warning
 /// when the variable is not a usable number).
-pub fn timeout_from_env(base: &Env, warnings: &mut Vec<String>) -> Duration {
+pub(crate) fn timeout_from_env(base: &Env, warnings: &mut Vec<String>) -> Duration {
     let default = Duration::from_secs_f64(crate::process::DEFAULT_TIMEOUT_SECS);
     match crate::core::get(base, "AGENTS_ENV_TIMEOUT") {
         None => default,
@@ -126,7 +128,7 @@ pub fn timeout_from_env(base: &Env, warnings: &mut Vec<String>) -> Duration {
 
 /// The default interpreter: a pinned `AGENTS_PYTHON` naming an existing
 /// file, else `python3`, then `python`, on the real `PATH`.
-pub fn default_interpreter(base: &Env, cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn default_interpreter(base: &Env, cwd: &Path) -> Option<PathBuf> {
     if let Some(p) = crate::core::get(base, "AGENTS_PYTHON").filter(|v| !v.is_empty()) {
         if paths::at(Path::new(p), cwd).is_file() {
             return Some(PathBuf::from(p));
@@ -267,21 +269,21 @@ impl Prepared {
         computed(&mut a, info(LayerKind::Identity), |env| {
             identity::stamp(env, self.agent.as_deref())
         });
-        let default_project_root = match &s.project_root {
-            Some(p) => p.clone(),
+        // No project walked (-g): the reference's default root may still
+        // fill AGENTS_PROJECT_ROOT.
+        let fallback_root;
+        let project = match &s.project_root {
+            Some(walked) => steps::ProjectRoot::Walked(walked),
             None => {
                 let d = scope::project_root_default(&base, cwd).unwrap_or_else(|_| cwd.clone());
-                paths::abspath(&d, cwd)
+                fallback_root = paths::abspath(&d, cwd);
+                steps::ProjectRoot::Fallback(&fallback_root)
             }
         };
         computed(&mut a, info(LayerKind::Roots), |env| {
-            steps::roots(
-                env,
-                &s.user_root,
-                s.project_root.as_deref(),
-                &default_project_root,
-                |x, y| paths::realpath(x, cwd) == paths::realpath(y, cwd),
-            )
+            steps::roots(env, &s.user_root, project, |x, y| {
+                paths::realpath(x, cwd) == paths::realpath(y, cwd)
+            })
         });
         computed(&mut a, info(LayerKind::Interpreter), |env| {
             steps::interpreter(env, self.interpreter.as_deref())
@@ -299,6 +301,7 @@ impl Prepared {
         let l = computed(&mut a, info(LayerKind::BinPaths), |env| {
             steps::bin_paths(env, &bins)
         });
+        // The same layer's second touch of PATH (`explain` shows both).
         let cs = steps::without_launcher_dirs(a.current());
         a.apply(l, &cs);
         let libs = existing_libs(&self.lib_candidates, cwd);
@@ -476,11 +479,11 @@ impl Prepared {
 /// Largest plain env file evaluated (natively or by bash); a larger one is
 /// skipped with a warning. Far beyond any real file, and as large as the
 /// output bash may give back (`process::OUTPUT_LIMIT`).
-pub const MAX_PLAIN_FILE: u64 = 16 << 20;
+pub(crate) const MAX_PLAIN_FILE: u64 = 16 << 20;
 
 /// The environment `exec` gives its child: the base env with the result
 /// applied (inherited `DOTAGENTS_*` kept).
-pub fn child_env(session: &Session) -> Env {
+pub(crate) fn child_env(session: &Session) -> Env {
     let mut env = session.assembly.base().clone();
     session.assembly.result().apply_to(&mut env);
     env

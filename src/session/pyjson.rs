@@ -88,12 +88,14 @@ pub fn encode(t: &[u32]) -> Vec<u8> {
 
 use crate::compat::python::{splitlines_codes as splitlines, strip_codes as strip};
 
-/// `json.loads(text)`.
+/// `json.loads(text)` (the tests' shorthand for [`loads_until`] without a
+/// deadline).
+#[cfg(test)]
 pub fn loads(text: &[u32]) -> Result<Value, Error> {
     loads_until(text, None)
 }
 
-/// [`loads`] that gives up with a `timeout` error once `deadline` has
+/// `json.loads(text)` that gives up with a `timeout` error once `deadline` has
 /// passed (checked every [`CHECK_EVERY`] values, so the cost is nil).
 pub fn loads_until(text: &[u32], deadline: Option<Instant>) -> Result<Value, Error> {
     let mut p = Parser {
@@ -392,8 +394,8 @@ pub enum OutputError {
     Timeout,
 }
 
-/// The reference's `_parse_env_json`: one object, or one object per
-/// non-blank line merged in order. Returns the merged pairs.
+/// [`parse_env_output_until`] without a deadline (for the tests).
+#[cfg(test)]
 pub fn parse_env_output(stdout: &[u8]) -> Result<Vec<(Text, Value)>, String> {
     parse_env_output_until(stdout, None).map_err(|e| match e {
         OutputError::Json(m) => m,
@@ -401,7 +403,9 @@ pub fn parse_env_output(stdout: &[u8]) -> Result<Vec<(Text, Value)>, String> {
     })
 }
 
-/// [`parse_env_output`] within `deadline` (the layer's `--timeout`, which
+/// The reference's `_parse_env_json`: one object, or one object per
+/// non-blank line merged in order; returns the merged pairs. Within
+/// `deadline` (the layer's `--timeout`, which
 /// parsing counts against). Linear in the output: duplicate keys within
 /// one object and across the per-line objects are found by hash.
 pub fn parse_env_output_until(

@@ -92,7 +92,6 @@ pub struct Store {
 /// A name spec: a plain relative path, or a per-level mapping.
 #[derive(Debug, Clone, Copy)]
 pub enum NameSpec<'a> {
-    Plain(&'a str),
     Map(&'a [(&'a str, &'a str)]),
 }
 
@@ -100,7 +99,6 @@ impl NameSpec<'_> {
     /// The template for a location with level `level`.
     fn template(&self, level: &str, is_overlay: bool) -> Option<String> {
         match self {
-            NameSpec::Plain(s) => Some((*s).to_string()),
             NameSpec::Map(m) => {
                 let get = |k: &str| m.iter().find(|(mk, _)| *mk == k).map(|(_, v)| *v);
                 let mut default = get("default");
