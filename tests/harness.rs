@@ -5,32 +5,8 @@ mod support;
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use support::{Ran, Run, Tree};
-
-/// A fullsend dir with `harness/` inside; the default FULLSEND_DIR of a
-/// harness file in `harness/` is the fullsend dir.
-struct Fs {
-    dir: tempfile::TempDir,
-}
-
-impl Fs {
-    fn new() -> Fs {
-        let dir = tempfile::tempdir().unwrap();
-        fs::create_dir(dir.path().join("harness")).unwrap();
-        Fs { dir }
-    }
-    fn root(&self) -> PathBuf {
-        fs::canonicalize(self.dir.path()).unwrap()
-    }
-    fn write(&self, rel: &str, body: &str) -> PathBuf {
-        let p = self.root().join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, body).unwrap();
-        p
-    }
-}
 
 const HEAD: &str = "agent: agents/t.md\nrole: test\n";
 
@@ -39,39 +15,7 @@ fn yaml(rest: &str) -> String {
     format!("{HEAD}{rest}")
 }
 
-fn cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(support::agentenv_bin());
-    c.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(args);
-    c
-}
-
-fn run(c: &mut Command) -> Output {
-    c.output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs and expects exit 1 with `phrase` on stderr; returns stderr.
-fn fails(c: &mut Command, phrase: &str) -> String {
-    let o = run(c);
-    let e = stderr(&o);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "stderr: {e}\nstdout: {}",
-        stdout(&o)
-    );
-    assert!(e.contains(phrase), "expected {phrase:?} in stderr: {e}");
-    e
-}
-
+/// A path as an argument.
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -1758,207 +1702,265 @@ mod values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines {
     }
 }
 
-#[test]
-fn explain_names_file_block_line_and_reads() {
-    let fs = Fs::new();
-    fs.write(
-        "harness/base.yaml",
-        &format!("{HEAD}env:\n  runner:\n    K: base\n    T: \"${{TOK}}\"\nforge:\n  github:\n    env:\n      runner:\n        K: base-forge\n"),
-    );
-    let h = fs.write(
-        "harness/child.yaml",
-        "base: base.yaml\nrunner_env: {R: r}\nenv:\n  runner:\n    R: \"$FROM_FILE/${FULLSEND_DIR}\"\noverlays:\n  - when: 'true'\n    env:\n      runner:\n        K: overlay\n",
-    );
-    let ef = fs.write("e.env", "# c\nFROM_FILE=secret-ef\n");
-    let args = [
-        "harness",
-        "explain",
-        p(&h),
-        "--forge",
-        "github",
-        "--env-file",
-        p(&ef),
-        "--format",
-        "json",
-    ];
-    let o = run(cmd(&args).env("TOK", "secret-tok"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(!out.contains("secret-"), "{out}");
-    let j: Value = serde_json::from_str(&out).unwrap();
-    let root = fs.root();
-    let base = root.join("harness/base.yaml");
-    let base = base.display().to_string();
-    // The core view's shape: variables grouped by map, then by name.
-    assert_eq!(j["platform"], "github");
-    assert_eq!(j["files"], serde_json::json!([p(&h), base]));
-    assert_eq!(j["failed_layers"], serde_json::json!([]));
-    let maps: Vec<&String> = j["variables"].as_object().unwrap().keys().collect();
-    assert_eq!(
-        maps,
-        ["runner_env", "env.runner", "effective_runner_env"],
-        "{j}"
-    );
-    let var = |map: &str, name: &str| -> Value {
+mod explain {
+    use super::*;
+
+    /// A base with a forge block, a child with runner_env and an overlay,
+    /// an env file; values named `secret-…` must not show.
+    fn tree() -> Tree {
+        Tree::fullsend()
+            .file(
+                "harness/base.yaml",
+                yaml(
+                    r#"env:
+  runner:
+    K: base
+    T: "${TOK}"
+forge:
+  github:
+    env:
+      runner:
+        K: base-forge
+"#,
+                ),
+            )
+            .file(
+                "harness/child.yaml",
+                r#"base: base.yaml
+runner_env: {R: r}
+env:
+  runner:
+    R: "$FROM_FILE/${FULLSEND_DIR}"
+overlays:
+  - when: 'true'
+    env:
+      runner:
+        K: overlay
+"#,
+            )
+            .file("e.env", "# c\nFROM_FILE=secret-ef\n")
+    }
+
+    /// `harness explain $W/harness/child.yaml ARGS` with TOK set to `tok`.
+    fn explain(t: &Tree, args: &[&str], tok: &str) -> Run {
+        t.host(["harness", "explain", &t.arg("harness/child.yaml")])
+            .args(args)
+            .env("TOK", tok)
+    }
+
+    /// The JSON of `--forge github --env-file e.env ARGS`.
+    fn json(t: &Tree, args: &[&str]) -> Value {
+        let ef = t.arg("e.env");
+        explain(
+            t,
+            &["--forge", "github", "--env-file", &ef, "--format", "json"],
+            "secret-tok",
+        )
+        .args(args)
+        .run()
+        .json()
+    }
+
+    #[test]
+    fn json_is_the_core_view_grouped_by_map_and_never_a_value() {
+        let t = tree();
+        let ef = t.arg("e.env");
+        explain(
+            &t,
+            &["--forge", "github", "--env-file", &ef, "--format", "json"],
+            "secret-tok",
+        )
+        .stdout_lacks("secret-")
+        .run();
+        let j = json(&t, &[]);
+        // The core view's shape: variables grouped by map, then by name.
+        assert_eq!(j["platform"], "github");
+        assert_eq!(
+            j["files"],
+            serde_json::json!([t.arg("harness/child.yaml"), t.arg("harness/base.yaml")])
+        );
+        assert_eq!(j["failed_layers"], serde_json::json!([]));
+        let maps: Vec<&String> = j["variables"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            maps,
+            ["runner_env", "env.runner", "effective_runner_env"],
+            "{j}"
+        );
+    }
+
+    fn var(j: &Value, map: &str, name: &str) -> Value {
         let v = j["variables"][map][name].clone();
         assert!(v.is_object(), "{map} {name}: {j}");
         v
-    };
-    let k = var("env.runner", "K");
-    assert_eq!(k["state"], "set");
-    assert!(k.get("value").is_none(), "{k}");
-    let by: Vec<(u64, String, String, u64, String, String)> = k["touches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            assert_eq!(s["kind"], "harness");
-            (
-                s["layer"].as_u64().unwrap(),
-                s["file"].as_str().unwrap().to_string(),
-                s["level"].as_str().unwrap().to_string(),
-                s["line"].as_u64().unwrap(),
-                s["action"].as_str().unwrap().to_string(),
-                s["detail"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    // Layers are the blocks applied: base top, base forge.github, root
-    // top, root overlays[0].
-    assert_eq!(
-        by,
-        [
-            (
-                1,
-                base.clone(),
-                "top".into(),
-                5,
-                "set".into(),
-                "base".into()
+    }
+
+    #[test]
+    fn json_names_file_block_line_and_action_of_each_layer() {
+        let t = tree();
+        let j = json(&t, &[]);
+        let (base, child) = (t.arg("harness/base.yaml"), t.arg("harness/child.yaml"));
+        let k = var(&j, "env.runner", "K");
+        assert_eq!(k["state"], "set");
+        assert!(k.get("value").is_none(), "{k}");
+        let by: Vec<(u64, String, String, u64, String, String)> = k["touches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| {
+                assert_eq!(s["kind"], "harness");
+                (
+                    s["layer"].as_u64().unwrap(),
+                    s["file"].as_str().unwrap().to_string(),
+                    s["level"].as_str().unwrap().to_string(),
+                    s["line"].as_u64().unwrap(),
+                    s["action"].as_str().unwrap().to_string(),
+                    s["detail"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        // Layers are the blocks applied: base top, base forge.github, root
+        // top, root overlays[0].
+        assert_eq!(
+            by,
+            [
+                (
+                    1,
+                    base.clone(),
+                    "top".into(),
+                    5,
+                    "set".into(),
+                    "base".into()
+                ),
+                (
+                    2,
+                    base,
+                    "forge.github".into(),
+                    11,
+                    "override".into(),
+                    "base".into()
+                ),
+                (
+                    4,
+                    child,
+                    "overlays[0]".into(),
+                    10,
+                    "override".into(),
+                    "root".into()
+                ),
+            ]
+        );
+        assert_eq!(k["reads"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn json_names_what_each_value_reads() {
+        let t = tree();
+        let j = json(&t, &[]);
+        assert_eq!(
+            var(&j, "env.runner", "T")["reads"],
+            serde_json::json!([{"name": "TOK", "from": "host env", "file": null, "line": null}])
+        );
+        let r = var(&j, "effective_runner_env", "R");
+        let touches = r["touches"].as_array().unwrap();
+        assert_eq!(touches.len(), 2, "{r}");
+        assert_eq!(touches[0]["detail"], "root, runner_env");
+        assert_eq!(touches[1]["detail"], "root, env.runner");
+        assert_eq!(
+            (&touches[0]["line"], &touches[1]["line"]),
+            (&serde_json::json!(2), &serde_json::json!(5))
+        );
+        assert_eq!(
+            r["reads"],
+            serde_json::json!([
+                {"name": "FROM_FILE", "from": "env file", "file": t.arg("e.env"), "line": 2},
+                {"name": "FULLSEND_DIR", "from": "fullsend dir", "file": null, "line": null}
+            ])
+        );
+    }
+
+    #[test]
+    fn show_values_gives_the_expanded_value_and_var_filters() {
+        let j = json(&tree(), &["--show-values", "T"]);
+        let v = j["variables"].as_object().unwrap();
+        assert_eq!(v.len(), 2, "{j}");
+        assert_eq!(j["variables"]["env.runner"]["T"]["value"], "secret-tok");
+        assert_eq!(
+            j["variables"]["effective_runner_env"]["T"]["value"],
+            "secret-tok"
+        );
+    }
+
+    #[test]
+    fn text_is_the_core_views_rows_with_the_map_in_the_header() {
+        let t = tree();
+        let text = explain(&t, &["--forge", "github", "K"], "t").run().stdout;
+        let (base, child) = (t.arg("harness/base.yaml"), t.arg("harness/child.yaml"));
+        let w = base.len().max(child.len()) + 3;
+        let row = |n: u32, level: &str, at: String, action: &str, detail: &str| {
+            format!("  #{n}  harness  {level:<12}  {at:<w$}  {action:<8}  {detail}\n")
+        };
+        let expected = format!(
+            "K [env.runner]  set\n{}{}{}\nK [effective_runner_env]  set\n{}{}{}",
+            row(1, "top", format!("{base}:5"), "set", "base"),
+            row(2, "forge.github", format!("{base}:11"), "override", "base"),
+            row(4, "overlays[0]", format!("{child}:10"), "override", "root"),
+            row(5, "top", format!("{base}:5"), "set", "base, env.runner"),
+            row(
+                6,
+                "forge.github",
+                format!("{base}:11"),
+                "override",
+                "base, env.runner"
             ),
-            (
-                2,
-                base.clone(),
-                "forge.github".into(),
-                11,
-                "override".into(),
-                "base".into()
+            row(
+                8,
+                "overlays[0]",
+                format!("{child}:10"),
+                "override",
+                "root, env.runner"
             ),
-            (
-                4,
-                p(&h).to_string(),
-                "overlays[0]".into(),
-                10,
-                "override".into(),
-                "root".into()
-            ),
-        ]
-    );
-    assert_eq!(k["reads"], serde_json::json!([]));
-    let t = var("env.runner", "T");
-    assert_eq!(
-        t["reads"],
-        serde_json::json!([{"name": "TOK", "from": "host env", "file": null, "line": null}])
-    );
-    let r = var("effective_runner_env", "R");
-    let t = r["touches"].as_array().unwrap();
-    assert_eq!(t.len(), 2, "{r}");
-    assert_eq!(t[0]["detail"], "root, runner_env");
-    assert_eq!(t[1]["detail"], "root, env.runner");
-    assert_eq!(
-        (&t[0]["line"], &t[1]["line"]),
-        (&serde_json::json!(2), &serde_json::json!(5))
-    );
-    assert_eq!(
-        r["reads"],
-        serde_json::json!([
-            {"name": "FROM_FILE", "from": "env file", "file": p(&ef), "line": 2},
-            {"name": "FULLSEND_DIR", "from": "fullsend dir", "file": null, "line": null}
-        ])
-    );
-    // Values only with --show-values (the expanded value); VAR filters.
-    let mut a2 = args.to_vec();
-    a2.extend(["--show-values", "T"]);
-    let o = run(cmd(&a2).env("TOK", "secret-tok"));
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    let v = j["variables"].as_object().unwrap();
-    assert_eq!(v.len(), 2, "{j}");
-    assert_eq!(j["variables"]["env.runner"]["T"]["value"], "secret-tok");
-    assert_eq!(
-        j["variables"]["effective_runner_env"]["T"]["value"],
-        "secret-tok"
-    );
-    // Text: the core view's rows, the map in the header.
-    let o = run(cmd(&["harness", "explain", p(&h), "--forge", "github", "K"]).env("TOK", "t"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = stdout(&o);
-    let w = base.len().max(p(&h).len()) + 3;
-    let row = |n: u32, level: &str, at: String, action: &str, detail: &str| {
-        format!("  #{n}  harness  {level:<12}  {at:<w$}  {action:<8}  {detail}\n")
-    };
-    let expected = format!(
-        "K [env.runner]  set\n{}{}{}\nK [effective_runner_env]  set\n{}{}{}",
-        row(1, "top", format!("{base}:5"), "set", "base"),
-        row(2, "forge.github", format!("{base}:11"), "override", "base"),
-        row(
-            4,
-            "overlays[0]",
-            format!("{}:10", p(&h)),
-            "override",
-            "root"
-        ),
-        row(5, "top", format!("{base}:5"), "set", "base, env.runner"),
-        row(
-            6,
-            "forge.github",
-            format!("{base}:11"),
-            "override",
-            "base, env.runner"
-        ),
-        row(
-            8,
-            "overlays[0]",
-            format!("{}:10", p(&h)),
-            "override",
-            "root, env.runner"
-        ),
-    );
-    assert_eq!(text, expected);
-    let o = run(cmd(&["harness", "explain", p(&h), "--env-file", p(&ef), "R"]).env("TOK", "t"));
-    let text = stdout(&o);
-    assert!(
-        text.contains(&format!("  reads $FROM_FILE from env file {}:2\n", p(&ef))),
-        "{text}"
-    );
-    assert!(
-        text.contains("  reads $FULLSEND_DIR from fullsend dir\n"),
-        "{text}"
-    );
-    assert!(!text.contains("secret-"), "{text}");
-    fails(
-        &mut cmd(&["harness", "explain", p(&h), "--format", "yaml"]),
-        "[possible values: text, json]",
-    );
+        );
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn text_names_what_a_value_reads_and_never_a_value() {
+        let t = tree();
+        let ef = t.arg("e.env");
+        explain(&t, &["--env-file", &ef, "R"], "t")
+            .any_status()
+            .stdout_has("  reads $FROM_FILE from env file $W/e.env:2\n")
+            .stdout_has("  reads $FULLSEND_DIR from fullsend dir\n")
+            .stdout_lacks("secret-")
+            .run();
+    }
+
+    #[test]
+    fn a_bad_format_lists_the_accepted_values() {
+        explain(&tree(), &["--format", "yaml"], "t")
+            .status(1)
+            .stderr_has("[possible values: text, json]")
+            .run();
+    }
 }
 
 #[test]
 fn the_run_child_is_an_assembly_with_provenance() {
     use agentenv::core::{Action, Env, LayerKind};
     use std::ffi::{OsStr, OsString};
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/a.yaml",
-        &format!(
-            "{HEAD}runner_env: {{K: re}}\nenv:\n  runner: {{K: er, OPENAI_API_KEY: declared}}\n"
-        ),
-    );
-    let ef = fs.write("a.env", "K=from-file\nJIRA_TOKEN=jt\n");
+    let t = one(yaml(
+        r#"runner_env: {K: re}
+env:
+  runner: {K: er, OPENAI_API_KEY: declared}
+"#,
+    ))
+    .file("a.env", "K=from-file\nJIRA_TOKEN=jt\n");
     let mut host = Env::new();
     host.insert(OsString::from("K"), OsString::from("host"));
     host.insert(OsString::from("OPENAI_API_KEY"), OsString::from("sk"));
     let opts = agentenv::harness::Options {
-        file: h.clone(),
-        env_files: vec![ef.clone()],
+        file: t.path("harness/h.yaml"),
+        env_files: vec![t.path("a.env")],
         ..Default::default()
     };
     let r = agentenv::harness::resolve(&opts, &host).unwrap();
