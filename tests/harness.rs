@@ -5,68 +5,17 @@ mod support;
 use serde_json::Value;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 use support::{Ran, Run, Tree};
-
-/// A fullsend dir with `harness/` inside; the default FULLSEND_DIR of a
-/// harness file in `harness/` is the fullsend dir.
-struct Fs {
-    dir: tempfile::TempDir,
-}
-
-impl Fs {
-    fn new() -> Fs {
-        let dir = tempfile::tempdir().unwrap();
-        fs::create_dir(dir.path().join("harness")).unwrap();
-        Fs { dir }
-    }
-    fn root(&self) -> PathBuf {
-        fs::canonicalize(self.dir.path()).unwrap()
-    }
-    fn write(&self, rel: &str, body: &str) -> PathBuf {
-        let p = self.root().join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, body).unwrap();
-        p
-    }
-}
 
 const HEAD: &str = "agent: agents/t.md\nrole: test\n";
 
-fn cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(support::agentenv_bin());
-    c.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .args(args);
-    c
+/// A harness file: the required head, then `rest`.
+fn yaml(rest: &str) -> String {
+    format!("{HEAD}{rest}")
 }
 
-fn run(c: &mut Command) -> Output {
-    c.output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// Runs and expects exit 1 with `phrase` on stderr; returns stderr.
-fn fails(c: &mut Command, phrase: &str) -> String {
-    let o = run(c);
-    let e = stderr(&o);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "stderr: {e}\nstdout: {}",
-        stdout(&o)
-    );
-    assert!(e.contains(phrase), "expected {phrase:?} in stderr: {e}");
-    e
-}
-
+/// A path as an argument.
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
@@ -154,7 +103,13 @@ fn fullsend_dir_flag_and_host_override() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/a.yaml",
-        format!("{HEAD}env:\n  runner:\n    D: \"${{FULLSEND_DIR}}\"\n    U: \"$UNSET_X/y\"\n"),
+        yaml(
+            r#"env:
+  runner:
+    D: "${FULLSEND_DIR}"
+    U: "$UNSET_X/y"
+"#,
+        ),
     );
     let j = t
         .host(["harness", "resolve", p(&h), "--fullsend-dir", "/opt/fs"])
@@ -240,15 +195,23 @@ fn role_is_required() {
 #[test]
 fn host_file_src_is_required() {
     resolve_fails(
-        &one(format!("{HEAD}host_files:\n  - dest: /x\n")),
+        &one(yaml(
+            r#"host_files:
+  - dest: /x
+"#,
+        )),
         "host_files[0]: src is required",
     );
 }
 
 #[test]
 fn a_duplicate_key_names_file_line_and_the_first() {
-    let t = one(format!(
-        "{HEAD}env:\n  runner:\n    K: a\n    K: hunter2-dup\n"
+    let t = one(yaml(
+        r#"env:
+  runner:
+    K: a
+    K: hunter2-dup
+"#,
     ));
     let e = resolve_fails(&t, "already defined at line 5").stderr_w();
     assert!(e.contains("$W/harness/h.yaml:6:"), "{e}");
@@ -256,7 +219,11 @@ fn a_duplicate_key_names_file_line_and_the_first() {
 
 #[test]
 fn a_type_mismatch_names_file_line_column_and_field() {
-    let t = one(format!("{HEAD}env:\n  runner: [hunter2-type]\n"));
+    let t = one(yaml(
+        r#"env:
+  runner: [hunter2-type]
+"#,
+    ));
     let e = resolve_fails(
         &t,
         "parsing harness YAML: yaml: unmarshal errors: env.runner: expected a mapping",
@@ -283,7 +250,20 @@ fn lenient_yaml_literal_scalars() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/a.yaml",
-        format!("{HEAD}unknown_top: [1, 2]\nenv:\n  runer: {{X: y}}\n  sandbox:\n    B: yes\n    F: 1.50\n    H: 0x1F\n    NUL: ~\n    E:\n---\nagent: other\n"),
+        yaml(
+            r#"unknown_top: [1, 2]
+env:
+  runer: {X: y}
+  sandbox:
+    B: yes
+    F: 1.50
+    H: 0x1F
+    NUL: ~
+    E:
+---
+agent: other
+"#,
+        ),
     );
     let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(j["env"]["runner"], serde_json::json!({}));
@@ -300,7 +280,18 @@ fn base_chain_merges_relative_to_declaring_file() {
     let t = Tree::fullsend();
     t.write(
         "harness/common/root.yaml",
-        format!("{HEAD}env:\n  runner: {{R: root, K: root}}\n  sandbox: {{S: root}}\nhost_files:\n  - {{src: a, dest: /tmp/d1, optional: true}}\n  - {{src: b, dest: /tmp/d2, optional: true}}\noverlays:\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{O: base-overlay}}}}\n"),
+        yaml(
+            r#"env:
+  runner: {R: root, K: root}
+  sandbox: {S: root}
+host_files:
+  - {src: a, dest: /tmp/d1, optional: true}
+  - {src: b, dest: /tmp/d2, optional: true}
+overlays:
+  - when: "runtime.forge == ''"
+    env: {runner: {O: base-overlay}}
+"#,
+        ),
     );
     t.write(
         "harness/common/mid.yaml",
@@ -406,7 +397,11 @@ fn an_http_base_is_refused() {
 /// A URL base whose body is in `$W/cache` under its digest: the harness
 /// names the digest in upper case.
 fn url_base() -> Tree {
-    let body = format!("{HEAD}env:\n  runner: {{FROM: url}}\n");
+    let body = yaml(
+        r#"env:
+  runner: {FROM: url}
+"#,
+    );
     // sha256 via python for an independent check of our digest
     let digest = Tree::new()
         .command("python3")
@@ -470,7 +465,16 @@ fn a_url_base_without_a_digest_is_refused() {
 /// A top-level K, a github block setting it, a gitlab block reading an
 /// unset variable.
 fn forges() -> Tree {
-    one(format!("{HEAD}env:\n  runner: {{K: top}}\nforge:\n  github:\n    env: {{runner: {{K: gh}}}}\n  gitlab:\n    env: {{runner: {{K: \"${{UNSET_IN_GITLAB}}\"}}}}\n"))
+    one(yaml(
+        r#"env:
+  runner: {K: top}
+forge:
+  github:
+    env: {runner: {K: gh}}
+  gitlab:
+    env: {runner: {K: "${UNSET_IN_GITLAB}"}}
+"#,
+    ))
 }
 
 #[test]
@@ -515,8 +519,12 @@ fn the_selected_block_is_validated() {
 #[test]
 fn every_forge_block_is_checked_selected_or_not() {
     // §11.1.1: with no platform too.
-    let t = one(format!(
-        "{HEAD}forge:\n  github: {{}}\n  gitlab:\n    host_files: [{{dest: /tmp/x}}]\n"
+    let t = one(yaml(
+        r#"forge:
+  github: {}
+  gitlab:
+    host_files: [{dest: /tmp/x}]
+"#,
     ));
     for extra in [&[][..], &["--forge", "github"][..]] {
         harness(&t, "resolve", extra)
@@ -547,17 +555,32 @@ fn a_forge_flag_without_its_block_lists_the_configured_ones() {
 #[test]
 fn an_unknown_forge_key_is_an_error() {
     resolve_fails(
-        &one(format!("{HEAD}forge:\n  gihtub: {{}}\n")),
+        &one(yaml(
+            r#"forge:
+  gihtub: {}
+"#,
+        )),
         "forge: unrecognized key \"gihtub\" (valid: github, gitlab, jira)",
     );
 }
 
 /// Overlays keyed on the event, the config and the runtime.
 fn overlays() -> Tree {
-    one(format!("{HEAD}env:\n  runner: {{K: top}}\noverlays:\n  - when: \"event.kind == 'pull_request'\"\n    env: {{runner: {{K: pr}}}}\n  - when: \"config.forge == 'gitlab' && runtime.forge == 'gitlab'\"\n    env: {{runner: {{K: gl}}}}\n  - when: \"event.number > 3.0\"\n    env: {{runner: {{K: big}}}}\n"))
-        .file("pr.json", r#"{"kind": "pull_request"}"#)
-        .file("n.json", r#"{"kind": "push", "number": 4}"#)
-        .file("c.yaml", "forge: gitlab\n")
+    one(yaml(
+        r#"env:
+  runner: {K: top}
+overlays:
+  - when: "event.kind == 'pull_request'"
+    env: {runner: {K: pr}}
+  - when: "config.forge == 'gitlab' && runtime.forge == 'gitlab'"
+    env: {runner: {K: gl}}
+  - when: "event.number > 3.0"
+    env: {runner: {K: big}}
+"#,
+    ))
+    .file("pr.json", r#"{"kind": "pull_request"}"#)
+    .file("n.json", r#"{"kind": "push", "number": 4}"#)
+    .file("c.yaml", "forge: gitlab\n")
 }
 
 #[test]
@@ -595,7 +618,11 @@ fn event_file_is_the_event() {
 #[test]
 fn a_non_bool_when_is_a_load_error() {
     resolve_fails(
-        &one(format!("{HEAD}overlays:\n  - when: \"event.flag\"\n")),
+        &one(yaml(
+            r#"overlays:
+  - when: "event.flag"
+"#,
+        )),
         "overlays[0].when must evaluate to bool, got dyn",
     );
 }
@@ -603,7 +630,11 @@ fn a_non_bool_when_is_a_load_error() {
 #[test]
 fn a_when_that_does_not_compile_is_a_load_error() {
     resolve_fails(
-        &one(format!("{HEAD}overlays:\n  - when: \"event.a ==\"\n")),
+        &one(yaml(
+            r#"overlays:
+  - when: "event.a =="
+"#,
+        )),
         "overlays[0].when: ",
     );
 }
@@ -611,14 +642,25 @@ fn a_when_that_does_not_compile_is_a_load_error() {
 #[test]
 fn forge_and_overlays_cannot_coexist() {
     resolve_fails(
-        &one(format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n")),
+        &one(yaml(
+            r#"forge: {}
+overlays:
+  - when: 'true'
+"#,
+        )),
         "forge and overlays cannot coexist in the same harness",
     );
 }
 
 /// A harness reading FROM_FILE; a github block.
 fn reads_from_file() -> Tree {
-    one(format!("{HEAD}env:\n  sandbox: {{T: \"${{FROM_FILE}}\"}}\nforge:\n  github: {{env: {{runner: {{G: yes}}}}}}\n"))
+    one(yaml(
+        r#"env:
+  sandbox: {T: "${FROM_FILE}"}
+forge:
+  github: {env: {runner: {G: yes}}}
+"#,
+    ))
 }
 
 /// `harness resolve --env-file $W/NAME` with NAME holding `body`.
@@ -705,7 +747,13 @@ fn a_missing_env_file_is_an_error() {
 /// A required host file that is missing, an optional one, one under an
 /// unset-looking FULLSEND_DIR path.
 fn missing_host_file() -> Tree {
-    one(format!("{HEAD}host_files:\n  - {{src: env/none.env, dest: /tmp/d}}\n  - {{src: env/opt.env, dest: /tmp/e, optional: true}}\n  - {{src: \"${{FULLSEND_DIR}}/x\", dest: /tmp/f}}\n"))
+    one(yaml(
+        r#"host_files:
+  - {src: env/none.env, dest: /tmp/d}
+  - {src: env/opt.env, dest: /tmp/e, optional: true}
+  - {src: "${FULLSEND_DIR}/x", dest: /tmp/f}
+"#,
+    ))
 }
 
 #[test]
@@ -756,8 +804,17 @@ fn lint_of_a_clean_harness_prints_nothing() {
 
 /// runner_env, env.runner with declared reserved keys and a host read.
 fn runner() -> Tree {
-    one(format!("{HEAD}runner_env: {{A: re, B: re}}\nenv:\n  runner:\n    B: er\n    TRACEPARENT: declared\n    FULLSEND_GCP_OIDC_URL: declared\n    FROM_HOST: \"${{HOST_V}}\"\n"))
-        .file("run.env", "FROM_ENV_FILE=ef\nB=from-file\n")
+    one(yaml(
+        r#"runner_env: {A: re, B: re}
+env:
+  runner:
+    B: er
+    TRACEPARENT: declared
+    FULLSEND_GCP_OIDC_URL: declared
+    FROM_HOST: "${HOST_V}"
+"#,
+    ))
+    .file("run.env", "FROM_ENV_FILE=ef\nB=from-file\n")
 }
 
 #[test]
@@ -815,7 +872,15 @@ fn run_with_a_load_error_exits_1_without_running() {
 
 /// Sandbox values to quote, a reserved key, an invalid name.
 fn sandbox() -> Tree {
-    one(format!("{HEAD}env:\n  sandbox:\n    Z: \"it's\"\n    A: \"$. `y`\"\n    HOME: /h\n    bad-key: v\n"))
+    one(yaml(
+        r#"env:
+  sandbox:
+    Z: "it's"
+    A: "$. `y`"
+    HOME: /h
+    bad-key: v
+"#,
+    ))
 }
 
 #[test]
@@ -948,7 +1013,11 @@ fn canary_secrets_never_reach_stderr() {
     }
     let h = t.write(
         "harness/ok.yaml",
-        format!("{HEAD}overlays:\n  - when: \"event.tok + 1 == 2\"\n"),
+        yaml(
+            r#"overlays:
+  - when: "event.tok + 1 == 2"
+"#,
+        ),
     );
     let ev = t.write("ev.json", format!("{{\"tok\": \"{C}\"}}"));
     cases.push((s(&["harness", "resolve", p(&h), "--event", p(&ev)]), vec![]));
@@ -1014,7 +1083,11 @@ fn s11_1_2_host_files_merge_by_dest_replacing_the_last() {
     let t = Tree::fullsend();
     t.write(
         "harness/base.yaml",
-        format!("{HEAD}host_files:\n  - {{src: z, dest: /tmp/a, optional: true}}\n"),
+        yaml(
+            r#"host_files:
+  - {src: z, dest: /tmp/a, optional: true}
+"#,
+        ),
     );
     let h = t.write(
         "harness/c.yaml",
@@ -1048,7 +1121,20 @@ fn s11_2_1_every_matching_overlay_merges_later_wins() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/o.yaml",
-        format!("{HEAD}env:\n  runner: {{K: top, T: top}}\noverlays:\n  - when: 'true'\n    env: {{runner: {{K: first, A: first}}}}\n  - when: \"event.missing == 1\"\n    env: {{runner: {{K: err}}}}\n  - when: \"runtime.forge == ''\"\n    env: {{runner: {{K: third}}, sandbox: {{S: third}}}}\n  - when: 'false'\n    env: {{runner: {{K: never}}}}\n"),
+        yaml(
+            r#"env:
+  runner: {K: top, T: top}
+overlays:
+  - when: 'true'
+    env: {runner: {K: first, A: first}}
+  - when: "event.missing == 1"
+    env: {runner: {K: err}}
+  - when: "runtime.forge == ''"
+    env: {runner: {K: third}, sandbox: {S: third}}
+  - when: 'false'
+    env: {runner: {K: never}}
+"#,
+        ),
     );
     let o = t.host(["harness", "resolve", p(&h)]).any_status().run();
     assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
@@ -1064,82 +1150,127 @@ fn s11_2_1_every_matching_overlay_merges_later_wins() {
         .contains("harness: overlay[1].when eval failed: no such key"));
 }
 
-#[test]
-fn s11_2_2_each_base_layer_resolves_its_own_blocks_first() {
-    let t = Tree::fullsend();
-    // The base's forge block and overlay set K; the child's top level wins.
-    t.write(
-        "harness/base.yaml",
-        format!("{HEAD}env:\n  runner: {{K: base, B: base}}\nforge:\n  github: {{env: {{runner: {{K: base-forge, F: base-forge}}}}}}\n  gitlab: {{env: {{runner: {{G: gl}}}}}}\n"),
-    );
-    let h = t.write(
-        "harness/child.yaml",
-        "base: base.yaml\nenv:\n  runner: {K: child}\noverlays:\n  - when: 'true'\n    env: {runner: {O: child-overlay}}\n",
-    );
-    let j = t
-        .host(["harness", "resolve", p(&h), "--forge", "github"])
-        .run()
-        .json();
-    assert_eq!(
-        j["env"]["runner"],
-        serde_json::json!({"B": "base", "F": "base-forge", "K": "child", "O": "child-overlay"})
-    );
-    // forge in the base, overlays in the child: fine (exclusivity per file).
-    // A base forge map without the run's platform is dropped silently.
-    let j = t
-        .host(["harness", "resolve", p(&h), "--forge", "jira"])
-        .run()
-        .json();
-    assert_eq!(j["env"]["runner"]["K"], "child");
-    assert!(j["env"]["runner"].get("F").is_none());
-    // No platform: every base forge block is dropped.
-    let j = t.host(["harness", "resolve", p(&h)]).run().json();
-    assert_eq!(
-        j["env"]["runner"],
-        serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
-    );
-    // A child cannot null a base's platform block any more.
-    let n = t.write(
-        "harness/null.yaml",
-        "base: base.yaml\nforge:\n  github: ~\n",
-    );
-    let j = t
-        .host(["harness", "resolve", p(&n), "--forge", "github"])
-        .run()
-        .json();
-    assert_eq!(j["env"]["runner"]["F"], "base-forge");
-    // Overlays are not concatenated across files: the base's overlay is
-    // evaluated in the base layer, under the child's top level.
-    t.write(
-        "harness/ob.yaml",
-        format!("{HEAD}overlays:\n  - when: 'true'\n    env: {{runner: {{K: base-overlay, X: base-overlay}}}}\n"),
-    );
-    let oc = t.write(
-        "harness/oc.yaml",
-        "base: ob.yaml\nenv:\n  runner: {K: child}\n",
-    );
-    let j = t.host(["harness", "resolve", p(&oc)]).run().json();
-    assert_eq!(
-        j["env"]["runner"],
-        serde_json::json!({"K": "child", "X": "base-overlay"})
-    );
-    // Errors in a base layer read "invalid base harness".
-    t.write(
-        "harness/badbase.yaml",
-        format!("{HEAD}forge: {{}}\noverlays:\n  - when: 'true'\n"),
-    );
-    let bc = t.write("harness/bc.yaml", "base: badbase.yaml\n");
-    t.host(["harness", "resolve", p(&bc)])
-        .status(1)
-        .stderr_has("loading base chain: ")
-        .run();
-    let e = t
-        .host(["harness", "resolve", p(&bc)])
-        .status(1)
-        .stderr_has("invalid base harness: forge and overlays cannot coexist in the same harness")
-        .run()
-        .stderr;
-    assert!(e.contains("badbase.yaml"), "{e}");
+mod s11_2_2_each_base_layer_resolves_its_own_blocks_first {
+    use super::*;
+
+    /// A base with forge blocks, a child with an overlay; the child's top
+    /// level sets K.
+    fn chain() -> Tree {
+        Tree::fullsend()
+            .file(
+                "harness/base.yaml",
+                yaml(
+                    r#"env:
+  runner: {K: base, B: base}
+forge:
+  github: {env: {runner: {K: base-forge, F: base-forge}}}
+  gitlab: {env: {runner: {G: gl}}}
+"#,
+                ),
+            )
+            .file(
+                "harness/child.yaml",
+                r#"base: base.yaml
+env:
+  runner: {K: child}
+overlays:
+  - when: 'true'
+    env: {runner: {O: child-overlay}}
+"#,
+            )
+    }
+
+    fn resolve(t: &Tree, file: &str, args: &[&str]) -> serde_json::Value {
+        t.host(["harness", "resolve", &t.arg(file)])
+            .args(args)
+            .run()
+            .json()
+    }
+
+    #[test]
+    fn the_childs_top_level_wins_over_the_bases_forge_block() {
+        let j = resolve(&chain(), "harness/child.yaml", &["--forge", "github"]);
+        assert_eq!(
+            j["env"]["runner"],
+            serde_json::json!({"B": "base", "F": "base-forge", "K": "child", "O": "child-overlay"})
+        );
+    }
+
+    #[test]
+    fn a_base_forge_map_without_the_platform_is_dropped_silently() {
+        // forge in the base, overlays in the child: fine (exclusivity per
+        // file).
+        let j = resolve(&chain(), "harness/child.yaml", &["--forge", "jira"]);
+        assert_eq!(j["env"]["runner"]["K"], "child");
+        assert!(j["env"]["runner"].get("F").is_none());
+    }
+
+    #[test]
+    fn no_platform_drops_every_base_forge_block() {
+        let j = resolve(&chain(), "harness/child.yaml", &[]);
+        assert_eq!(
+            j["env"]["runner"],
+            serde_json::json!({"B": "base", "K": "child", "O": "child-overlay"})
+        );
+    }
+
+    #[test]
+    fn a_child_cannot_null_a_bases_platform_block() {
+        let t = chain().file(
+            "harness/null.yaml",
+            "base: base.yaml\nforge:\n  github: ~\n",
+        );
+        let j = resolve(&t, "harness/null.yaml", &["--forge", "github"]);
+        assert_eq!(j["env"]["runner"]["F"], "base-forge");
+    }
+
+    #[test]
+    fn a_bases_overlay_is_evaluated_in_the_base_layer() {
+        // Overlays are not concatenated across files: under the child's top
+        // level.
+        let t = Tree::fullsend()
+            .file(
+                "harness/ob.yaml",
+                yaml(
+                    r#"overlays:
+  - when: 'true'
+    env: {runner: {K: base-overlay, X: base-overlay}}
+"#,
+                ),
+            )
+            .file(
+                "harness/oc.yaml",
+                "base: ob.yaml\nenv:\n  runner: {K: child}\n",
+            );
+        let j = resolve(&t, "harness/oc.yaml", &[]);
+        assert_eq!(
+            j["env"]["runner"],
+            serde_json::json!({"K": "child", "X": "base-overlay"})
+        );
+    }
+
+    #[test]
+    fn errors_in_a_base_read_invalid_base_harness() {
+        let t = Tree::fullsend()
+            .file(
+                "harness/badbase.yaml",
+                yaml(
+                    r#"forge: {}
+overlays:
+  - when: 'true'
+"#,
+                ),
+            )
+            .file("harness/bc.yaml", "base: badbase.yaml\n");
+        t.host(["harness", "resolve", &t.arg("harness/bc.yaml")])
+            .status(1)
+            .stderr_has("loading base chain: ")
+            .stderr_has(
+                "invalid base harness: forge and overlays cannot coexist in the same harness",
+            )
+            .stderr_has("badbase.yaml")
+            .run();
+    }
 }
 
 #[test]
@@ -1147,7 +1278,15 @@ fn s11_2_3_unset_variables_are_reported_together() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/u.yaml",
-        format!("{HEAD}runner_env: {{R: \"${{U2}}\"}}\nenv:\n  runner: {{A: \"${{U1}}\", B: \"${{U2}}${{SET}}\"}}\n  sandbox: {{S: \"${{U1}}\"}}\nhost_files:\n  - {{src: \"${{U3}}/f\", dest: /tmp/f}}\n"),
+        yaml(
+            r#"runner_env: {R: "${U2}"}
+env:
+  runner: {A: "${U1}", B: "${U2}${SET}"}
+  sandbox: {S: "${U1}"}
+host_files:
+  - {src: "${U3}/f", dest: /tmp/f}
+"#,
+        ),
     );
     let e = t.host(["harness", "resolve", p(&h)]).env("SET", "").status(1).stderr_has("validating env: 3 unresolved host variable(s):\n    U1 is not set (referenced by env.runner[A], env.sandbox[S])\n    U2 is not set (referenced by env.runner[B], runner_env[R])\n    U3 is not set (referenced by host_files[0].src)").run().stderr;
     assert!(!e.contains("SET is not set"), "{e}");
@@ -1215,7 +1354,16 @@ fn s11_2_5_new_reserved_sandbox_keys() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/r.yaml",
-        format!("{HEAD}env:\n  sandbox:\n    FULLSEND_TIMEOUT_MINUTES: a\n    FULLSEND_ITERATION_DEADLINE: b\n    TRACEPARENT: c\n    FULLSEND_RUNNER_PATH: d\n    KEPT: e\n"),
+        yaml(
+            r#"env:
+  sandbox:
+    FULLSEND_TIMEOUT_MINUTES: a
+    FULLSEND_ITERATION_DEADLINE: b
+    TRACEPARENT: c
+    FULLSEND_RUNNER_PATH: d
+    KEPT: e
+"#,
+        ),
     );
     let j = t.host(["harness", "resolve", p(&h)]).run().json();
     assert_eq!(j["sandbox_lines"], serde_json::json!(["export KEPT='e'"]));
@@ -1263,7 +1411,12 @@ fn s11_2_6_host_file_dest_rules() {
     // inside blocks, with their prefixes; before ${} validation
     let h = t.write(
         "harness/b.yaml",
-        format!("{HEAD}forge:\n  gitlab:\n    host_files: [{{src: a, dest: /etc/x}}]\n"),
+        yaml(
+            r#"forge:
+  gitlab:
+    host_files: [{src: a, dest: /etc/x}]
+"#,
+        ),
     );
     t.host(["harness", "resolve", p(&h)])
         .status(1)
@@ -1271,50 +1424,79 @@ fn s11_2_6_host_file_dest_rules() {
         .run();
     let h = t.write(
         "harness/o.yaml",
-        format!("{HEAD}env: {{runner: {{A: \"${{UNSET}}\"}}}}\noverlays:\n  - when: 'false'\n    host_files: [{{src: a, dest: /sandbox/claude-config/x}}]\n"),
+        yaml(
+            r#"env: {runner: {A: "${UNSET}"}}
+overlays:
+  - when: 'false'
+    host_files: [{src: a, dest: /sandbox/claude-config/x}]
+"#,
+        ),
     );
     t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("overlays[0].host_files[0]: dest \"/sandbox/claude-config/x\" is reserved for the runner").run();
     let ok = t.write(
         "harness/ok.yaml",
-        format!("{HEAD}host_files:\n  - {{src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}}\n  - {{src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}}\n"),
+        yaml(
+            r#"host_files:
+  - {src: a, dest: /sandbox/workspace/.env.d/a.env, optional: true}
+  - {src: b, dest: /sandbox/workspace/bin/my-tool.sh, optional: true}
+"#,
+        ),
     );
     t.host(["harness", "resolve", p(&ok)]).run();
 }
 
+/// A base with a validation loop; a child that sets only its schema.
+fn validation_loop_chain() -> Tree {
+    Tree::fullsend()
+        .file(
+            "harness/base.yaml",
+            format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
+        )
+        .file(
+            "harness/h.yaml",
+            "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
+        )
+}
+
 #[test]
 fn s11_2_7_validation_loop_merges_field_by_field() {
-    let t = Tree::fullsend();
-    t.write(
-        "harness/base.yaml",
-        format!("{HEAD}validation_loop: {{script: s.sh, preflight_check: \"${{PRE}}\"}}\n"),
-    );
     // The child sets only schema: script and preflight come from the base.
-    let h = t.write(
-        "harness/c.yaml",
-        "base: base.yaml\nvalidation_loop: {schema: \"${SCHEMA_DIR}/x.json\"}\n",
+    resolve_fails(
+        &validation_loop_chain(),
+        "2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)",
     );
-    t.host(["harness", "resolve", p(&h)]).status(1).stderr_has("2 unresolved host variable(s):\n    PRE is not set (referenced by validation_loop.preflight_check)\n    SCHEMA_DIR is not set (referenced by validation_loop.schema)").run();
-    t.host(["harness", "resolve", p(&h)])
+    harness(&validation_loop_chain(), "resolve", &[])
         .env("PRE", "")
         .env("SCHEMA_DIR", "")
         .run();
-    // A forge block may omit script when the top level has one.
-    let f = t.write(
-        "harness/f.yaml",
-        format!("{HEAD}validation_loop: {{script: s.sh}}\nforge:\n  github:\n    validation_loop: {{schema: \"${{GH_SCHEMA}}\"}}\n"),
-    );
-    t.host(["harness", "resolve", p(&f), "--forge", "github"])
+}
+
+#[test]
+fn s11_2_7_a_forge_block_may_omit_script_when_the_top_level_has_one() {
+    let t = one(yaml(
+        r#"validation_loop: {script: s.sh}
+forge:
+  github:
+    validation_loop: {schema: "${GH_SCHEMA}"}
+"#,
+    ));
+    harness(&t, "resolve", &["--forge", "github"])
         .status(1)
         .stderr_has("GH_SCHEMA is not set (referenced by validation_loop.schema)")
         .run();
-    let nf = t.write(
-        "harness/nf.yaml",
-        format!("{HEAD}forge:\n  github:\n    validation_loop: {{schema: x}}\n"),
+}
+
+#[test]
+fn s11_2_7_a_forge_validation_loop_needs_a_script_somewhere() {
+    resolve_fails(
+        &one(yaml(
+            r#"forge:
+  github:
+    validation_loop: {schema: x}
+"#,
+        )),
+        "forge.github.validation_loop.script is required when validation_loop is set",
     );
-    t.host(["harness", "resolve", p(&nf)])
-        .status(1)
-        .stderr_has("forge.github.validation_loop.script is required when validation_loop is set")
-        .run();
 }
 
 #[test]
@@ -1322,7 +1504,18 @@ fn s11_2_8_the_config_map_cel_sees() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/c.yaml",
-        format!("{HEAD}overlays:\n  - when: \"!has(config.mint_url) && !has(config.inference)\"\n    env: {{runner: {{HIDDEN: 'yes'}}}}\n  - when: \"config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'\"\n    env: {{runner: {{AGENT: 'yes'}}}}\n  - when: \"config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'\"\n    env: {{runner: {{NESTED: 'yes'}}}}\n  - when: \"has(config.kill_switch)\"\n    env: {{runner: {{KILL: 'yes'}}}}\n"),
+        yaml(
+        r#"overlays:
+  - when: "!has(config.mint_url) && !has(config.inference)"
+    env: {runner: {HIDDEN: 'yes'}}
+  - when: "config.agents[0].runtime == 'claude' && !has(config.agents[0].source) && config.agents[0].name == 'n'"
+    env: {runner: {AGENT: 'yes'}}
+  - when: "config.create_issues.allow_orgs == ['o'] && config.status_notifications.start == 's'"
+    env: {runner: {NESTED: 'yes'}}
+  - when: "has(config.kill_switch)"
+    env: {runner: {KILL: 'yes'}}
+"#,
+    ),
     );
     let c = t.write(
         "config.yaml",
@@ -1343,7 +1536,14 @@ fn s11_2_9_lint_warnings() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/l.yaml",
-        format!("{HEAD}allowed_remote_resources: ['https://example.com/']\nenv:\n  runner: {{U: \"${{GITHUB_ISSUE_URL}}\"}}\n  sandbox: {{S: \"x $GITHUB_ISSUE_URL\"}}\nrunner_env: {{R: \"${{GITHUB_ISSUE_URL}}\"}}\n"),
+        yaml(
+            r#"allowed_remote_resources: ['https://example.com/']
+env:
+  runner: {U: "${GITHUB_ISSUE_URL}"}
+  sandbox: {S: "x $GITHUB_ISSUE_URL"}
+runner_env: {R: "${GITHUB_ISSUE_URL}"}
+"#,
+        ),
     );
     let o = t
         .host(["harness", "lint", p(&h)])
@@ -1360,24 +1560,30 @@ fn s11_2_9_lint_warnings() {
     );
 }
 
-#[test]
-fn s11_2_10_trigger_is_inherited_from_a_base() {
-    let t = Tree::fullsend();
-    // `runtime` is not declared for triggers: the inherited one fails.
-    t.write(
+/// A base whose trigger reads `runtime`, which triggers do not declare.
+fn trigger_base() -> Tree {
+    Tree::fullsend().file(
         "harness/base.yaml",
         format!("{HEAD}trigger: \"runtime.forge == 'github'\"\n"),
+    )
+}
+
+#[test]
+fn s11_2_10_trigger_is_inherited_from_a_base() {
+    let t = trigger_base().file("harness/h.yaml", "base: base.yaml\n");
+    resolve_fails(
+        &t,
+        "invalid harness: trigger: undeclared reference to 'runtime' at 1:1",
     );
-    let h = t.write("harness/c.yaml", "base: base.yaml\n");
-    t.host(["harness", "resolve", p(&h)])
-        .status(1)
-        .stderr_has("invalid harness: trigger: undeclared reference to 'runtime' at 1:1")
-        .run();
-    let own = t.write(
-        "harness/own.yaml",
+}
+
+#[test]
+fn s11_2_10_a_childs_own_trigger_replaces_the_bases() {
+    let t = trigger_base().file(
+        "harness/h.yaml",
         "base: base.yaml\ntrigger: \"event.x == 1\"\n",
     );
-    t.host(["harness", "resolve", p(&own)]).run();
+    harness(&t, "resolve", &[]).run();
 }
 
 #[test]
@@ -1385,7 +1591,16 @@ fn s11_2_11_the_run_childs_environment() {
     let t = Tree::fullsend();
     let h = t.write(
         "harness/r.yaml",
-        format!("{HEAD}env:\n  runner:\n    JIRA_USER_EMAIL: \"${{JIRA_USER_EMAIL}}\"\n    GITLAB_TOKEN: declared\n    FULLSEND_FORGE_TOKEN: declared\n    FULLSEND_GITLAB_HOST: declared\n    KEEP: \"${{JIRA_TOKEN}}\"\n"),
+        yaml(
+            r#"env:
+  runner:
+    JIRA_USER_EMAIL: "${JIRA_USER_EMAIL}"
+    GITLAB_TOKEN: declared
+    FULLSEND_FORGE_TOKEN: declared
+    FULLSEND_GITLAB_HOST: declared
+    KEEP: "${JIRA_TOKEN}"
+"#,
+        ),
     );
     let o = t
         .host(["harness", "run", p(&h), "--", "env"])
@@ -1425,191 +1640,327 @@ fn s11_2_11_the_run_childs_environment() {
     }
 }
 
-#[test]
-fn values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines() {
+mod values_are_bytes_from_the_host_to_the_child_and_the_sandbox_lines {
+    use super::*;
     use std::os::unix::ffi::OsStrExt;
-    let t = Tree::fullsend();
-    let h = t.write(
-        "harness/b.yaml",
-        format!("{HEAD}env:\n  runner: {{R: \"<${{RAW}}>\"}}\n  sandbox: {{S: \"${{RAW}}\"}}\n"),
-    );
-    let raw = std::ffi::OsStr::from_bytes(b"a\xffb");
-    let o = t
-        .host([
-            "harness",
-            "run",
-            p(&h),
-            "--",
-            "sh",
-            "-c",
-            "printf %s \"$R\"",
-        ])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(0), "{}", o.stderr.clone());
-    assert_eq!(o.stdout_bytes, b"<a\xffb>");
-    let o = t
-        .host(["harness", "sandbox-env", p(&h)])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    assert_eq!(o.stdout_bytes, b"export S='a\xffb'\n");
-    // JSON escapes it as the session's JSON does.
-    let o = t
-        .host(["harness", "resolve", p(&h)])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    let s = o.stdout.clone();
-    assert!(s.contains("\"S\": \"a\\udcffb\""), "{s}");
-    // An env file value too.
-    let ef = t.root().join("raw.env");
-    fs::write(&ef, b"RAW=x\xfey\n").unwrap();
-    let o = t
-        .host(["harness", "sandbox-env", p(&h), "--env-file", p(&ef)])
-        .any_status()
-        .run();
-    assert_eq!(o.stdout_bytes, b"export S='x\xfey'\n");
-    // dotenv cannot carry it: refused naming the key.
-    let o = t
-        .host(["harness", "sandbox-env", p(&h), "--format", "dotenv"])
-        .env("RAW", raw)
-        .any_status()
-        .run();
-    assert_eq!(o.status, Some(1));
-    assert!(
-        o.stderr.clone().contains("env.sandbox[S]"),
-        "{}",
-        o.stderr.clone()
-    );
+
+    fn raw() -> &'static std::ffi::OsStr {
+        std::ffi::OsStr::from_bytes(b"a\xffb")
+    }
+
+    fn tree() -> Tree {
+        one(yaml(
+            r#"env:
+  runner: {R: "<${RAW}>"}
+  sandbox: {S: "${RAW}"}
+"#,
+        ))
+    }
+
+    #[test]
+    fn to_the_run_child() {
+        let o = harness(&tree(), "run", &["--", "sh", "-c", "printf %s \"$R\""])
+            .env("RAW", raw())
+            .run();
+        assert_eq!(o.stdout_bytes, b"<a\xffb>");
+    }
+
+    #[test]
+    fn to_the_sandbox_lines() {
+        let o = harness(&tree(), "sandbox-env", &[])
+            .env("RAW", raw())
+            .any_status()
+            .run();
+        assert_eq!(o.stdout_bytes, b"export S='a\xffb'\n");
+    }
+
+    #[test]
+    fn json_escapes_them_as_the_sessions_json_does() {
+        harness(&tree(), "resolve", &[])
+            .env("RAW", raw())
+            .any_status()
+            .stdout_has("\"S\": \"a\\udcffb\"")
+            .run();
+    }
+
+    #[test]
+    fn from_an_env_file_too() {
+        let t = tree().file("raw.env", b"RAW=x\xfey\n");
+        let o = harness(&t, "sandbox-env", &["--env-file", &t.arg("raw.env")])
+            .any_status()
+            .run();
+        assert_eq!(o.stdout_bytes, b"export S='x\xfey'\n");
+    }
+
+    #[test]
+    fn dotenv_cannot_carry_them_and_names_the_key() {
+        harness(&tree(), "sandbox-env", &["--format", "dotenv"])
+            .env("RAW", raw())
+            .status(1)
+            .stderr_has("env.sandbox[S]")
+            .run();
+    }
 }
 
-#[test]
-fn explain_names_file_block_line_and_reads() {
-    let fs = Fs::new();
-    fs.write(
-        "harness/base.yaml",
-        &format!("{HEAD}env:\n  runner:\n    K: base\n    T: \"${{TOK}}\"\nforge:\n  github:\n    env:\n      runner:\n        K: base-forge\n"),
-    );
-    let h = fs.write(
-        "harness/child.yaml",
-        "base: base.yaml\nrunner_env: {R: r}\nenv:\n  runner:\n    R: \"$FROM_FILE/${FULLSEND_DIR}\"\noverlays:\n  - when: 'true'\n    env:\n      runner:\n        K: overlay\n",
-    );
-    let ef = fs.write("e.env", "# c\nFROM_FILE=secret-ef\n");
-    let args = [
-        "harness",
-        "explain",
-        p(&h),
-        "--forge",
-        "github",
-        "--env-file",
-        p(&ef),
-        "--format",
-        "json",
-    ];
-    let o = run(cmd(&args).env("TOK", "secret-tok"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(!out.contains("secret-"), "{out}");
-    let j: Value = serde_json::from_str(&out).unwrap();
-    let root = fs.root();
-    let base = root.join("harness/base.yaml");
-    let var = |map: &str, name: &str| -> Value {
-        j["variables"]
+mod explain {
+    use super::*;
+
+    /// A base with a forge block, a child with runner_env and an overlay,
+    /// an env file; values named `secret-…` must not show.
+    fn tree() -> Tree {
+        Tree::fullsend()
+            .file(
+                "harness/base.yaml",
+                yaml(
+                    r#"env:
+  runner:
+    K: base
+    T: "${TOK}"
+forge:
+  github:
+    env:
+      runner:
+        K: base-forge
+"#,
+                ),
+            )
+            .file(
+                "harness/child.yaml",
+                r#"base: base.yaml
+runner_env: {R: r}
+env:
+  runner:
+    R: "$FROM_FILE/${FULLSEND_DIR}"
+overlays:
+  - when: 'true'
+    env:
+      runner:
+        K: overlay
+"#,
+            )
+            .file("e.env", "# c\nFROM_FILE=secret-ef\n")
+    }
+
+    /// `harness explain $W/harness/child.yaml ARGS` with TOK set to `tok`.
+    fn explain(t: &Tree, args: &[&str], tok: &str) -> Run {
+        t.host(["harness", "explain", &t.arg("harness/child.yaml")])
+            .args(args)
+            .env("TOK", tok)
+    }
+
+    /// The JSON of `--forge github --env-file e.env ARGS`.
+    fn json(t: &Tree, args: &[&str]) -> Value {
+        let ef = t.arg("e.env");
+        explain(
+            t,
+            &["--forge", "github", "--env-file", &ef, "--format", "json"],
+            "secret-tok",
+        )
+        .args(args)
+        .run()
+        .json()
+    }
+
+    #[test]
+    fn json_is_the_core_view_grouped_by_map_and_never_a_value() {
+        let t = tree();
+        let ef = t.arg("e.env");
+        explain(
+            &t,
+            &["--forge", "github", "--env-file", &ef, "--format", "json"],
+            "secret-tok",
+        )
+        .stdout_lacks("secret-")
+        .run();
+        let j = json(&t, &[]);
+        // The core view's shape: variables grouped by map, then by name.
+        assert_eq!(j["platform"], "github");
+        assert_eq!(
+            j["files"],
+            serde_json::json!([t.arg("harness/child.yaml"), t.arg("harness/base.yaml")])
+        );
+        assert_eq!(j["failed_layers"], serde_json::json!([]));
+        let maps: Vec<&String> = j["variables"].as_object().unwrap().keys().collect();
+        assert_eq!(
+            maps,
+            ["runner_env", "env.runner", "effective_runner_env"],
+            "{j}"
+        );
+    }
+
+    fn var(j: &Value, map: &str, name: &str) -> Value {
+        let v = j["variables"][map][name].clone();
+        assert!(v.is_object(), "{map} {name}: {j}");
+        v
+    }
+
+    #[test]
+    fn json_names_file_block_line_and_action_of_each_layer() {
+        let t = tree();
+        let j = json(&t, &[]);
+        let (base, child) = (t.arg("harness/base.yaml"), t.arg("harness/child.yaml"));
+        let k = var(&j, "env.runner", "K");
+        assert_eq!(k["state"], "set");
+        assert!(k.get("value").is_none(), "{k}");
+        let by: Vec<(u64, String, String, u64, String, String)> = k["touches"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|v| v["map"] == map && v["name"] == name)
-            .cloned()
-            .unwrap_or_else(|| panic!("{map} {name}: {j}"))
-    };
-    let k = var("env.runner", "K");
-    let by: Vec<(String, String, u64)> = k["set_by"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["file"].as_str().unwrap().to_string(),
-                s["block"].as_str().unwrap().to_string(),
-                s["line"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        by,
-        [
-            (base.display().to_string(), "top".into(), 5),
-            (base.display().to_string(), "forge.github".into(), 11),
-            (p(&h).to_string(), "overlays[0]".into(), 10),
-        ]
-    );
-    let t = var("env.runner", "T");
-    assert_eq!(
-        t["reads"],
-        serde_json::json!([{"name": "TOK", "from": "host env"}])
-    );
-    let r = var("effective_runner_env", "R");
-    assert_eq!(r["set_by"].as_array().unwrap().len(), 2);
-    assert_eq!(r["set_by"][0]["field"], "runner_env");
-    assert_eq!(r["set_by"][1]["field"], "env.runner");
-    assert_eq!(
-        r["reads"],
-        serde_json::json!([
-            {"name": "FROM_FILE", "from": "env file", "file": p(&ef), "line": 2},
-            {"name": "FULLSEND_DIR", "from": "fullsend dir"}
-        ])
-    );
-    // Values only with --show-values; VAR filters; text format.
-    let mut a2 = args.to_vec();
-    a2.extend(["--show-values", "T"]);
-    let o = run(cmd(&a2).env("TOK", "secret-tok"));
-    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(j["variables"].as_array().unwrap().len(), 2, "{j}");
-    assert_eq!(j["variables"][0]["value"], "secret-tok");
-    let o = run(cmd(&["harness", "explain", p(&h), "--forge", "github", "K"]).env("TOK", "t"));
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let text = stdout(&o);
-    assert!(text.starts_with("K [env.runner]\n"), "{text}");
-    assert!(
-        text.contains(&format!(
-            "3. set in {}:10, overlays[0], env.runner  <- wins",
-            p(&h)
-        )),
-        "{text}"
-    );
-    assert!(
-        text.contains(&format!(
-            "1. set in {}:5 (base), top, env.runner",
-            base.display()
-        )),
-        "{text}"
-    );
-    fails(
-        &mut cmd(&["harness", "explain", p(&h), "--format", "yaml"]),
-        "[possible values: text, json]",
-    );
+            .map(|s| {
+                assert_eq!(s["kind"], "harness");
+                (
+                    s["layer"].as_u64().unwrap(),
+                    s["file"].as_str().unwrap().to_string(),
+                    s["level"].as_str().unwrap().to_string(),
+                    s["line"].as_u64().unwrap(),
+                    s["action"].as_str().unwrap().to_string(),
+                    s["detail"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        // Layers are the blocks applied: base top, base forge.github, root
+        // top, root overlays[0].
+        assert_eq!(
+            by,
+            [
+                (
+                    1,
+                    base.clone(),
+                    "top".into(),
+                    5,
+                    "set".into(),
+                    "base".into()
+                ),
+                (
+                    2,
+                    base,
+                    "forge.github".into(),
+                    11,
+                    "override".into(),
+                    "base".into()
+                ),
+                (
+                    4,
+                    child,
+                    "overlays[0]".into(),
+                    10,
+                    "override".into(),
+                    "root".into()
+                ),
+            ]
+        );
+        assert_eq!(k["reads"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn json_names_what_each_value_reads() {
+        let t = tree();
+        let j = json(&t, &[]);
+        assert_eq!(
+            var(&j, "env.runner", "T")["reads"],
+            serde_json::json!([{"name": "TOK", "from": "host env", "file": null, "line": null}])
+        );
+        let r = var(&j, "effective_runner_env", "R");
+        let touches = r["touches"].as_array().unwrap();
+        assert_eq!(touches.len(), 2, "{r}");
+        assert_eq!(touches[0]["detail"], "root, runner_env");
+        assert_eq!(touches[1]["detail"], "root, env.runner");
+        assert_eq!(
+            (&touches[0]["line"], &touches[1]["line"]),
+            (&serde_json::json!(2), &serde_json::json!(5))
+        );
+        assert_eq!(
+            r["reads"],
+            serde_json::json!([
+                {"name": "FROM_FILE", "from": "env file", "file": t.arg("e.env"), "line": 2},
+                {"name": "FULLSEND_DIR", "from": "fullsend dir", "file": null, "line": null}
+            ])
+        );
+    }
+
+    #[test]
+    fn show_values_gives_the_expanded_value_and_var_filters() {
+        let j = json(&tree(), &["--show-values", "T"]);
+        let v = j["variables"].as_object().unwrap();
+        assert_eq!(v.len(), 2, "{j}");
+        assert_eq!(j["variables"]["env.runner"]["T"]["value"], "secret-tok");
+        assert_eq!(
+            j["variables"]["effective_runner_env"]["T"]["value"],
+            "secret-tok"
+        );
+    }
+
+    #[test]
+    fn text_is_the_core_views_rows_with_the_map_in_the_header() {
+        let t = tree();
+        let text = explain(&t, &["--forge", "github", "K"], "t").run().stdout;
+        let (base, child) = (t.arg("harness/base.yaml"), t.arg("harness/child.yaml"));
+        let w = base.len().max(child.len()) + 3;
+        let row = |n: u32, level: &str, at: String, action: &str, detail: &str| {
+            format!("  #{n}  harness  {level:<12}  {at:<w$}  {action:<8}  {detail}\n")
+        };
+        let expected = format!(
+            "K [env.runner]  set\n{}{}{}\nK [effective_runner_env]  set\n{}{}{}",
+            row(1, "top", format!("{base}:5"), "set", "base"),
+            row(2, "forge.github", format!("{base}:11"), "override", "base"),
+            row(4, "overlays[0]", format!("{child}:10"), "override", "root"),
+            row(5, "top", format!("{base}:5"), "set", "base, env.runner"),
+            row(
+                6,
+                "forge.github",
+                format!("{base}:11"),
+                "override",
+                "base, env.runner"
+            ),
+            row(
+                8,
+                "overlays[0]",
+                format!("{child}:10"),
+                "override",
+                "root, env.runner"
+            ),
+        );
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn text_names_what_a_value_reads_and_never_a_value() {
+        let t = tree();
+        let ef = t.arg("e.env");
+        explain(&t, &["--env-file", &ef, "R"], "t")
+            .any_status()
+            .stdout_has("  reads $FROM_FILE from env file $W/e.env:2\n")
+            .stdout_has("  reads $FULLSEND_DIR from fullsend dir\n")
+            .stdout_lacks("secret-")
+            .run();
+    }
+
+    #[test]
+    fn a_bad_format_lists_the_accepted_values() {
+        explain(&tree(), &["--format", "yaml"], "t")
+            .status(1)
+            .stderr_has("[possible values: text, json]")
+            .run();
+    }
 }
 
 #[test]
 fn the_run_child_is_an_assembly_with_provenance() {
     use agentenv::core::{Action, Env, LayerKind};
     use std::ffi::{OsStr, OsString};
-    let fs = Fs::new();
-    let h = fs.write(
-        "harness/a.yaml",
-        &format!(
-            "{HEAD}runner_env: {{K: re}}\nenv:\n  runner: {{K: er, OPENAI_API_KEY: declared}}\n"
-        ),
-    );
-    let ef = fs.write("a.env", "K=from-file\nJIRA_TOKEN=jt\n");
+    let t = one(yaml(
+        r#"runner_env: {K: re}
+env:
+  runner: {K: er, OPENAI_API_KEY: declared}
+"#,
+    ))
+    .file("a.env", "K=from-file\nJIRA_TOKEN=jt\n");
     let mut host = Env::new();
     host.insert(OsString::from("K"), OsString::from("host"));
     host.insert(OsString::from("OPENAI_API_KEY"), OsString::from("sk"));
     let opts = agentenv::harness::Options {
-        file: h.clone(),
-        env_files: vec![ef.clone()],
+        file: t.path("harness/h.yaml"),
+        env_files: vec![t.path("a.env")],
         ..Default::default()
     };
     let r = agentenv::harness::resolve(&opts, &host).unwrap();

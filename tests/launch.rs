@@ -306,7 +306,12 @@ fn win32_reserves_case_insensitively() {
     assert_eq!(get(&env, "FOO_BAR"), None);
     assert_eq!(get(&env, "STRASSE"), None, "Unicode uppercase: ß → SS");
     assert_eq!(t.report("r.json")["applied"], json!(["NEW"]));
+}
 
+#[test]
+fn linux_reserves_case_sensitively() {
+    let t = Launch::new().host("Foo_Bar", "host").host("straße", "host");
+    t.file(".env", "FOO_BAR=file\nSTRASSE=file\nNEW=1\n");
     let (env, _) = t.child_env(&["--platform", "linux", "--report", "r.json"]);
     assert_eq!(get(&env, "FOO_BAR"), Some("file"));
     assert_eq!(get(&env, "Foo_Bar"), Some("host"));
@@ -326,7 +331,12 @@ fn win32_manifest_matching() {
     assert_eq!(get(&env, "LOG"), Some("debug"), "Log holds the default");
     assert_eq!(get(&env, "Log"), Some("info"), "assignment keeps spelling");
     assert_eq!(get(&env, "PORT"), None, "Port differs: reserved");
-    // Colliding manifest spellings: the later one wins.
+}
+
+#[test]
+fn win32_colliding_manifest_spellings_the_later_wins() {
+    let t = Launch::new().host("Log", "info").host("Port", "8080");
+    t.file(".env", "LOG=debug\nPORT=1\n");
     t.file("m2.json", r#"{"log": "other", "LOG": "info"}"#);
     let (env, _) = t.child_env(&["--platform", "win32", "--manifest-env", "m2.json"]);
     assert_eq!(get(&env, "LOG"), Some("debug"));
@@ -407,9 +417,13 @@ fn no_env_reads_nothing_and_tells_the_child() {
     assert_eq!(get(&env, "X"), None);
     assert_eq!(get(&env, "AGENT_BUNDLE_ENV_FILE"), Some("none"));
     assert_eq!(t.report("r.json"), json!({"applied": [], "files": []}));
+}
 
+#[test]
+fn no_env_keeps_a_declared_file_list_for_the_child() {
+    let t = Launch::new().host("AGENT_BUNDLE_ENV_FILE", "mine.env");
+    t.file(".env", "X=1\n");
     t.file("mine.env", "Y=1\n");
-    let t = t.host("AGENT_BUNDLE_ENV_FILE", "mine.env");
     let (env, _) = t.child_env(&["--no-env"]);
     assert_eq!(get(&env, "AGENT_BUNDLE_ENV_FILE"), Some("mine.env"));
     assert_eq!(get(&env, "Y"), None, "still no file read");
@@ -552,12 +566,20 @@ fn manifest_non_string_names_key_not_value() {
         "{err}"
     );
     assert!(!t.p("ran").exists());
+}
 
+#[test]
+fn a_manifest_that_is_not_an_object_is_refused_without_its_values() {
+    let t = Launch::new();
     t.file("arr.json", r#"["CANARY"]"#);
     let out = t.run(&["--manifest-env", "arr.json", "--", "true"]);
     assert_eq!(out.status, Some(1));
     assert!(!out.stderr.contains("CANARY"));
+}
 
+#[test]
+fn a_missing_manifest_is_an_error_naming_it() {
+    let t = Launch::new();
     let out = t.run(&["--manifest-env", "missing.json", "--", "true"]);
     assert_eq!(out.status, Some(1));
     assert!(out.stderr.contains("missing.json"));

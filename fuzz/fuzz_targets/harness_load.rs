@@ -47,7 +47,15 @@ fuzz_target!(|data: &[u8]| {
             let _ = r.to_json();
             let _ = r.sandbox_dotenv();
             let _ = r.sandbox_export();
+            // `harness explain` without values never shows a host value.
+            let shown = r.explain_text(&[], false);
+            let shown_json = r.explain_json(&[], false);
+            let _ = r.explain_text(&[], true);
             if leaks {
+                assert!(
+                    !shown.contains(CANARY) && !shown_json.contains(CANARY),
+                    "explain leaks a host value"
+                );
                 for w in r.warnings.iter().chain(r.notes.iter()) {
                     assert!(!w.contains(CANARY), "warning leaks a host value");
                 }

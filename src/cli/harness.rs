@@ -1,5 +1,7 @@
 //! `agentenv harness resolve | lint | run | sandbox-env | explain`
 
+use super::session::TextOrJson;
+use super::{Exit, Failure};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -83,17 +85,6 @@ pub enum SandboxFormat {
     Docker,
 }
 
-impl SandboxFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SandboxFormat::Export => "export",
-            SandboxFormat::Dotenv => "dotenv",
-            SandboxFormat::Github => "github",
-            SandboxFormat::Docker => "docker",
-        }
-    }
-}
-
 impl HarnessOpts {
     fn to_options(&self) -> crate::harness::Options {
         crate::harness::Options {
@@ -113,155 +104,114 @@ fn host_env() -> crate::core::Env {
     std::env::vars_os().collect()
 }
 
-/// Resolve, printing the error (value-free) on failure.
-fn resolve(opts: &HarnessOpts) -> Result<crate::harness::Resolved, i32> {
+/// Resolve; a failure carries the (value-free) error.
+fn resolve(opts: &HarnessOpts) -> Result<crate::harness::Resolved, Failure> {
     resolve_with(opts.to_options())
 }
 
-fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, i32> {
-    match crate::harness::resolve(&o, &host_env()) {
-        Ok(r) => Ok(r),
-        Err(e) => {
-            crate::error!("{e}");
-            Err(1)
-        }
-    }
-}
-
-fn print_warnings(r: &crate::harness::Resolved) {
+fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, Failure> {
+    let r =
+        crate::harness::resolve(&o, &host_env()).map_err(|e| Failure::runtime(e.to_string()))?;
     for w in r.notes.iter().chain(&r.warnings) {
         crate::warn!("{w}");
     }
+    Ok(r)
 }
 
-fn write_stdout(bytes: &[u8]) -> i32 {
-    super::write_stdout_status(bytes)
-}
-
-pub fn run(c: HarnessCommand) -> i32 {
+pub fn run(c: HarnessCommand) -> Exit {
     match c {
-        HarnessCommand::Resolve(opts) => {
-            let r = match resolve(&opts) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            print_warnings(&r);
-            write_stdout(r.to_json_string().as_bytes())
-        }
+        HarnessCommand::Resolve(opts) => super::print(resolve(&opts)?.to_json_string().as_bytes()),
         HarnessCommand::Explain {
             opts,
             format,
             show_values,
             vars,
         } => {
-            let format = format.as_str();
-            let r = match resolve(&opts) {
-                Ok(r) => r,
-                Err(code) => return code,
+            let r = resolve(&opts)?;
+            let body = match format {
+                TextOrJson::Json => r.explain_json(&vars, show_values),
+                TextOrJson::Text => r.explain_text(&vars, show_values),
             };
-            print_warnings(&r);
-            let body = if format == "json" {
-                crate::harness::explain::render_json(&r, &vars, show_values).into_bytes()
-            } else {
-                crate::harness::explain::render_text(&r, &vars, show_values)
-            };
-            write_stdout(&body)
+            super::print(body.as_bytes())
         }
         HarnessCommand::Lint(opts) => {
             let mut o = opts.to_options();
             o.files_as_findings = true;
-            let r = match resolve_with(o) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            print_warnings(&r);
+            let r = resolve_with(o)?;
             let mut s = String::new();
             for d in &r.diagnostics {
                 s.push_str(&d.to_string());
                 s.push('\n');
             }
-            let code = write_stdout(s.as_bytes());
-            if r.diagnostics.iter().any(|d| d.error) {
+            let code = super::print(s.as_bytes())?;
+            Ok(if r.diagnostics.iter().any(|d| d.error) {
                 1
             } else {
                 code
-            }
+            })
         }
         HarnessCommand::Run { opts, command } => {
-            let r = match resolve(&opts) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            print_warnings(&r);
+            let r = resolve(&opts)?;
             for d in &r.diagnostics {
                 crate::warn!("{}: {}", d.field, d.message);
             }
             if let Some(name) = r.unpassable_name() {
-                crate::error!(
-                    "runner env key {name:?} cannot be passed in an environment (empty, or containing '=' or NUL)"
-                );
-                return 126;
+                return Err(Failure {
+                    code: 126,
+                    message: format!(
+                        "runner env key {name:?} cannot be passed in an environment (empty, or containing '=' or NUL)"
+                    ),
+                });
             }
             let env = r.child_env();
             let (program, args) = command.split_first().expect("clap requires CMD");
-            crate::process::exec(program, args, env)
+            Ok(crate::process::exec(program, args, env))
         }
         HarnessCommand::SandboxEnv {
             opts,
             output,
             format,
         } => {
-            let format = format.as_str();
-            let r = match resolve(&opts) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
-            print_warnings(&r);
-            let body = if format == "dotenv" {
-                match r.sandbox_dotenv() {
-                    Ok(b) => b.into_bytes(),
-                    Err(key) => {
-                        crate::error!(
+            let r = resolve(&opts)?;
+            let body = match format {
+                SandboxFormat::Dotenv => r
+                    .sandbox_dotenv()
+                    .map_err(|key| {
+                        Failure::runtime(format!(
                             "env.sandbox[{}]: the value cannot be written in the dotenv format exactly (use --format export)",
                             crate::harness::shown_key(&key)
-                        );
-                        return 1;
-                    }
-                }
-            } else if format == "github" || format == "docker" {
+                        ))
+                    })?
+                    .into_bytes(),
                 // agentenv's own formats: the shared renderer (omissions
                 // and what the format cannot carry warned by name).
-                let f = if format == "github" {
-                    crate::render::Format::Github
-                } else {
-                    crate::render::Format::Docker
-                };
-                let pairs = r
-                    .sandbox_entries
-                    .iter()
-                    .map(|(k, v)| (OsString::from(k), v.clone()));
-                crate::render::render(f, &crate::render::View::of(pairs)).into_bytes()
-            } else {
-                r.sandbox_export()
+                SandboxFormat::Github | SandboxFormat::Docker => {
+                    let f = if format == SandboxFormat::Github {
+                        crate::render::Format::Github
+                    } else {
+                        crate::render::Format::Docker
+                    };
+                    let pairs = r
+                        .sandbox_entries
+                        .iter()
+                        .map(|(k, v)| (OsString::from(k), v.clone()));
+                    crate::render::render(f, &crate::render::View::of(pairs)).into_bytes()
+                }
+                SandboxFormat::Export => r.sandbox_export(),
             };
             match output {
-                None => write_stdout(&body),
-                Some(path) => match crate::fsutil::write_atomic(
-                    &path,
-                    &body,
-                    crate::fsutil::Mode::Private,
-                    false,
-                ) {
-                    Ok(()) => 0,
-                    Err(e) => {
-                        crate::error!(
-                            "cannot write {}: {}",
-                            path.display(),
-                            crate::process::io_kind(&e)
-                        );
-                        1
-                    }
-                },
+                None => super::print(&body),
+                Some(path) => {
+                    crate::fsutil::write_atomic(&path, &body, crate::fsutil::Mode::Private, false)
+                        .map_err(|e| {
+                            Failure::runtime(format!(
+                                "cannot write {}: {}",
+                                path.display(),
+                                crate::process::io_kind(&e)
+                            ))
+                        })?;
+                    Ok(0)
+                }
             }
         }
     }

@@ -133,12 +133,6 @@ pub fn print(bytes: &[u8]) -> Exit {
     write_stdout(bytes).map(|()| 0)
 }
 
-/// [`write_stdout`] for the harness commands, which still return a bare
-/// status: 0, or the failure printed and 1. Goes when they return [`Exit`].
-pub fn write_stdout_status(bytes: &[u8]) -> i32 {
-    finish(write_stdout(bytes).map(|()| 0))
-}
-
 /// The current directory; the failure names the OS error
 /// ([`crate::fsutil::current_dir`]).
 pub fn current_dir() -> Result<std::path::PathBuf, Failure> {
@@ -204,7 +198,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Exec(a) => session::run_exec(a),
         Command::Explain(a) => session::run_explain(a),
         Command::Launch(a) => launch::run(a),
-        Command::Harness(c) => Ok(harness::run(c)),
+        Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
         Command::Completions(a) => completions::run(a),
         Command::Hook(a) => trust::run_hook(a),

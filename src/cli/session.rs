@@ -16,15 +16,6 @@ pub enum TextOrJson {
     Json,
 }
 
-impl TextOrJson {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TextOrJson::Text => "text",
-            TextOrJson::Json => "json",
-        }
-    }
-}
-
 /// Which stores to walk.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ScopeArgs {

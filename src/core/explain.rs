@@ -120,6 +120,25 @@ pub struct TouchReport {
     pub reason: Option<String>,
     /// The source line, when the layer has lines.
     pub line: Option<u32>,
+    /// Where inside the layer, when the source records more than a file
+    /// and a line (a harness: `base` or `root` file, and the field); never
+    /// a value. `None` from [`report`]; a caller that knows more fills it.
+    pub detail: Option<String>,
+}
+
+/// A variable that a value read (a `${X}` reference), and where that
+/// variable came from. Never a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadReport {
+    /// The variable read.
+    pub name: String,
+    /// Where it came from (`host env`, `env file`, …), or why it read
+    /// nothing (`unset (expands to empty)`).
+    pub from: String,
+    /// The file that set it, when one did (an `--env-file`).
+    pub file: Option<String>,
+    /// That file's line.
+    pub line: Option<u32>,
 }
 
 /// Everything `explain` says about one variable.
@@ -127,12 +146,18 @@ pub struct TouchReport {
 pub struct VarReport {
     /// The variable's name.
     pub name: OsString,
+    /// The map the variable belongs to, when one view explains several
+    /// (a harness: `runner_env`, `env.runner`, …). `None` from [`report`].
+    pub scope: Option<String>,
     /// Its final state relative to the base.
     pub state: State,
     /// The final value (present when the variable exists at the end).
     pub value: Option<OsString>,
     /// Every layer that touched it, in order.
     pub touches: Vec<TouchReport>,
+    /// The variables the final value read, when the source tracks them
+    /// (`None` from [`report`]: a session's layers do not say).
+    pub reads: Option<Vec<ReadReport>>,
 }
 
 /// A layer that failed as a whole and contributed nothing.
@@ -218,14 +243,17 @@ fn one(a: &Assembly, name: OsString) -> VarReport {
                 action,
                 reason,
                 line: t.line,
+                detail: None,
             }
         })
         .collect();
     VarReport {
         value: fin.map(OsStr::to_os_string),
         name,
+        scope: None,
         state,
         touches,
+        reads: None,
     }
 }
 
@@ -335,9 +363,16 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
                 .collect()
         })
         .collect();
-    let mut w = [0usize; 4];
+    // The action column is padded only when some touch has a detail
+    // after it (a session's never do: its rows end at the action).
+    let details = reports
+        .iter()
+        .flat_map(|r| &r.touches)
+        .any(|t| t.detail.is_some());
+    let cols = if details { 5 } else { 4 };
+    let mut w = [0usize; 5];
     for row in rows.iter().flatten() {
-        for (i, cell) in row.iter().take(4).enumerate() {
+        for (i, cell) in row.iter().take(cols).enumerate() {
             w[i] = w[i].max(cell.chars().count());
         }
     }
@@ -347,6 +382,11 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
             out.push('\n');
         }
         out.push_str(&r.name.to_string_lossy());
+        if let Some(scope) = &r.scope {
+            out.push_str(" [");
+            out.push_str(scope);
+            out.push(']');
+        }
         out.push_str("  ");
         out.push_str(r.state.as_str());
         if show_values {
@@ -359,13 +399,30 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
         if rows.is_empty() {
             out.push_str("  (no layer touched it)\n");
         }
-        for row in rows {
+        for (row, t) in rows.iter().zip(&r.touches) {
             out.push_str("  ");
             for (c, cell) in row.iter().enumerate() {
                 out.push_str(cell);
-                if c < 4 {
+                if c < 4 || t.detail.is_some() {
                     let pad = w[c] - cell.chars().count() + 2;
                     out.extend(std::iter::repeat_n(' ', pad));
+                }
+            }
+            if let Some(d) = &t.detail {
+                out.push_str(d);
+            }
+            out.push('\n');
+        }
+        for read in r.reads.iter().flatten() {
+            out.push_str("  reads $");
+            out.push_str(&read.name);
+            out.push_str(" from ");
+            out.push_str(&read.from);
+            if let Some(f) = &read.file {
+                out.push(' ');
+                out.push_str(f);
+                if let Some(l) = read.line {
+                    out.push_str(&format!(":{l}"));
                 }
             }
             out.push('\n');
@@ -377,9 +434,25 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
 /// JSON: `{"variables": {...}, "failed_layers": [...]}`. `variables` is
 /// keyed by variable name (in report order), each with `state`, `value`
 /// (only with `show_values`; `null` when absent) and `touches` (`layer`,
-/// `kind`, `level`, `file`, `line`, `action`, `reason`); `failed_layers`
-/// lists `layer`, `kind`, `level`, `file`, `reason`.
+/// `kind`, `level`, `file`, `line`, `action`, `reason`, and `detail` when
+/// the touch has one), then `reads` (`name`, `from`, `file`, `line`) when
+/// the report tracks them. Reports with a scope are grouped: `variables`
+/// is then keyed by scope, then by name. `failed_layers` lists `layer`,
+/// `kind`, `level`, `file`, `reason`.
 pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: bool) -> String {
+    let mut s = serde_json::to_string_pretty(&Value::Object(to_json(reports, failed, show_values)))
+        .unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
+
+/// [`render_json`]'s object, for a caller that adds keys of its own.
+pub fn to_json(
+    reports: &[VarReport],
+    failed: &[FailedLayer],
+    show_values: bool,
+) -> Map<String, Value> {
+    let scoped = reports.iter().any(|r| r.scope.is_some());
     let mut vars = Map::new();
     for r in reports {
         let mut o = Map::new();
@@ -397,7 +470,7 @@ pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: b
             .touches
             .iter()
             .map(|t| {
-                json!({
+                let mut v = json!({
                     "layer": t.layer,
                     "kind": t.kind,
                     "level": t.level,
@@ -405,11 +478,32 @@ pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: b
                     "line": t.line,
                     "action": t.action,
                     "reason": t.reason,
-                })
+                });
+                if let (Some(d), Value::Object(m)) = (&t.detail, &mut v) {
+                    m.insert("detail".into(), json!(d));
+                }
+                v
             })
             .collect();
         o.insert("touches".into(), Value::Array(touches));
-        vars.insert(r.name.to_string_lossy().into_owned(), Value::Object(o));
+        if let Some(reads) = &r.reads {
+            let reads = reads
+                .iter()
+                .map(|x| json!({"name": x.name, "from": x.from, "file": x.file, "line": x.line}))
+                .collect();
+            o.insert("reads".into(), Value::Array(reads));
+        }
+        let name = r.name.to_string_lossy().into_owned();
+        if scoped {
+            let group = vars
+                .entry(r.scope.clone().unwrap_or_default())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(g) = group {
+                g.insert(name, Value::Object(o));
+            }
+        } else {
+            vars.insert(name, Value::Object(o));
+        }
     }
     let failed: Vec<Value> = failed
         .iter()
@@ -423,10 +517,10 @@ pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: b
             })
         })
         .collect();
-    let top = json!({ "variables": Value::Object(vars), "failed_layers": failed });
-    let mut s = serde_json::to_string_pretty(&top).unwrap_or_else(|_| "{}".into());
-    s.push('\n');
-    s
+    let mut top = Map::new();
+    top.insert("variables".into(), Value::Object(vars));
+    top.insert("failed_layers".into(), Value::Array(failed));
+    top
 }
 
 #[cfg(test)]
@@ -562,6 +656,62 @@ TOKEN  set
         assert_eq!(r[1].state, State::Absent);
         let text = render_text(&r, false);
         assert!(text.contains("HOST  unchanged\n  (no layer touched it)\n"));
+    }
+
+    #[test]
+    fn scope_detail_and_reads_render_when_present() {
+        let mut a = Assembly::new(Env::new());
+        for (level, line) in [("top", 3), ("overlays[0]", 9)] {
+            let l = a.add_layer(
+                LayerInfo::new(LayerKind::Harness)
+                    .with_path("/h/x.yaml")
+                    .with_level(level),
+            );
+            let mut cs = ChangeSet::new();
+            cs.set_at("K", "${TOK}", line);
+            a.apply(l, &cs);
+        }
+        let mut r = report(&a, &[OsString::from("K")]);
+        r[0].scope = Some("env.runner".into());
+        r[0].touches[0].detail = Some("base".into());
+        r[0].reads = Some(vec![
+            ReadReport {
+                name: "TOK".into(),
+                from: "env file".into(),
+                file: Some("/e.env".into()),
+                line: Some(2),
+            },
+            ReadReport {
+                name: "NOPE".into(),
+                from: "unset (expands to empty)".into(),
+                file: None,
+                line: None,
+            },
+        ]);
+        r[0].value = Some("s3cr3t".into());
+        let text = render_text(&r, false);
+        assert_eq!(
+            text,
+            "\
+K [env.runner]  set
+  #1  harness  top          /h/x.yaml:3  set       base
+  #2  harness  overlays[0]  /h/x.yaml:9  override
+  reads $TOK from env file /e.env:2
+  reads $NOPE from unset (expands to empty)
+"
+        );
+        let j: Value = serde_json::from_str(&render_json(&r, &[], false)).unwrap();
+        let k = &j["variables"]["env.runner"]["K"];
+        assert_eq!(k["touches"][0]["detail"], "base");
+        assert!(k["touches"][1].get("detail").is_none());
+        assert_eq!(k["reads"][0]["file"], "/e.env");
+        assert_eq!(k["reads"][1]["line"], Value::Null);
+        assert!(!render_json(&r, &[], false).contains("s3cr3t"));
+        // An unscoped report without reads keeps the session's shape.
+        let plain = report(&a, &[]);
+        let j: Value = serde_json::from_str(&render_json(&plain, &[], false)).unwrap();
+        assert!(j["variables"]["K"]["reads"].is_null());
+        assert!(j["variables"]["K"]["touches"][0].get("detail").is_none());
     }
 
     #[test]

@@ -2,19 +2,28 @@
 //! `env.sandbox` and the effective runner env, every place that set it, in
 //! the order the resolution applied them (the last one wins): the file
 //! (root or base), the block (`top`, `forge.<p>`, `overlays[i]`), the YAML
-//! line; and which host variables its `${X}` / `$X` references read and
-//! where those came from (host env, an `--env-file` file and line, the
-//! fullsend dir, the deny list). Values only with `--show-values`.
+//! line; and which variables its `${X}` / `$X` references read and where
+//! those came from (host env, an `--env-file` file and line, the fullsend
+//! dir, the deny list). Values only with `--show-values`.
+//!
+//! It stands on the shared provenance view ([`crate::core::explain`], the
+//! one session `explain` uses): the resolution records each block's sets
+//! as core [`ChangeSet`]s ([`Trace`]); here every map becomes a core
+//! [`Assembly`] with one layer per block (kind `harness`, the file as its
+//! path, the block as its level, the YAML line on each touch), and the
+//! core report is completed with what only the harness knows: the map as
+//! the report's scope, `root` / `base` (and, for the effective runner env,
+//! the field) as each touch's detail, the expanded value, and the reads.
 //!
 //! The record is exact because every merge of a chain is "later wins" in
 //! one linear order: deepest file's top < its forge block < its matching
 //! overlays < … < the child's top < its forge block < its overlays.
 
-use super::json::J;
 use super::schema::{Config, EnvMap, Field};
 use super::Resolved;
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use crate::core::explain::{self as view, ReadReport, VarReport};
+use crate::core::{Action, Assembly, ChangeSet, Env, LayerInfo, LayerKind};
+use std::ffi::{OsStr, OsString};
 
 /// Where inside a file a value was set.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,80 +43,114 @@ impl std::fmt::Display for Block {
     }
 }
 
-/// One key set by one block.
+/// The fields a block sets, in [`BlockSets::sets`] order.
+const FIELDS: [Field; 3] = [Field::RunnerEnv, Field::EnvRunner, Field::EnvSandbox];
+
+/// What one block set: per field, the keys with their values as written
+/// (before expansion) and YAML lines.
 #[derive(Debug, Clone)]
-pub struct Set {
+pub struct BlockSets {
+    /// Index into [`Trace::files`].
     pub file: usize,
     pub block: Block,
-    pub field: Field,
-    pub key: String,
-    pub line: Option<usize>,
-    /// The value as written (before expansion).
-    pub raw: String,
+    /// `runner_env`, `env.runner`, `env.sandbox`.
+    pub sets: [ChangeSet; 3],
 }
 
-/// Every set, in application order, and the files of the chain (index 0
-/// is the harness file itself).
+/// Every block that was applied, in application order, and the files of
+/// the chain (index 0 is the harness file itself).
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
     pub files: Vec<String>,
-    pub sets: Vec<Set>,
+    pub blocks: Vec<BlockSets>,
 }
 
 impl Trace {
     pub fn record(&mut self, file: usize, block: Block, cfg: &Config) {
-        let mut add = |field: Field, m: &Option<EnvMap>| {
-            for (k, v) in m.iter().flatten() {
-                self.sets.push(Set {
-                    file,
-                    block: block.clone(),
-                    field,
-                    key: k.clone(),
-                    line: cfg.lines.get(&(field, k.clone())).copied(),
-                    raw: v.clone(),
-                });
-            }
-        };
-        add(Field::RunnerEnv, &cfg.runner_env);
-        if let Some(e) = &cfg.env {
-            add(Field::EnvRunner, &e.runner);
-            add(Field::EnvSandbox, &e.sandbox);
-        }
+        let env = cfg.env.as_ref();
+        let maps = [
+            cfg.runner_env.as_ref(),
+            env.and_then(|e| e.runner.as_ref()),
+            env.and_then(|e| e.sandbox.as_ref()),
+        ];
+        let sets = std::array::from_fn(|i| change_set(FIELDS[i], maps[i], cfg));
+        self.blocks.push(BlockSets { file, block, sets });
     }
 }
 
-/// Where a referenced host variable came from.
-fn read_source(r: &Resolved, name: &str) -> J {
-    let mut o = vec![("name".to_string(), J::str(name))];
-    let from = if name == "FULLSEND_DIR" {
-        "fullsend dir"
-    } else if super::expansion::is_denied(name) {
-        "deny list (expands to empty)"
-    } else if let Some((file, line)) = r.origins.get(OsStr::new(name)) {
-        o.push(("file".into(), J::str(file.as_os_str().as_bytes())));
-        o.push(("line".into(), J::Num(*line as u64)));
-        "env file"
-    } else if r.host_env.contains_key(OsStr::new(name)) {
-        "host env"
-    } else {
-        "unset (expands to empty)"
+fn change_set(field: Field, m: Option<&EnvMap>, cfg: &Config) -> ChangeSet {
+    let mut cs = ChangeSet::new();
+    for (k, v) in m.into_iter().flatten() {
+        match cfg.lines.get(&(field, k.clone())) {
+            Some(&l) => cs.set_at(k.as_str(), v.as_str(), l as u32),
+            None => cs.set(k.as_str(), v.as_str()),
+        }
+    }
+    cs
+}
+
+/// One map's provenance: a core assembly over an empty base, and for each
+/// of its layers the file and field it stands for.
+struct MapView {
+    assembly: Assembly,
+    layers: Vec<(usize, Field)>,
+}
+
+fn map_view(t: &Trace, fields: &[Field]) -> MapView {
+    let mut assembly = Assembly::new(Env::new());
+    let mut layers = Vec::new();
+    for &field in fields {
+        let i = FIELDS.iter().position(|f| *f == field).unwrap_or(0);
+        for b in &t.blocks {
+            let info = LayerInfo::new(LayerKind::Harness)
+                .with_path(t.files.get(b.file).map(String::as_str).unwrap_or(""))
+                .with_level(b.block.to_string());
+            let l = assembly.add_layer(info);
+            assembly.apply(l, &b.sets[i]);
+            layers.push((b.file, field));
+        }
+    }
+    MapView { assembly, layers }
+}
+
+/// Where a referenced variable came from: the fullsend dir, the deny
+/// list, the last `--env-file` line that set it (from the resolution's
+/// own assembly), the host env, or nowhere.
+fn read_source(r: &Resolved, name: &str) -> ReadReport {
+    let mut read = ReadReport {
+        name: name.to_string(),
+        from: String::new(),
+        file: None,
+        line: None,
     };
-    o.insert(1, ("from".into(), J::str(from)));
-    J::Obj(o)
+    let key = OsStr::new(name);
+    let from_file = r.assembly.touches(key).iter().rev().find(|t| {
+        r.assembly.layers()[t.layer].info.kind == LayerKind::DotenvFile
+            && matches!(t.action, Action::Set | Action::Override)
+    });
+    read.from = if name == "FULLSEND_DIR" {
+        "fullsend dir".into()
+    } else if super::expansion::is_denied(name) {
+        "deny list (expands to empty)".into()
+    } else if let Some(t) = from_file {
+        let info = &r.assembly.layers()[t.layer].info;
+        read.file = info.path.as_ref().map(|p| p.to_string_lossy().into_owned());
+        read.line = t.line;
+        "env file".into()
+    } else if r.host_env.contains_key(key) {
+        "host env".into()
+    } else {
+        "unset (expands to empty)".into()
+    };
+    read
 }
 
-/// The report of one variable of one map.
-struct Var<'a> {
-    map: &'static str,
-    name: &'a str,
-    value: Option<&'a OsStr>,
-    sets: Vec<&'a Set>,
-}
-
-fn vars<'a>(r: &'a Resolved, only: &[String]) -> Vec<Var<'a>> {
-    let mut out = Vec::new();
-    let wanted = |k: &str| only.is_empty() || only.iter().any(|o| o == k);
-    let maps: [(&'static str, &super::expansion::ValueMap, &[Field]); 4] = [
+/// The maps explained, in output order: the name (the report's scope),
+/// the expanded values and the fields whose sets make it up (the effective
+/// runner env: every `runner_env` set, then every `env.runner` set, which
+/// wins whatever the files' order).
+fn maps(r: &Resolved) -> [(&'static str, &super::expansion::ValueMap, &'static [Field]); 4] {
+    [
         ("runner_env", &r.runner_env, &[Field::RunnerEnv]),
         ("env.runner", &r.env_runner, &[Field::EnvRunner]),
         ("env.sandbox", &r.env_sandbox, &[Field::EnvSandbox]),
@@ -116,141 +159,69 @@ fn vars<'a>(r: &'a Resolved, only: &[String]) -> Vec<Var<'a>> {
             &r.effective_runner_env,
             &[Field::RunnerEnv, Field::EnvRunner],
         ),
-    ];
-    for (map, values, fields) in maps {
-        for (k, v) in values {
-            if !wanted(k) {
-                continue;
-            }
-            // runner_env sets come before env.runner sets in the effective
-            // env (env.runner wins whatever the files' order).
-            let mut sets = Vec::new();
-            for f in fields {
-                sets.extend(r.trace.sets.iter().filter(|s| s.field == *f && &s.key == k));
-            }
-            out.push(Var {
-                map,
-                name: k,
-                value: Some(v.as_os_str()),
-                sets,
-            });
-        }
-    }
-    out
+    ]
 }
 
-fn set_json(r: &Resolved, s: &Set, show: bool) -> J {
-    let mut o = vec![
-        (
-            "file".to_string(),
-            J::str(r.trace.files.get(s.file).map(String::as_str).unwrap_or("")),
-        ),
-        ("base".into(), J::Bool(s.file > 0)),
-        ("block".into(), J::str(s.block.to_string())),
-        ("field".into(), J::str(s.field.name())),
-        ("line".into(), s.line.map_or(J::Null, |l| J::Num(l as u64))),
-    ];
-    if show {
-        o.push(("raw".into(), J::str(&s.raw)));
-    }
-    J::Obj(o)
-}
-
-/// The `--format json` report.
-pub fn render_json(r: &Resolved, only: &[String], show: bool) -> String {
-    let items = vars(r, only)
-        .into_iter()
-        .map(|v| {
-            let mut o = vec![
-                ("map".to_string(), J::str(v.map)),
-                ("name".into(), J::str(v.name)),
-            ];
-            if show {
-                o.push((
-                    "value".into(),
-                    v.value.map_or(J::Null, |x| J::str(x.as_bytes())),
-                ));
-            }
-            o.push((
-                "set_by".into(),
-                J::Arr(v.sets.iter().map(|s| set_json(r, s, show)).collect()),
-            ));
-            let reads = v
-                .sets
-                .last()
-                .map(|s| crate::expand::expanded_names(&s.raw))
-                .unwrap_or_default();
-            let mut seen = Vec::new();
-            let reads: Vec<J> = reads
-                .into_iter()
-                .filter(|n| {
-                    let new = !seen.contains(n);
-                    seen.push(*n);
-                    new
-                })
-                .map(|n| read_source(r, n))
-                .collect();
-            o.push(("reads".into(), J::Arr(reads)));
-            J::Obj(o)
-        })
-        .collect();
-    let files = r.trace.files.iter().map(|f| J::str(f.as_bytes())).collect();
-    super::json::to_string(&J::Obj(vec![
-        ("platform".into(), J::str(&r.platform)),
-        ("files".into(), J::Arr(files)),
-        ("variables".into(), J::Arr(items)),
-    ]))
-}
-
-/// The text report.
-pub fn render_text(r: &Resolved, only: &[String], show: bool) -> Vec<u8> {
-    let mut out: Vec<u8> = Vec::new();
-    for v in vars(r, only) {
-        out.extend_from_slice(format!("{} [{}]", v.name, v.map).as_bytes());
-        if show {
-            if let Some(x) = v.value {
-                out.extend_from_slice(b" = ");
-                out.extend_from_slice(x.as_bytes());
-            }
+/// The core reports of `harness explain`: every variable of the four maps
+/// (only those named in `only`, when it is not empty), map by map.
+pub fn report(r: &Resolved, only: &[String]) -> Vec<VarReport> {
+    let mut out = Vec::new();
+    for (scope, values, fields) in maps(r) {
+        let names: Vec<OsString> = values
+            .keys()
+            .filter(|k| only.is_empty() || only.contains(k))
+            .map(OsString::from)
+            .collect();
+        if names.is_empty() {
+            continue;
         }
-        out.push(b'\n');
-        let n = v.sets.len();
-        for (i, s) in v.sets.iter().enumerate() {
-            let file = r.trace.files.get(s.file).map(String::as_str).unwrap_or("");
-            let role = if s.file == 0 { "" } else { " (base)" };
-            let line = s.line.map(|l| format!(":{l}")).unwrap_or_default();
-            let wins = if i + 1 == n { "  <- wins" } else { "" };
-            out.extend_from_slice(
-                format!(
-                    "  {}. set in {file}{line}{role}, {}, {}{wins}\n",
-                    i + 1,
-                    s.block,
-                    s.field.name()
-                )
-                .as_bytes(),
-            );
-        }
-        if let Some(last) = v.sets.last() {
-            let mut seen = Vec::new();
-            for name in crate::expand::expanded_names(&last.raw) {
-                if seen.contains(&name) {
-                    continue;
-                }
-                seen.push(name);
-                let from = if name == "FULLSEND_DIR" {
-                    "the fullsend dir".to_string()
-                } else if super::expansion::is_denied(name) {
-                    "nothing: on the deny list, expands to empty".to_string()
-                } else if let Some((file, line)) = r.origins.get(OsStr::new(name)) {
-                    format!("{}:{line}", file.display())
-                } else if r.host_env.contains_key(OsStr::new(name)) {
-                    "host env".to_string()
+        let mv = map_view(&r.trace, fields);
+        for mut v in view::report(&mv.assembly, &names) {
+            let name = v.name.to_string_lossy().into_owned();
+            for t in &mut v.touches {
+                let (file, field) = mv.layers[t.layer - 1];
+                let role = if file == 0 { "root" } else { "base" };
+                t.detail = Some(if fields.len() > 1 {
+                    format!("{role}, {}", field.name())
                 } else {
-                    "nothing: unset, expands to empty".to_string()
-                };
-                out.extend_from_slice(format!("  reads ${name} from {from}\n").as_bytes());
+                    role.to_string()
+                });
             }
+            // The winning value as written decides what was read.
+            let raw = mv.assembly.final_value(&v.name).map(OsStr::to_string_lossy);
+            let mut reads: Vec<ReadReport> = Vec::new();
+            for n in raw
+                .as_deref()
+                .map(crate::expand::expanded_names)
+                .unwrap_or_default()
+            {
+                if !reads.iter().any(|x| x.name == n) {
+                    reads.push(read_source(r, n));
+                }
+            }
+            v.reads = Some(reads);
+            v.value = values.get(&name).cloned();
+            v.scope = Some(scope.to_string());
+            out.push(v);
         }
     }
     out
+}
+
+/// The `--format json` report: the core view's object (variables grouped
+/// by map) after the platform and the chain's files.
+pub fn render_json(r: &Resolved, only: &[String], show: bool) -> String {
+    let mut top = serde_json::Map::new();
+    top.insert("platform".into(), serde_json::json!(r.platform));
+    top.insert("files".into(), serde_json::json!(r.trace.files));
+    top.extend(view::to_json(&report(r, only), &[], show));
+    let mut s = serde_json::to_string_pretty(&serde_json::Value::Object(top))
+        .unwrap_or_else(|_| "{}".into());
+    s.push('\n');
+    s
+}
+
+/// The text report: the core view's text.
+pub fn render_text(r: &Resolved, only: &[String], show: bool) -> String {
+    view::render_text(&report(r, only), show)
 }

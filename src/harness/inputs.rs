@@ -8,7 +8,7 @@ use super::Error;
 use crate::core::ChangeSet;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Largest env file accepted (the reference's limit).
 pub const MAX_ENV_FILE: u64 = 1_048_576;
@@ -25,10 +25,6 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
         ))
     })
 }
-
-/// Where a host variable came from: the `--env-file` file and line that
-/// set it last (a variable not listed here comes from the process env).
-pub type Origins = std::collections::HashMap<OsString, (PathBuf, usize)>;
 
 use crate::compat::go::trim_space;
 

@@ -132,9 +132,9 @@ pub struct Resolved {
     /// variables not inherited, `runner_env`, `env.runner`, the deny list
     /// and `PYTHONDONTWRITEBYTECODE`). The child gets `current()`.
     pub assembly: Assembly,
-    /// Which `--env-file` line set a host variable.
-    pub(crate) origins: inputs::Origins,
-    /// Every place an env key was set, in order (for `explain`).
+    /// Every block that set env keys, in order, as core change sets (for
+    /// `explain`; which `--env-file` line set a host variable is in
+    /// `assembly`).
     pub(crate) trace: explain::Trace,
 }
 
@@ -170,13 +170,9 @@ pub fn resolve(opts: &Options, host: &Env) -> Result<Resolved, Error> {
 
 fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let mut asm = Assembly::new(host.clone());
-    let mut origins = inputs::Origins::new();
     let mut notes = Vec::new();
     for f in &opts.env_files {
         let cs = inputs::load_env_file(f, &mut notes)?;
-        for (k, line) in cs.lines() {
-            origins.insert(k.clone(), (f.clone(), *line as usize));
-        }
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(f));
         asm.apply(layer, &cs);
     }
@@ -209,7 +205,7 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let at = |e: Error| e.wrap(&file);
     let mut trace = explain::Trace {
         files: links.iter().map(|l| l.label.clone()).collect(),
-        sets: Vec::new(),
+        blocks: Vec::new(),
     };
     let mut flat: Option<schema::Harness> = None;
     for (idx, link) in links.into_iter().enumerate().rev() {
@@ -293,7 +289,6 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         notes,
         host_env,
         assembly: asm,
-        origins,
         trace,
     })
 }
@@ -361,6 +356,25 @@ fn map_json(m: &ValueMap) -> J {
 }
 
 impl Resolved {
+    /// `harness explain`'s reports, on the core provenance view: every
+    /// variable of `runner_env`, `env.runner`, `env.sandbox` and the
+    /// effective runner env (only those in `only` when it is not empty),
+    /// each with the map as its scope, a touch per block that set it and
+    /// the sources of its references.
+    pub fn explain(&self, only: &[String]) -> Vec<crate::core::explain::VarReport> {
+        explain::report(self, only)
+    }
+
+    /// `harness explain` as text (values only with `show_values`).
+    pub fn explain_text(&self, only: &[String], show_values: bool) -> String {
+        explain::render_text(self, only, show_values)
+    }
+
+    /// `harness explain --format json` (values only with `show_values`).
+    pub fn explain_json(&self, only: &[String], show_values: bool) -> String {
+        explain::render_json(self, only, show_values)
+    }
+
     /// The `resolve` JSON (SPEC §7), as text.
     pub fn to_json_string(&self) -> String {
         let files = self

@@ -269,21 +269,21 @@ impl Prepared {
         computed(&mut a, info(LayerKind::Identity), |env| {
             identity::stamp(env, self.agent.as_deref())
         });
-        let default_project_root = match &s.project_root {
-            Some(p) => p.clone(),
+        // No project walked (-g): the reference's default root may still
+        // fill AGENTS_PROJECT_ROOT.
+        let fallback_root;
+        let project = match &s.project_root {
+            Some(walked) => steps::ProjectRoot::Walked(walked),
             None => {
                 let d = scope::project_root_default(&base, cwd).unwrap_or_else(|_| cwd.clone());
-                paths::abspath(&d, cwd)
+                fallback_root = paths::abspath(&d, cwd);
+                steps::ProjectRoot::Fallback(&fallback_root)
             }
         };
         computed(&mut a, info(LayerKind::Roots), |env| {
-            steps::roots(
-                env,
-                &s.user_root,
-                s.project_root.as_deref(),
-                &default_project_root,
-                |x, y| paths::realpath(x, cwd) == paths::realpath(y, cwd),
-            )
+            steps::roots(env, &s.user_root, project, |x, y| {
+                paths::realpath(x, cwd) == paths::realpath(y, cwd)
+            })
         });
         computed(&mut a, info(LayerKind::Interpreter), |env| {
             steps::interpreter(env, self.interpreter.as_deref())
@@ -301,6 +301,7 @@ impl Prepared {
         let l = computed(&mut a, info(LayerKind::BinPaths), |env| {
             steps::bin_paths(env, &bins)
         });
+        // The same layer's second touch of PATH (`explain` shows both).
         let cs = steps::without_launcher_dirs(a.current());
         a.apply(l, &cs);
         let libs = existing_libs(&self.lib_candidates, cwd);

@@ -37,15 +37,23 @@ fn entries(v: Option<&OsStr>) -> Vec<Vec<u8>> {
     .unwrap_or_default()
 }
 
-/// Roots: `AGENTS_HOME` is the user store and, when a project is walked,
-/// `AGENTS_PROJECT_ROOT` is its root — unless the inherited value already
-/// names the same directory (`same`). Without a walked project an unset or
-/// empty `AGENTS_PROJECT_ROOT` gets `default_project_root`.
+/// The project root the roots layer pins or fills.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectRoot<'a> {
+    /// A project is walked: `AGENTS_PROJECT_ROOT` is pinned to its root.
+    Walked(&'a Path),
+    /// None is walked (`-g`): an unset or empty `AGENTS_PROJECT_ROOT` gets
+    /// the reference's default root (its variables, else the cwd).
+    Fallback(&'a Path),
+}
+
+/// Roots: `AGENTS_HOME` is the user store and `AGENTS_PROJECT_ROOT` the
+/// project root ([`ProjectRoot`]) — unless the inherited value already
+/// names the same directory (`same`; the session compares realpaths).
 pub fn roots(
     current: &Env,
     user_root: &Path,
-    walked_project_root: Option<&Path>,
-    default_project_root: &Path,
+    project: ProjectRoot<'_>,
     same: impl Fn(&Path, &Path) -> bool,
 ) -> ChangeSet {
     let mut cs = ChangeSet::new();
@@ -58,11 +66,11 @@ pub fn roots(
         }
     };
     pin("AGENTS_HOME", user_root);
-    match walked_project_root {
-        Some(root) => pin("AGENTS_PROJECT_ROOT", root),
-        None => {
+    match project {
+        ProjectRoot::Walked(root) => pin("AGENTS_PROJECT_ROOT", root),
+        ProjectRoot::Fallback(root) => {
             if get(current, "AGENTS_PROJECT_ROOT").is_none_or(|v| v.is_empty()) {
-                cs.set("AGENTS_PROJECT_ROOT", default_project_root.as_os_str());
+                cs.set("AGENTS_PROJECT_ROOT", root.as_os_str());
             }
         }
     }
@@ -308,25 +316,31 @@ mod tests {
 
     #[test]
     fn roots_pin_the_stores_unless_already_the_same_directory() {
-        let (user, proj) = (Path::new("/h/.agents"), Path::new("/p"));
-        let cs = roots(&Env::new(), user, Some(proj), Path::new("/x"), lexical);
+        let (user, proj) = (
+            Path::new("/h/.agents"),
+            ProjectRoot::Walked(Path::new("/p")),
+        );
+        let cs = roots(&Env::new(), user, proj, lexical);
         assert_eq!(
             shape(&cs),
             sets(&[("AGENTS_HOME", "/h/.agents"), ("AGENTS_PROJECT_ROOT", "/p")])
         );
         // Inherited values naming the same directories are kept.
         let same = env(&[("AGENTS_HOME", "/h/.agents"), ("AGENTS_PROJECT_ROOT", "/p")]);
-        assert!(roots(&same, user, Some(proj), Path::new("/x"), lexical).is_empty());
+        assert!(roots(&same, user, proj, lexical).is_empty());
         // `same` decides (the session passes a realpath comparison).
         let other = env(&[("AGENTS_HOME", "/link"), ("AGENTS_PROJECT_ROOT", "")]);
-        let cs = roots(&other, user, Some(proj), Path::new("/x"), |_, _| true);
+        let cs = roots(&other, user, proj, |_, _| true);
         assert_eq!(shape(&cs), sets(&[("AGENTS_PROJECT_ROOT", "/p")]));
     }
 
     #[test]
     fn roots_without_a_walked_project_fill_only_an_unset_project_root() {
-        let user = Path::new("/h/.agents");
-        let cs = roots(&Env::new(), user, None, Path::new("/cwd"), lexical);
+        let (user, cwd) = (
+            Path::new("/h/.agents"),
+            ProjectRoot::Fallback(Path::new("/cwd")),
+        );
+        let cs = roots(&Env::new(), user, cwd, lexical);
         assert_eq!(
             shape(&cs),
             sets(&[
@@ -338,10 +352,10 @@ mod tests {
             ("AGENTS_HOME", "/h/.agents"),
             ("AGENTS_PROJECT_ROOT", "/mine"),
         ]);
-        assert!(roots(&e, user, None, Path::new("/cwd"), lexical).is_empty());
+        assert!(roots(&e, user, cwd, lexical).is_empty());
         let e = env(&[("AGENTS_HOME", "/h/.agents"), ("AGENTS_PROJECT_ROOT", "")]);
         assert_eq!(
-            shape(&roots(&e, user, None, Path::new("/cwd"), lexical)),
+            shape(&roots(&e, user, cwd, lexical)),
             sets(&[("AGENTS_PROJECT_ROOT", "/cwd")])
         );
     }
