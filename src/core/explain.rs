@@ -16,7 +16,8 @@
 //! ```
 //! use agentenv::core::Env;
 //! use agentenv::render::{render, Format, View};
-//! use agentenv::session::{self, explain, Options};
+//! use agentenv::core::explain;
+//! use agentenv::session::{self, Options};
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let w = dir.path();
