@@ -221,6 +221,48 @@ json.dump([[x.strip(), x.splitlines(), x.strip() != x] for x in xs], sys.stdout)
 }
 
 #[test]
+fn surrogateescape_decoding_is_cpythons() {
+    let Some(py) = python311() else {
+        return;
+    };
+    // Every one- and two-byte string, and generated longer ones mixing
+    // valid sequences, stray continuation bytes and truncated leads.
+    let mut corpus: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for a in (0..=255u8).step_by(7) {
+        for b in 0..=255u8 {
+            corpus.push(vec![a, b]);
+        }
+    }
+    let parts: [&[u8]; 10] = [
+        b"a",
+        "é".as_bytes(),
+        "€".as_bytes(),
+        "😀".as_bytes(),
+        b"\x80",
+        b"\xc3",
+        b"\xe2\x82",
+        b"\xf0\x9f\x98",
+        b"\xed\xa0\x80",
+        b"\xff",
+    ];
+    let mut rng = support::Rng(15);
+    for _ in 0..2000 {
+        let n = rng.below(6);
+        corpus.push((0..n).flat_map(|_| rng.pick(&parts).to_vec()).collect());
+    }
+    let input = serde_json::to_string(&corpus.iter().map(|p| hex(p)).collect::<Vec<_>>()).unwrap();
+    let prog = r#"
+import json, sys
+xs = json.load(sys.stdin)
+json.dump([[ord(c) for c in bytes.fromhex(x).decode("utf-8", "surrogateescape")] for x in xs], sys.stdout)
+"#;
+    let theirs = run_json(&py, &["-c", prog], &input);
+    for (b, t) in corpus.iter().zip(theirs.as_array().unwrap()) {
+        assert_eq!(python::decode_surrogateescape(b), code_points(t), "{b:x?}");
+    }
+}
+
+#[test]
 fn ident_is_the_posix_name_regex_in_python() {
     let Some(py) = python311() else {
         return;

@@ -9,6 +9,34 @@
 
 mod printable;
 
+/// `bytes.decode("utf-8", "surrogateescape")`, one code point at a time:
+/// `Ok` for each decoded character, `Err(b)` for each byte that is not part
+/// of a valid UTF-8 sequence (Python holds it as the lone surrogate
+/// U+DC00+`b`).
+#[inline]
+pub fn for_each_surrogateescaped(bytes: &[u8], mut f: impl FnMut(Result<char, u8>)) {
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            f(Ok(c));
+        }
+        for &b in chunk.invalid() {
+            f(Err(b));
+        }
+    }
+}
+
+/// `bytes.decode("utf-8", "surrogateescape")` as code points.
+pub fn decode_surrogateescape(bytes: &[u8]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for_each_surrogateescaped(bytes, |c| {
+        out.push(match c {
+            Ok(c) => c as u32,
+            Err(b) => 0xdc00 + b as u32,
+        })
+    });
+    out
+}
+
 /// `str.isspace()` for one code point: bidirectional class WS, B or S, or
 /// category Zs. Unlike ECMAScript it has U+001C–U+001F and U+0085 and no
 /// U+FEFF.
@@ -213,6 +241,14 @@ mod tests {
 
     fn s(v: Vec<u8>) -> String {
         String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn surrogateescape() {
+        assert_eq!(decode_surrogateescape(b"a\xffb"), [0x61, 0xdcff, 0x62]);
+        // A truncated sequence is one undecodable byte per byte.
+        assert_eq!(decode_surrogateescape(b"\xe2\x82"), [0xdce2, 0xdc82]);
+        assert_eq!(decode_surrogateescape("é".as_bytes()), [0xe9]);
     }
 
     #[test]

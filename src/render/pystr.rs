@@ -8,33 +8,12 @@
 //! escape surrogates themselves (`\udcXX`) before that step.
 //!
 //! This module gives the renderers the same view: [`text`] (the `?` form,
-//! for text formats), [`for_each_char`] (code points with undecodable bytes
-//! kept apart, for JSON and YAML), and the reference's sort order; Python's
-//! whitespace and printable sets come from [`crate::compat::python`].
+//! for text formats), `repr`, and the reference's sort order; the
+//! decoding itself and Python's whitespace and printable sets come from
+//! [`crate::compat::python`].
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-
-/// One code point as the reference holds it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PyChar {
-    /// A decoded character.
-    C(char),
-    /// An undecodable byte (≥ 0x80), i.e. the lone surrogate U+DC00+byte.
-    Byte(u8),
-}
-
-/// Call `f` for every code point of `bytes` as decoded with `surrogateescape`.
-pub(crate) fn for_each_char(bytes: &[u8], mut f: impl FnMut(PyChar)) {
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            f(PyChar::C(c));
-        }
-        for &b in chunk.invalid() {
-            f(PyChar::Byte(b));
-        }
-    }
-}
 
 /// The text a text format prints for `bytes`: valid UTF-8 as is, every
 /// undecodable byte as `?` (surrogateescape, then `errors="replace"`).
@@ -65,16 +44,7 @@ pub(crate) use crate::compat::python::{has_surrounding_space, is_printable, is_s
 pub(crate) use crate::compat::ident::is_name as is_posix_name;
 
 /// The code points of `bytes` as the reference holds them, for ordering.
-fn code_points(bytes: &[u8]) -> Vec<u32> {
-    let mut out = Vec::with_capacity(bytes.len());
-    for_each_char(bytes, |c| {
-        out.push(match c {
-            PyChar::C(c) => c as u32,
-            PyChar::Byte(b) => 0xDC00 + b as u32,
-        })
-    });
-    out
-}
+use crate::compat::python::decode_surrogateescape as code_points;
 
 /// Sort items by name in the reference's order (code points of the
 /// surrogateescape-decoded name). For valid UTF-8 that is byte order.
@@ -173,16 +143,6 @@ mod tests {
         assert_eq!(text(b"\xe2\x82"), "??");
         assert_eq!(text(b"\xed\xa0\x80"), "???");
         assert_eq!(text("é".as_bytes()), "é");
-    }
-
-    #[test]
-    fn undecodable_bytes_are_surrogates() {
-        let mut v = Vec::new();
-        for_each_char(b"a\x80\xc3\xa9", |c| v.push(c));
-        assert_eq!(
-            v,
-            [PyChar::C('a'), PyChar::Byte(0x80), PyChar::C('é')].to_vec()
-        );
     }
 
     #[test]

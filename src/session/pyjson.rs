@@ -52,28 +52,7 @@ pub struct Error {
 }
 
 /// Decode bytes as UTF-8 with `surrogateescape`.
-pub fn decode(b: &[u8]) -> Text {
-    let mut out = Vec::with_capacity(b.len());
-    let mut rest = b;
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(s) => {
-                out.extend(s.chars().map(|c| c as u32));
-                return out;
-            }
-            Err(e) => {
-                let good = e.valid_up_to();
-                let s = std::str::from_utf8(&rest[..good]).expect("valid prefix");
-                out.extend(s.chars().map(|c| c as u32));
-                let bad = e.error_len().unwrap_or(rest.len() - good);
-                for &byte in &rest[good..good + bad] {
-                    out.push(0xDC00 + byte as u32);
-                }
-                rest = &rest[good + bad..];
-            }
-        }
-    }
-}
+pub use crate::compat::python::decode_surrogateescape as decode;
 
 /// `true` when the text has no lone surrogate (Python: encodable as UTF-8).
 pub fn is_utf8(t: &[u32]) -> bool {
