@@ -55,7 +55,7 @@ fn shell_name(s: &str) -> (&str, usize) {
 }
 
 /// Expand `$NAME` and `${NAME}` in `s` with `mapping`, exactly as Go's
-/// `os.Expand`: [`expand_bytes`] on text (the tests and the fuzz target
+/// `os.Expand`: `expand_bytes` on text (the tests and the fuzz target
 /// check the rules through this form).
 pub fn expand<F>(s: &str, mut mapping: F) -> String
 where

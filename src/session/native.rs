@@ -76,8 +76,8 @@ pub enum Outcome {
 ///
 /// Call it only where the reference would run bash at all (a bash was
 /// found on the real PATH): without bash the reference skips plain files.
-/// It walks PATH afresh; a run of files shares a [`PathMemo`] through
-/// [`evaluate_with`].
+/// It walks PATH afresh; a run of files shares a `PathMemo` through
+/// `evaluate_with`.
 pub fn evaluate(text: &[u8], env: &Env) -> Outcome {
     evaluate_with(text, env, &mut PathMemo::new())
 }
