@@ -377,12 +377,7 @@ impl Assembly {
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect()
-    }
+    use crate::core::env_of as env;
 
     fn cs(set: &[(&str, &str)], removed: &[&str]) -> ChangeSet {
         let mut c = ChangeSet::new();

@@ -34,3 +34,13 @@ pub fn process_env() -> Env {
 pub fn get<'a>(env: &'a Env, name: &str) -> Option<&'a OsStr> {
     env.get(OsStr::new(name)).map(|v| v.as_os_str())
 }
+
+/// An [`Env`] from string pairs: the one fixture the unit tests of core,
+/// session and render share.
+#[cfg(test)]
+pub(crate) fn env_of(pairs: &[(&str, &str)]) -> Env {
+    pairs
+        .iter()
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect()
+}

@@ -453,12 +453,7 @@ pub(crate) mod tests {
         View::diff(&base, &ch)
     }
 
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect()
-    }
+    use crate::core::env_of as env;
 
     #[test]
     fn parse_format_accepts_every_alias_case_sensitively() {

@@ -175,14 +175,8 @@ pub fn proxy(env: &Env) -> ChangeSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::ffi::OsString;
 
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect()
-    }
+    use crate::core::env_of as env;
 
     #[test]
     fn plain_shell_stamps_nothing() {

@@ -460,12 +460,7 @@ mod tests {
         assert_eq!(normalize_overlay_name("My_Tool"), "my-tool");
     }
 
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect()
-    }
+    use crate::core::env_of as env;
 
     #[test]
     fn walk_order_and_shadowing() {

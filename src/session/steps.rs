@@ -245,12 +245,7 @@ pub fn script_pythonpath(current: &Env, child: &Env) -> Option<OsString> {
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect()
-    }
+    use crate::core::env_of as env;
 
     fn v(s: &[&str]) -> Vec<Vec<u8>> {
         s.iter().map(|x| x.as_bytes().to_vec()).collect()
