@@ -3,7 +3,7 @@
 //!
 //! Contract A (`scope.rs`) decides which stores and overlays are walked and
 //! in which order; contract B ([`assemble`]) turns the walk into layers —
-//! identity, roots, interpreter pin, PATH, libs, overlay roots, every
+//! identity, roots, interpreter pin, overlay roots, PATH, libs, every
 //! `env.py` and plain file of both tiers, the proxy model — each applied to
 //! one [`Assembly`] with its [`LayerKind`], so `explain` can show where every
 //! variable came from and `--cache` can key on the same scope.
