@@ -2,14 +2,17 @@
 //! it did not ask for. Every warning of the run (a refused system store,
 //! duplicate overlays, a bad `$AGENTS_ENV_TIMEOUT`, a plain file bash
 //! fails, an `env.py` that exits non-zero) is a note on the assembly, in
-//! the order it happened.
+//! the order it happened; and `render::render` prints nothing either (what
+//! a format leaves out is data, from `render_checked`).
 //!
 //! The check runs in a child process (this test binary, re-run with
 //! `AGENTENV_QUIET_CHILD=1`): stderr is the process's, so only a separate
 //! process shows what the library wrote to it.
 
 use agentenv::core::{Env, Level};
+use agentenv::render::{render, render_checked, Format, View};
 use agentenv::session::{self, Options};
+use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 
@@ -43,6 +46,14 @@ fn child(w: &Path) {
         };
         println!("NOTE {tag}: {}", n.text);
     }
+    // Rendering is quiet too: a value the github format cannot carry is
+    // left out silently by `render`, and reported as data by
+    // `render_checked` (the CLI prints it as a warning).
+    let view = View::of([(OsString::from("WITHCR"), OsString::from("a\rb"))]);
+    assert!(!render(Format::Github, &view).contains("WITHCR"));
+    let r = render_checked(Format::Github, &view);
+    assert_eq!(r.omitted.len(), 1);
+    println!("RENDERED omitted {}", r.omitted.len());
 }
 
 #[test]
@@ -69,6 +80,7 @@ fn a_library_caller_gets_no_stderr_and_every_warning_as_a_note() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
     assert_eq!(stderr, "", "the library wrote to stderr");
+    assert!(stdout.contains("RENDERED omitted 1"), "{stdout}");
     let w = d.path();
     let store = w.join("home/.agents");
     // libtest's "test NAME ... " may precede the first line.

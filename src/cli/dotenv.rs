@@ -15,7 +15,7 @@
 
 use super::{Exit, Failure};
 use crate::dotenv::{parse_bytes, Parsed};
-use crate::render::{parse_format, render, View};
+use crate::render::{parse_format, View};
 use indexmap::IndexMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ fn run_parse(files: &[PathBuf], format: &str) -> Exit {
         vars.into_iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v))),
     );
-    let text = render(format, &view);
+    let text = super::render_shown(format, &view);
     super::write_stdout(text.as_bytes())?;
     Ok(0)
 }

@@ -195,7 +195,7 @@ pub fn run(c: HarnessCommand) -> Exit {
                         .sandbox_entries
                         .iter()
                         .map(|(k, v)| (OsString::from(k), v.clone()));
-                    crate::render::render(f, &crate::render::View::of(pairs)).into_bytes()
+                    super::render_shown(f, &crate::render::View::of(pairs)).into_bytes()
                 }
                 SandboxFormat::Export => r.sandbox_export(),
             };

@@ -209,3 +209,14 @@ pub fn run(cli: Cli) -> i32 {
         Command::Man(a) => man::run(a),
     })
 }
+
+/// Render for stdout, printing one warning per variable the format had to
+/// leave out (`github`, `docker`; names only). The library's
+/// [`crate::render::render`] prints nothing.
+pub(crate) fn render_shown(format: crate::render::Format, view: &crate::render::View) -> String {
+    let r = crate::render::render_checked(format, view);
+    for w in crate::render::omission_warnings(format, &r) {
+        crate::warn!("{w}");
+    }
+    r.text
+}

@@ -276,7 +276,7 @@ pub fn render_session(
     } else {
         crate::render::View::full(base, changes, Some("DOTAGENTS_"))
     };
-    crate::render::render(format, &view)
+    super::render_shown(format, &view)
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {

@@ -359,19 +359,27 @@ pub struct Rendered {
     pub omitted: Vec<Omission>,
 }
 
-/// Render `view` in `format`, including the final newline. What the format
-/// could not carry is logged as one warning per name (never a value).
+/// Render `view` in `format`, including the final newline. Pure: nothing
+/// is printed. The reference's eight formats carry every view; `github` and
+/// `docker` may leave variables out, which only [`render_checked`] reports.
 pub fn render(format: Format, view: &View) -> String {
-    let r = render_checked(format, view);
-    for o in &r.omitted {
-        crate::warn!(
-            "{} left out of the {} format: {}",
-            shown_name(&o.name),
-            format.name(),
-            o.reason
-        );
-    }
-    r.text
+    render_checked(format, view).text
+}
+
+/// One warning line per omission of `r` (a name, never a value), for the
+/// CLI to print.
+pub(crate) fn omission_warnings(format: Format, r: &Rendered) -> Vec<String> {
+    r.omitted
+        .iter()
+        .map(|o| {
+            format!(
+                "{} left out of the {} format: {}",
+                shown_name(&o.name),
+                format.name(),
+                o.reason
+            )
+        })
+        .collect()
 }
 
 /// A variable's name for a log line: Python-style quoted, and cut before
@@ -389,7 +397,7 @@ pub(crate) fn shown_name(name: &[u8]) -> String {
     }
 }
 
-/// [`render`] without logging: the text and the omissions (pure).
+/// The text and what the format had to leave out (pure).
 pub fn render_checked(format: Format, view: &View) -> Rendered {
     let p = Prepared::new(view);
     let mut omitted = Vec::new();
