@@ -71,9 +71,24 @@ fn python311() -> Option<PathBuf> {
     }
 }
 
+/// Every string of three pieces (with repeats): the edge cases side by
+/// side and at either end.
+fn triples(pieces: &[&str]) -> Vec<String> {
+    let mut out = Vec::with_capacity(pieces.len().pow(3));
+    for a in pieces {
+        for b in pieces {
+            for c in pieces {
+                out.push(format!("{a}{b}{c}"));
+            }
+        }
+    }
+    out
+}
+
 // ---------------------------------------------------------------- text
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn js_whitespace_is_nodes_over_every_code_point() {
     let Some(node) = support::tool("node") else {
         return;
@@ -102,6 +117,7 @@ fn js_whitespace_is_nodes_over_every_code_point() {
 }
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn js_trim_is_nodes() {
     let Some(node) = support::tool("node") else {
         return;
@@ -110,14 +126,7 @@ fn js_trim_is_nodes() {
         "", " ", "a", "a b", "\t", "\u{feff}", "\u{85}", "\u{a0}", "\u{2028}", "\u{180e}", "é",
         "\u{3000}", "\n", "\u{1c}",
     ];
-    let mut corpus = Vec::new();
-    for a in pieces {
-        for b in pieces {
-            for c in pieces {
-                corpus.push(format!("{a}{b}{c}"));
-            }
-        }
-    }
+    let corpus = triples(&pieces);
     let input = serde_json::to_string(&corpus).unwrap();
     let prog = r#"
         let s = ''; process.stdin.on('data', d => s += d);
@@ -132,6 +141,7 @@ fn js_trim_is_nodes() {
 }
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn python_text_sets_are_cpythons_over_every_code_point() {
     let Some(py) = python311() else {
         return;
@@ -173,6 +183,7 @@ json.dump({"space": space, "not_printable": printable, "breaks": breaks}, sys.st
 }
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn python_strip_and_splitlines_are_cpythons() {
     let Some(py) = python311() else {
         return;
@@ -181,14 +192,7 @@ fn python_strip_and_splitlines_are_cpythons() {
         "", " ", "a", "\r", "\n", "\r\n", "\u{1c}", "\u{85}", "\u{feff}", "\u{2029}", "\u{3000}",
         "é",
     ];
-    let mut corpus = Vec::new();
-    for a in pieces {
-        for b in pieces {
-            for c in pieces {
-                corpus.push(format!("{a}{b}{c}"));
-            }
-        }
-    }
+    let corpus = triples(&pieces);
     let input = serde_json::to_string(&corpus).unwrap();
     let prog = r#"
 import json, sys
@@ -221,6 +225,7 @@ json.dump([[x.strip(), x.splitlines(), x.strip() != x] for x in xs], sys.stdout)
 }
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn surrogateescape_decoding_is_cpythons() {
     let Some(py) = python311() else {
         return;
@@ -263,6 +268,7 @@ json.dump([[ord(c) for c in bytes.fromhex(x).decode("utf-8", "surrogateescape")]
 }
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn ident_is_the_posix_name_regex_in_python() {
     let Some(py) = python311() else {
         return;
@@ -338,6 +344,7 @@ fn unhex(v: &Value) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn python_paths_are_cpythons() {
     let Some(py) = python311() else {
         return;
@@ -384,6 +391,7 @@ json.dump({"cwd": h(os.fsencode(os.getcwd())), "out": out}, sys.stdout)
 }
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn node_paths_are_nodes() {
     let Some(node) = support::tool("node") else {
         return;

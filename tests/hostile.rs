@@ -1593,6 +1593,7 @@ fn env_py_json_with_300k_keys_is_read_in_linear_time() {
 /// finer rules for `--into` (own links and the directory owner's links are
 /// followed).
 #[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
 fn every_value_file_writer_refuses_another_users_symlink_in_a_sticky_dir() {
     use std::os::unix::fs::PermissionsExt;
     if !rustix::process::geteuid().is_root() {
