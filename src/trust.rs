@@ -447,6 +447,33 @@ mod tests {
         assert!(!deny(&state, &store).unwrap());
     }
 
+    /// A fixed store: two files with set modes, a subdirectory, a relative
+    /// symlink, and a `.cache` that is not covered.
+    fn fixed_store(store: &Path) {
+        fs::create_dir_all(store.join("bin")).unwrap();
+        fs::create_dir_all(store.join(".cache/env")).unwrap();
+        fs::write(store.join(".cache/env/k"), "ignored").unwrap();
+        fs::write(store.join("env"), "A=1\n").unwrap();
+        fs::write(store.join("bin/tool"), "#!/bin/sh\necho hi\n").unwrap();
+        std::os::unix::fs::symlink("bin/tool", store.join("tool-link")).unwrap();
+        fs::set_permissions(store.join("env"), fs::Permissions::from_mode(0o644)).unwrap();
+        fs::set_permissions(store.join("bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(store.join("bin"), fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// The digest format is a promise to every user who ran `allow`: if it
+    /// changed, every allowed store would silently turn "changed". The
+    /// value was produced by the release before the digest walk was
+    /// refactored (8709bce) on the same tree.
+    #[test]
+    fn the_digest_of_a_fixed_store_is_stable() {
+        let (_t, _state, store) = state_and_store();
+        fixed_store(&store);
+        assert_eq!(digest(&store).unwrap(), GOLDEN_DIGEST);
+    }
+
+    const GOLDEN_DIGEST: &str = "62a89c695fed6141fd2d0e113bde9c479233de2e1b6fdd93e0200f14c75c371f";
+
     #[test]
     fn symlink_targets_are_covered() {
         let (t, state, store) = state_and_store();
