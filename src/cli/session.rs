@@ -314,7 +314,10 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
     let session = assemble_shown(prepared, base);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
-    let reports = explain::report(&session.assembly, &vars);
+    let mut reports = explain::report(&session.assembly, &vars);
+    for r in reports.iter_mut().filter(|r| r.value.is_some()) {
+        r.sensitivity = Some(session.sensitivity(&r.name));
+    }
     let failed = explain::failed_layers(&session.assembly);
     let text = if json {
         let text = explain::render_json(&reports, &failed, a.show_values);
