@@ -287,7 +287,7 @@ pub(crate) fn has_userinfo(value: &[u8]) -> bool {
 /// What decides each set variable, before the cross-store check.
 struct Decided {
     sensitivity: Sensitivity,
-    /// The store or overlay whose layer set the final value.
+    /// The store or overlay whose layer (an env file) set the final value.
     origin: Option<PathBuf>,
 }
 
@@ -339,6 +339,25 @@ pub(crate) fn classify(
             decide_layer_set(a, name, value, decls)
         };
         decided.insert(name.clone(), d);
+    }
+    // A declaration of a name whose final value another store, an
+    // overlay or the base set does not apply; say so (it is either a
+    // mistake or an attempt to unmask another store's value).
+    for (dir, d) in decls {
+        for (name, e) in d.exact.iter().filter(|(_, e)| e.public) {
+            let Some(other) = decided.get(OsStr::new(name)) else {
+                continue;
+            };
+            let by = match &other.origin {
+                Some(o) if o != dir && !other.sensitivity.public => o.display(),
+                _ => continue,
+            };
+            notes.push(Note::warning(format!(
+                "{}:{}: {name} is declared public, but its final value was set by {by}; a declaration covers its own store's values only, so it stays sensitive",
+                d.file.display(),
+                e.line
+            )));
+        }
     }
     // A declared-public value that holds a sensitive value another store
     // or overlay set stays sensitive: a declaration covers its own
