@@ -284,6 +284,20 @@ pub(crate) fn has_userinfo(value: &[u8]) -> bool {
     rest[..end].contains(&b'@')
 }
 
+/// The rule by name, whoever set the value (a layer or the base): a
+/// proxy variable is public unless its value holds a user or password, a
+/// computed variable is public; `None` for every other name.
+pub(crate) fn by_name(name: &OsStr, value: &OsStr) -> Option<Sensitivity> {
+    let n = name.as_bytes();
+    if is_proxy_name(n) {
+        Some(agentenv(!has_userinfo(value.as_bytes())))
+    } else if is_computed_name(n) {
+        Some(agentenv(true))
+    } else {
+        None
+    }
+}
+
 /// What decides each set variable, before the cross-store check.
 struct Decided {
     sensitivity: Sensitivity,
@@ -324,19 +338,12 @@ pub(crate) fn classify(
 ) -> BTreeMap<OsString, Sensitivity> {
     let mut decided: BTreeMap<OsString, Decided> = BTreeMap::new();
     for (name, value) in a.result().assigned() {
-        let n = name.as_bytes();
-        let d = if is_proxy_name(n) {
-            Decided {
-                sensitivity: agentenv(!has_userinfo(value.as_bytes())),
+        let d = match by_name(name, value) {
+            Some(sensitivity) => Decided {
+                sensitivity,
                 origin: None,
-            }
-        } else if is_computed_name(n) {
-            Decided {
-                sensitivity: agentenv(true),
-                origin: None,
-            }
-        } else {
-            decide_layer_set(a, name, value, decls)
+            },
+            None => decide_layer_set(a, name, value, decls),
         };
         decided.insert(name.clone(), d);
     }
