@@ -457,3 +457,23 @@ fn dotagents_style_env_output_ignores_the_file() {
     let without = run(&t, &["env", "--format", "json"]).run().stdout;
     assert_eq!(with, without);
 }
+
+#[test]
+fn a_declarations_path_that_is_not_a_file_is_never_opened() {
+    let t = tree();
+    std::fs::remove_file(t.path("home/.agents/agentenv.toml")).unwrap();
+    let fifo = t.path("home/.agents/agentenv.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        std::fs::create_dir(&fifo).unwrap();
+    }
+    // A FIFO nobody writes would block a reader: it is refused unopened.
+    let j = run(&t, &["env", "--diff", "--public-only", "--format", "json"])
+        .stderr_has("home/.agents/agentenv.toml: not a regular file; ignored")
+        .run()
+        .json();
+    assert!(j.get("LOG_LEVEL").is_none(), "{j}");
+}

@@ -200,8 +200,16 @@ impl Declarations {
     pub(crate) fn load(dir: &Path, cwd: &Path, notes: &mut Vec<Note>) -> Option<Declarations> {
         let file = dir.join(FILE_NAME);
         let full = super::paths::at(&file, cwd);
-        // Missing (or a dangling link): nothing declared.
-        std::fs::metadata(&full).ok()?;
+        // Missing (or a dangling link): nothing declared. Only a regular
+        // file is read (links followed); a FIFO is never opened.
+        let md = std::fs::metadata(&full).ok()?;
+        if !md.is_file() {
+            notes.push(Note::warning(format!(
+                "{}: not a regular file; ignored (the variables it would declare stay sensitive)",
+                file.display()
+            )));
+            return None;
+        }
         match crate::fsutil::read_input(&full, MAX_FILE) {
             Ok(text) => Some(Declarations::parse(&file, &text, notes)),
             Err(e) => {
