@@ -18,7 +18,6 @@
 //! needles.
 
 mod forms;
-#[allow(dead_code)] // wired into exec/launch next
 mod sensitive;
 mod stream;
 
