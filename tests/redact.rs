@@ -42,8 +42,12 @@ fn store() -> Tree {
     for (k, v) in &SECRETS[..4] {
         user.push_str(&format!("{k}={}\n", sq(v)));
     }
-    user.push_str("SHORT='abc'\n");
+    user.push_str("SHORT='abc'\nLOG_LEVEL='debug-verbose'\n");
     t.write("home/.agents/env", user);
+    t.write(
+        "home/.agents/agentenv.toml",
+        "[vars]\nLOG_LEVEL = { public = true }\n",
+    );
     let (k, v) = SECRETS[4];
     t.write("proj/.agents/env", format!("{k}={}\n", sq(v)));
     t
@@ -165,6 +169,8 @@ fn env_printenv_and_the_store_files_are_masked() {
         .stdout
         .contains(&format!("public {} {}", root.display(), BASE_PUBLIC.1)));
     assert!(r.stdout.contains("SHORT=abc"));
+    // Declared public in the store's agentenv.toml.
+    assert!(r.stdout.contains("LOG_LEVEL=debug-verbose"));
 }
 
 #[test]

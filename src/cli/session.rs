@@ -57,6 +57,11 @@ pub struct EnvArgs {
     /// FILE is created 0600.
     #[arg(long = "into", value_name = "FILE")]
     pub into: Option<PathBuf>,
+    /// Render only public variables: the ones agentenv computes and the
+    /// ones a store's agentenv.toml declares public. Sensitive ones are
+    /// left out silently (-v names them); removals are kept.
+    #[arg(long = "public-only")]
+    pub public_only: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -176,7 +181,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
             crate::render::FormatChoice::Auto => format.name(),
             crate::render::FormatChoice::Named { given, .. } => given,
         };
-        match cache_lookup(&prepared, &base, given, a.diff) {
+        match cache_lookup(&prepared, &base, given, a.diff, a.public_only) {
             CacheState::Hit(bytes) => {
                 return match &a.into {
                     // An entry is UTF-8 (lookup checks it).
@@ -190,7 +195,18 @@ pub fn run_env(a: EnvArgs) -> Exit {
         CacheState::Off
     };
     let session = assemble_shown(prepared, base);
-    let text = render_session(&session, format, a.diff);
+    let mut view = session_view(&session, a.diff);
+    if a.public_only {
+        let left_out = keep_public(&session, &mut view);
+        if !left_out.is_empty() {
+            crate::info!(
+                "--public-only left out {} variable(s) that are not public: {}",
+                left_out.len(),
+                left_out.join(", ")
+            );
+        }
+    }
+    let text = super::render_shown(format, &view);
     if let CacheState::Miss { dir, key } = &cache {
         crate::session::cache::store(dir, key, text.as_bytes());
     }
@@ -212,6 +228,7 @@ fn cache_lookup(
     base: &crate::core::Env,
     format_given: &str,
     diff: bool,
+    public_only: bool,
 ) -> CacheState {
     use crate::session::cache;
     let dir = cache::dir_for(&prepared.scope.user_root);
@@ -223,7 +240,7 @@ fn cache_lookup(
         );
         return CacheState::Off;
     }
-    let key = cache::key_for(prepared, base, format_given, diff);
+    let key = cache::key_with(prepared, base, format_given, diff, public_only);
     match cache::lookup(&dir, &key) {
         Some(bytes) => {
             crate::info!("cache hit: {} (no layer runs)", dir.join(&key).display());
@@ -290,21 +307,31 @@ fn write_into(path: &std::path::Path, text: &str) -> Exit {
     }
 }
 
-/// Render an assembled session: `--diff` or full mode (inherited
-/// `DOTAGENTS_*` hidden), with the final newline.
-pub fn render_session(
-    session: &crate::session::Session,
-    format: crate::render::Format,
-    diff: bool,
-) -> String {
+/// What `env` renders of an assembled session: `--diff` or full mode
+/// (inherited `DOTAGENTS_*` hidden).
+fn session_view(session: &crate::session::Session, diff: bool) -> crate::render::View {
     let base = session.assembly.base();
     let changes = session.assembly.result();
-    let view = if diff {
+    if diff {
         crate::render::View::diff(base, changes)
     } else {
         crate::render::View::full(base, changes, Some("DOTAGENTS_"))
-    };
-    super::render_shown(format, &view)
+    }
+}
+
+/// `--public-only`: drop every assignment whose variable is not public
+/// (a sensitive value a layer set, or a base-environment value no layer
+/// set); removals carry no value and stay. Returns the names left out.
+fn keep_public(session: &crate::session::Session, view: &mut crate::render::View) -> Vec<String> {
+    let mut left_out = Vec::new();
+    view.assignments.retain(|(k, _)| {
+        let public = session.is_public(k);
+        if !public {
+            left_out.push(k.to_string_lossy().into_owned());
+        }
+        public
+    });
+    left_out
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {
@@ -338,8 +365,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
 /// The masker of a session's sensitive values; `-v` says how many
 /// variables it masks (names at `-vv`, never values).
 fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
-    let pairs = crate::mask::interim_session_sensitive(&session.assembly);
-    masker_of(pairs)
+    masker_of(session.sensitive_values())
 }
 
 /// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).
@@ -408,7 +434,10 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
     let session = assemble_shown(prepared, base);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
-    let reports = explain::report(&session.assembly, &vars);
+    let mut reports = explain::report(&session.assembly, &vars);
+    for r in reports.iter_mut().filter(|r| r.value.is_some()) {
+        r.sensitivity = Some(session.sensitivity(&r.name));
+    }
     let failed = explain::failed_layers(&session.assembly);
     let text = if json {
         let text = explain::render_json(&reports, &failed, a.show_values);

@@ -12,8 +12,9 @@
 use std::collections::HashSet;
 
 /// A value shorter than this (and a line of a multi-line value shorter
-/// than this) is not masked: it would shred ordinary output.
-pub const MIN_LEN: usize = 4;
+/// than this) is not masked: it would shred ordinary output (the one
+/// constant `explain`'s "too short to mask" uses too).
+pub const MIN_LEN: usize = crate::core::MIN_MASKED_LEN;
 
 /// How a value appears in output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
