@@ -529,3 +529,19 @@ fn harness_run_redact_masks_the_runner_values() {
         .stdout("runner-s3cret/+&\n")
         .run();
 }
+
+#[test]
+fn a_store_value_already_in_the_environment_is_still_masked() {
+    // The caller's shell loaded the stores already (an env.py value equal
+    // to the base's): the value is still the store's secret.
+    let t = Tree::session();
+    t.write(
+        "home/.agents/env.py",
+        "import json\nprint(json.dumps({'PYTOK': 'value-from-py-123'}))\n",
+    );
+    t.agentenv(["redact"])
+        .env("PYTOK", "value-from-py-123")
+        .stdin("a value-from-py-123 b\n")
+        .stdout("a [REDACTED:PYTOK] b\n")
+        .run();
+}

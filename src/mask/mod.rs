@@ -25,7 +25,7 @@ mod stream;
 pub(crate) use forms::{base64_at, base64_padded};
 pub use forms::{forms, Form, MIN_LEN};
 #[allow(unused_imports)]
-pub(crate) use sensitive::operator_sensitive;
+pub(crate) use sensitive::{operator_sensitive, session_sensitive};
 pub use stream::{pump, MaskWriter, IDLE};
 
 use aho_corasick::{AhoCorasick, MatchKind};
