@@ -545,3 +545,15 @@ fn a_store_value_already_in_the_environment_is_still_masked() {
         .stdout("a [REDACTED:PYTOK] b\n")
         .run();
 }
+
+#[test]
+fn a_descendant_holding_the_streams_does_not_hold_agentenv() {
+    // The background sleep keeps stdout and stderr open after sh exits:
+    // agentenv reads on while bytes come, then leaves (status sh's).
+    let t = store();
+    redact(&t, "(sleep 0.2; echo late) & sleep 5 & echo done; exit 3")
+        .deadline(Duration::from_secs(4))
+        .status(3)
+        .stdout_has("done\n")
+        .run();
+}
