@@ -269,6 +269,61 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         true,
     );
     a.run(&["exec", "--", "/nonexistent/cmd"], &caller_env, false);
+    // exec --redact and redact (SPEC §14.2): their diagnostics (-v counts,
+    // -vv names) hold no value, and the values the stores set are masked
+    // in what the child prints, on both streams.
+    let shown = "printenv PRE_NATIVE PRE_TWO BASHED PY_OK OVL; printenv PRE_NATIVE PY_OK >&2";
+    a.run(
+        &["exec", "--redact", "--", "sh", "-c", shown],
+        &caller_env,
+        false,
+    );
+    a.run(
+        &["exec", "--redact", "--", "/nonexistent/cmd"],
+        &caller_env,
+        false,
+    );
+    a.run(
+        &["exec", "--redact", "--", "sh", "-c", "kill -TERM $$"],
+        &caller_env,
+        false,
+    );
+    a.run(&["redact"], &caller_env, false);
+    a.run(&["redact", "--timeout", "x"], &caller_env, false);
+    // The stores' values on redact's stdin come out masked.
+    let values = a.p("values.txt");
+    let dump = format!(
+        "printenv PRE_NATIVE PRE_TWO BASHED PY_OK OVL > {}",
+        values.display()
+    );
+    a.run(&["exec", "--", "sh", "-c", &dump], &caller_env, false);
+    for verbose in [&[][..], &["-vv"][..]] {
+        let out = Command::new(support::agentenv_bin())
+            .args(verbose)
+            .arg("redact")
+            .current_dir(a.p("proj"))
+            .env_clear()
+            .envs(a.base_env())
+            .envs(
+                caller_env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            )
+            .stdin(std::fs::File::open(&values).unwrap())
+            .output()
+            .unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(o.lines().count(), 5, "{o}");
+        assert!(
+            !o.contains(STEM) && !e.contains(STEM),
+            "redact {verbose:?} leaks:\n{o}\n{e}"
+        );
+        a.runs += 1;
+        a.checked += 2;
+    }
     a.run(
         &["exec", "--agent", "claude", "--", "true"],
         &caller_env,
@@ -378,6 +433,32 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         false,
     );
     a.run(&["launch", "--no-env", "--", "true"], &op_env, false);
+    a.run(
+        &[
+            "launch",
+            "--redact",
+            "--plugin-root",
+            plug,
+            "--",
+            "sh",
+            "-c",
+            "printenv OP_SECRET SW OP_LOCAL; printenv OP_SECRET >&2",
+        ],
+        &op_env,
+        false,
+    );
+    a.run(
+        &[
+            "launch",
+            "--redact",
+            "--plugin-root",
+            plug,
+            "--",
+            "/nonexistent/cmd",
+        ],
+        &op_env,
+        false,
+    );
 
     // ---- harness ----------------------------------------------------------
     let v = [
@@ -520,6 +601,17 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         (with(&["harness", "run", &ok], &["--", "true"]), true),
         (
             with(&["harness", "run", &ok], &["--", "/nonexistent/cmd"]),
+            false,
+        ),
+        (
+            with(&["harness", "run", "--redact", &ok], &["--", "true"]),
+            false,
+        ),
+        (
+            with(
+                &["harness", "run", "--redact", &ok],
+                &["--", "/nonexistent/cmd"],
+            ),
             false,
         ),
         (with(&["harness", "sandbox-env", &ok], &[]), true),

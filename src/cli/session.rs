@@ -1,6 +1,7 @@
 //! `agentenv env`, `exec`, `explain`.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use super::{Exit, Failure};
@@ -71,9 +72,36 @@ pub struct ExecArgs {
     /// Stamp this agent's identity unconditionally.
     #[arg(long = "agent", value_name = "NAME")]
     pub agent: Option<String>,
+    #[command(flatten)]
+    pub redact: RedactFlag,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// `--redact` of `exec`, `launch` and `harness run` (also
+/// `AGENTENV_REDACT=1`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RedactFlag {
+    /// Mask every form of each sensitive value in CMD's stdout and stderr
+    /// as [REDACTED:NAME] (also: AGENTENV_REDACT=1). CMD keeps stdin; the
+    /// exit status is CMD's; SIGINT, SIGTERM and SIGHUP are passed on.
+    #[arg(
+        long = "redact",
+        env = "AGENTENV_REDACT",
+        hide_env_values = true,
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub redact: bool,
+}
+
+/// `agentenv redact`: the masks of the session assembly, stdin to stdout.
+#[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
+pub struct RedactArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -327,7 +355,72 @@ pub fn run_exec(a: ExecArgs) -> Exit {
     let session = assemble_shown(prepare_traced(&opts, &base)?, base);
     let env = crate::session::child_env(&session);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    if a.redact.redact {
+        let masker = session_masker(&session);
+        return Ok(crate::process::run_masked(cmd, args, &env, masker));
+    }
     Ok(crate::process::exec(cmd, args, &env))
+}
+
+/// The masker of a session's sensitive values; `-v` says how many
+/// variables it masks (names at `-vv`, never values).
+fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
+    masker_of(crate::mask::session_sensitive(session))
+}
+
+/// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).
+pub(crate) fn masker_of(pairs: Vec<(String, Vec<u8>)>) -> std::sync::Arc<crate::mask::Masker> {
+    let short: Vec<&str> = pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty() && v.len() < crate::mask::MIN_LEN)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    crate::info!(
+        "redact: masking {} sensitive variable{}",
+        pairs.len() - short.len(),
+        if pairs.len() - short.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    if !short.is_empty() {
+        crate::info!(
+            "redact: too short to mask (under {} bytes): {}",
+            crate::mask::MIN_LEN,
+            short.join(", ")
+        );
+    }
+    if crate::log::level() >= 2 {
+        let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+        crate::debug!("redact: sensitive: {}", names.join(", "));
+    }
+    std::sync::Arc::new(crate::mask::Masker::new(pairs))
+}
+
+/// `agentenv redact`: stdin through the session's masker to stdout.
+pub fn run_redact(a: RedactArgs) -> Exit {
+    let opts = options(&a.scope)?;
+    let base = crate::core::process_env();
+    let session = assemble_shown(prepare_traced(&opts, &base)?, base);
+    let masker = session_masker(&session);
+    let out = std::io::stdout()
+        .lock()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .map_err(|e| Failure::runtime(format!("stdout: {}", crate::process::io_kind(&e))))?;
+    let mut w = crate::mask::MaskWriter::new(masker, out);
+    let stdin = std::io::stdin();
+    match crate::mask::pump(stdin.as_fd(), &mut w, None) {
+        Ok(()) => Ok(0),
+        // The reader went away: it has what it wanted (as `write_stdout`).
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(Failure::runtime(format!(
+            "redact: {}",
+            crate::process::io_kind(&e)
+        ))),
+    }
 }
 pub fn run_explain(a: ExplainArgs) -> Exit {
     use crate::session::explain;
