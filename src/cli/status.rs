@@ -34,36 +34,6 @@ fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// The system store candidate and what the trust rule says about it.
-fn system_store(env: &crate::core::Env) -> (Option<PathBuf>, &'static str, Option<String>) {
-    use std::os::unix::fs::MetadataExt;
-    let cand = match crate::core::get(env, "AGENTS_SYSTEM_ROOT").filter(|v| !v.is_empty()) {
-        Some(v) => {
-            let p = PathBuf::from(v);
-            if !p.is_absolute() {
-                return (
-                    None,
-                    "skipped",
-                    Some("$AGENTS_SYSTEM_ROOT is not an absolute path".into()),
-                );
-            }
-            p
-        }
-        None => PathBuf::from("/etc/agents"),
-    };
-    match std::fs::metadata(&cand) {
-        Err(_) => (Some(cand), "absent", None),
-        Ok(m) if !m.is_dir() => (Some(cand), "absent", Some("not a directory".into())),
-        Ok(m) if m.uid() != 0 => (Some(cand), "skipped", Some("not owned by root".into())),
-        Ok(m) if m.mode() & 0o022 != 0 => (
-            Some(cand),
-            "skipped",
-            Some("group- or world-writable".into()),
-        ),
-        Ok(_) => (Some(cand), "present", None),
-    }
-}
-
 fn presence(p: &Path) -> (&'static str, Option<String>) {
     match std::fs::metadata(p) {
         Ok(m) if m.is_dir() => ("present", None),
@@ -138,12 +108,22 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
 
     // Stores.
     let mut stores = Vec::new();
-    let (sys, sys_state, sys_why) = system_store(&base);
+    // The one rule env uses (issue 21: status once skipped a `~/sys` that
+    // env loaded).
+    let sys = crate::session::scope::SystemStore::decide(&base);
+    let sys_state = match &sys {
+        crate::session::scope::SystemStore::Present(_) => "present",
+        crate::session::scope::SystemStore::Absent(_) => "absent",
+        crate::session::scope::SystemStore::Skipped(..) => "skipped",
+    };
     stores.push(json!({
         "level": "system",
-        "path": sys.as_deref().map(s),
+        "path": sys.path().map(s),
         "state": sys_state,
-        "why": sys_why,
+        "why": sys.why().or_else(|| match &sys {
+            crate::session::scope::SystemStore::Absent(p) => presence(p).1,
+            _ => None,
+        }),
         "trust": "not needed (root's own store)",
     }));
     let (u_state, u_why) = presence(&scope.user_root);

@@ -162,48 +162,112 @@ fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
     crate::core::get(env, k).filter(|v| !v.is_empty())
 }
 
-/// The system store by the trust rule (reference §2.2); why a candidate
-/// was refused goes to `warnings`.
-pub fn system_root(env: &Env, warnings: &mut Vec<String>) -> Option<PathBuf> {
-    let home = crate::core::get(env, "HOME");
-    let cand = match env_nonempty(env, "AGENTS_SYSTEM_ROOT") {
-        Some(v) => match expanduser(v, home) {
-            Ok(p) if p.is_absolute() => p,
-            _ => {
-                // The reference repeats the value here; we name the variable only.
-                warnings.push("ignoring $AGENTS_SYSTEM_ROOT: not an absolute path".into());
-                return None;
+/// Why a system store candidate is not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemSkip {
+    /// `$AGENTS_SYSTEM_ROOT` is not absolute (after `~` expansion).
+    NotAbsolute,
+    /// The candidate could not be stat'ed (the error kind).
+    CannotStat(String),
+    NotOwnedByRoot,
+    Writable,
+}
+
+/// The system store candidate and what the rule (reference §2.2) says of
+/// it: the one decision `env` and `status` share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemStore {
+    /// Used.
+    Present(PathBuf),
+    /// Not there (or not a directory): nothing to say.
+    Absent(PathBuf),
+    /// There, but refused.
+    Skipped(Option<PathBuf>, SystemSkip),
+}
+
+impl SystemStore {
+    /// Decide from the base env: `$AGENTS_SYSTEM_ROOT` (`~` expanded),
+    /// else `/etc/agents`; used only when a root-owned directory that
+    /// neither group nor others can write.
+    pub fn decide(env: &Env) -> SystemStore {
+        let home = crate::core::get(env, "HOME");
+        let cand = match env_nonempty(env, "AGENTS_SYSTEM_ROOT") {
+            Some(v) => match expanduser(v, home) {
+                Ok(p) if p.is_absolute() => p,
+                _ => return SystemStore::Skipped(None, SystemSkip::NotAbsolute),
+            },
+            None => PathBuf::from("/etc/agents"),
+        };
+        if !cand.is_dir() {
+            return SystemStore::Absent(cand);
+        }
+        match std::fs::metadata(&cand) {
+            Err(e) => SystemStore::Skipped(
+                Some(cand),
+                SystemSkip::CannotStat(crate::process::io_kind(&e)),
+            ),
+            Ok(m) if m.uid() != 0 => SystemStore::Skipped(Some(cand), SystemSkip::NotOwnedByRoot),
+            Ok(m) if m.mode() & 0o022 != 0 => {
+                SystemStore::Skipped(Some(cand), SystemSkip::Writable)
             }
-        },
-        None => PathBuf::from("/etc/agents"),
-    };
-    if !cand.is_dir() {
-        return None;
+            Ok(_) => SystemStore::Present(cand),
+        }
     }
-    match std::fs::metadata(&cand) {
-        Err(e) => {
-            warnings.push(format!(
-                "ignoring the system store {}: cannot stat it ({})",
-                cand.display(),
-                crate::process::io_kind(&e)
-            ));
-            None
+
+    /// The candidate's path (none when the variable was unusable).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            SystemStore::Present(p) | SystemStore::Absent(p) => Some(p),
+            SystemStore::Skipped(p, _) => p.as_deref(),
         }
-        Ok(m) if m.uid() != 0 => {
-            warnings.push(format!(
-                "ignoring the system store {}: it is not owned by root",
-                cand.display()
-            ));
-            None
+    }
+
+    /// Why it is skipped, as `status` says it.
+    pub fn why(&self) -> Option<String> {
+        match self {
+            SystemStore::Skipped(_, why) => Some(match why {
+                SystemSkip::NotAbsolute => "$AGENTS_SYSTEM_ROOT is not an absolute path".into(),
+                SystemSkip::CannotStat(k) => format!("cannot stat it ({k})"),
+                SystemSkip::NotOwnedByRoot => "not owned by root".into(),
+                SystemSkip::Writable => "group- or world-writable".into(),
+            }),
+            _ => None,
         }
-        Ok(m) if m.mode() & 0o022 != 0 => {
-            warnings.push(format!(
-                "ignoring the system store {}: it is group- or world-writable",
-                cand.display()
-            ));
-            None
-        }
-        Ok(_) => Some(cand),
+    }
+
+    /// The warning `env` gives for a skipped store.
+    fn warning(&self) -> Option<String> {
+        let SystemStore::Skipped(p, why) = self else {
+            return None;
+        };
+        let d = p
+            .as_deref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        Some(match why {
+            // The reference repeats the value here; we name the variable only.
+            SystemSkip::NotAbsolute => "ignoring $AGENTS_SYSTEM_ROOT: not an absolute path".into(),
+            SystemSkip::CannotStat(k) => {
+                format!("ignoring the system store {d}: cannot stat it ({k})")
+            }
+            SystemSkip::NotOwnedByRoot => {
+                format!("ignoring the system store {d}: it is not owned by root")
+            }
+            SystemSkip::Writable => {
+                format!("ignoring the system store {d}: it is group- or world-writable")
+            }
+        })
+    }
+}
+
+/// The system store by the trust rule ([`SystemStore::decide`]); why a
+/// candidate was refused goes to `warnings`.
+pub fn system_root(env: &Env, warnings: &mut Vec<String>) -> Option<PathBuf> {
+    let s = SystemStore::decide(env);
+    warnings.extend(s.warning());
+    match s {
+        SystemStore::Present(p) => Some(p),
+        _ => None,
     }
 }
 
