@@ -104,8 +104,7 @@ pub fn scope_options(scope: &ScopeArgs) -> Result<crate::session::Options, Failu
         agents_dir: scope.agents_dir.clone(),
         timeout,
         agent: None,
-        cwd: None,
-        project_root: None,
+        ..Default::default()
     })
 }
 
@@ -186,6 +185,11 @@ fn cache_lookup(
     diff: bool,
 ) -> CacheState {
     use crate::session::cache;
+    if prepared.scope.user_refused.is_some() {
+        // Never a file of ours in a store we do not load (another user's).
+        crate::warn!("the user store is not loaded; running uncached");
+        return CacheState::Off;
+    }
     let dir = cache::dir_for(&prepared.scope.user_root);
     if let Err(why) = cache::usable_dir(&dir) {
         crate::warn!(

@@ -70,7 +70,7 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let required = a.scope.require_trust;
     // The gate, as env applies it: decides whether the project store loads.
     let mut gated = opts.clone();
-    super::trust::gate(required, &mut gated, &base);
+    let gate_decision = super::trust::gate(required, &mut gated, &base);
     let skipped_by_gate = gated.global && !opts.global;
     let prepared = crate::session::prepare(&gated, &base).map_err(Failure::runtime)?;
     crate::log::notes(&prepared.notes);
@@ -96,15 +96,21 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     };
     let home = crate::core::get(&base, "HOME").map(PathBuf::from);
     let hook_root = crate::trust::find_project_root(&cwd, home.as_deref());
-    // What the shell hook would decide for its root's store.
-    let hook_trust = hook_root.as_ref().map(|r| {
-        match crate::trust::state_dir(&base)
-            .and_then(|d| crate::trust::state_in(&d, &r.join(".agents")))
-        {
-            Ok(t) => t.as_str().to_string(),
-            Err(e) => format!("unknown ({e})"),
+    // The trust decision for a root: the one the gate made, else made now
+    // by the same function (the hook's and env's).
+    let bounds = crate::session::gate::bounds(&opts, &base);
+    let mut decided: Vec<crate::session::gate::Decision> = gate_decision.into_iter().collect();
+    let mut trust_of = |root: &Path| -> String {
+        if let Some(d) = decided.iter().find(|d| d.root == root) {
+            return d.trust();
         }
-    });
+        let d = crate::session::gate::decide(root, &base, bounds);
+        let t = d.trust();
+        decided.push(d);
+        t
+    };
+    // What the shell hook would decide for its root's store.
+    let hook_trust = hook_root.as_deref().map(&mut trust_of);
 
     // Stores.
     let mut stores = Vec::new();
@@ -126,7 +132,10 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
         }),
         "trust": "not needed (root's own store)",
     }));
-    let (u_state, u_why) = presence(&scope.user_root);
+    let (u_state, u_why) = match &scope.user_refused {
+        Some(why) => ("skipped", Some(why.clone())),
+        None => presence(&scope.user_root),
+    };
     stores.push(json!({
         "level": "user",
         "path": s(&scope.user_root),
@@ -138,9 +147,10 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
         let store = &root_scope.agents_root;
         let (mut st, mut why) = presence(store);
         let trust = if st == "present" {
-            match crate::trust::state_dir(&base).and_then(|d| crate::trust::state_in(&d, store)) {
-                Ok(t) => t.as_str().to_string(),
-                Err(e) => format!("unknown ({e})"),
+            match &root_scope.project_root {
+                Some(r) if store == &r.join(".agents") => trust_of(r),
+                // Loaded by its real path (an allowed store under the gate).
+                _ => crate::trust::TrustState::Allowed.as_str().to_string(),
             }
         } else {
             "not applicable".to_string()
@@ -213,7 +223,10 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
 
     // --cache: the invocations people run, looked up without storing.
     let dir = crate::session::cache::dir_for(&scope.user_root);
-    let usable = crate::session::cache::usable_dir(&dir);
+    let usable = match &scope.user_refused {
+        Some(_) => Err("is in a user store that is not loaded".to_string()),
+        None => crate::session::cache::usable_dir(&dir).map_err(|u| u.describe().to_string()),
+    };
     let auto = crate::render::detect_auto().name();
     let mut checks: Vec<(String, &str, bool)> = vec![
         (format!("env --cache (auto: {auto})"), auto, false),
@@ -247,7 +260,7 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
         "cache": {
             "dir": s(&dir),
             "usable": usable.is_ok(),
-            "why": usable.err().map(|u| u.describe()),
+            "why": usable.err(),
             "lookups": lookups,
         },
     }))

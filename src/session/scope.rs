@@ -147,6 +147,9 @@ pub struct Scope {
     pub stores: Vec<Store>,
     /// After shadowing, walk order.
     pub overlays: Vec<Overlay>,
+    /// Why the user store is not walked (owned by another user, or refused
+    /// by the trust gate); `user_root` still names it.
+    pub user_refused: Option<String>,
 }
 
 /// What the scope resolution needs.
@@ -156,6 +159,10 @@ pub struct ScopeInput {
     pub agents_dir: Option<PathBuf>,
     /// An explicit project root (the shell hook's); else the reference's rule.
     pub project_root: Option<PathBuf>,
+    /// The project store, when not `<project root>/.agents`.
+    pub project_store: Option<PathBuf>,
+    /// The trust gate refused the user store (why).
+    pub user_refused: Option<String>,
 }
 
 fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
@@ -284,6 +291,21 @@ pub fn user_store(agents_dir: Option<&Path>, env: &Env) -> Result<PathBuf, Strin
     Ok(h.join(".agents"))
 }
 
+/// Why the user store at `p` is not used: it exists and is owned by
+/// neither the effective user nor root (root with another user's HOME, as
+/// `sudo -E` leaves it, would run that user's code as root).
+fn foreign_user_store(p: &Path) -> Option<String> {
+    let m = std::fs::metadata(p).ok()?;
+    let euid = rustix::process::geteuid().as_raw();
+    (m.uid() != euid && m.uid() != 0).then(|| {
+        format!(
+            "ignoring the user store {}: it is owned by another user (uid {}); run agentenv as that user",
+            p.display(),
+            m.uid()
+        )
+    })
+}
+
 /// The project root: `$AGENTS_PROJECT_ROOT` → `$CLAUDE_PROJECT_DIR` → cwd.
 pub fn project_root_default(env: &Env, cwd: &Path) -> Result<PathBuf, String> {
     let home = crate::core::get(env, "HOME");
@@ -359,12 +381,21 @@ impl Scope {
             None => project_root_default(env, cwd)?,
         };
         let system = system_root(env, warnings);
+        let user_refused = input
+            .user_refused
+            .clone()
+            .or_else(|| foreign_user_store(&abspath(&user, cwd)));
+        warnings.extend(user_refused.clone());
         let (mut level, mut agents_root, mut proj) = if input.global {
             ("user", user.clone(), None)
         } else {
-            ("project", project_root.join(".agents"), Some(project_root))
+            let store = input
+                .project_store
+                .clone()
+                .unwrap_or_else(|| project_root.join(".agents"));
+            ("project", store, Some(project_root))
         };
-        if level == "project" && same_path(&agents_root, &user, cwd) {
+        if level == "project" && user_refused.is_none() && same_path(&agents_root, &user, cwd) {
             level = "user";
             agents_root = user.clone();
         }
@@ -382,7 +413,9 @@ impl Scope {
             system_root = system_root.map(|p| abspath(&p, cwd));
         }
         let mut cands: Vec<PathBuf> = system_root.iter().cloned().collect();
-        cands.push(user_root.clone());
+        if user_refused.is_none() {
+            cands.push(user_root.clone());
+        }
         if level == "project" {
             cands.push(agents_root.clone());
         }
@@ -432,6 +465,7 @@ impl Scope {
             cwd: cwd.to_path_buf(),
             stores,
             overlays,
+            user_refused,
         })
     }
 
