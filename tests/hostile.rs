@@ -2120,6 +2120,24 @@ fn a_user_store_owned_by_another_user_is_not_run() {
             "{args:?} left .cache"
         );
     }
+    // No store yet: root does not create one in the victim's home.
+    let bare = w.t.mkdir("vhome2");
+    chown_r(&bare, VICTIM);
+    let o = run(
+        in_dir(
+            &w,
+            &bare,
+            &w.p("elsewhere"),
+            &["env", "--format", "json", "--cache"],
+        ),
+        60,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        !bare.join(".agents").exists(),
+        "root created a store in {}",
+        bare.display()
+    );
     // The owner runs it.
     let o = run(
         as_uid(

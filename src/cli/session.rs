@@ -185,9 +185,10 @@ fn cache_lookup(
     diff: bool,
 ) -> CacheState {
     use crate::session::cache;
-    if prepared.scope.user_refused.is_some() {
-        // Never a file of ours in a store we do not load (another user's).
-        crate::warn!("the user store is not loaded; running uncached");
+    if prepared.scope.user_refused.is_some() || foreign_parent(&prepared.scope.user_root) {
+        // Never a file of ours in a store we do not load (another user's),
+        // nor a new store in another user's directory.
+        crate::warn!("the user store is not loaded or not ours to create; running uncached");
         return CacheState::Off;
     }
     let dir = cache::dir_for(&prepared.scope.user_root);
@@ -215,6 +216,20 @@ fn cache_lookup(
             CacheState::Miss { dir, key }
         }
     }
+}
+
+/// The user store is missing and its parent directory belongs to another
+/// user (root with that user's HOME): the cache would create a store there.
+fn foreign_parent(store: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if store.exists() {
+        return false;
+    }
+    let euid = rustix::process::geteuid().as_raw();
+    store
+        .parent()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| m.uid() != euid)
 }
 
 /// `session::prepare`, its warnings (taken out of it, so the assembly does

@@ -87,12 +87,12 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let root_scope = &ungated.as_ref().unwrap_or(&prepared).scope;
     let rule = if opts.global {
         "-g: no project"
-    } else if crate::core::get(&base, "AGENTS_PROJECT_ROOT").is_some_and(|v| !v.is_empty()) {
-        "$AGENTS_PROJECT_ROOT"
-    } else if crate::core::get(&base, "CLAUDE_PROJECT_DIR").is_some_and(|v| !v.is_empty()) {
-        "$CLAUDE_PROJECT_DIR"
     } else {
-        "the directory (neither $AGENTS_PROJECT_ROOT nor $CLAUDE_PROJECT_DIR is set)"
+        match crate::session::scope::project_root_source(&base) {
+            Some("AGENTS_PROJECT_ROOT") => "$AGENTS_PROJECT_ROOT",
+            Some(_) => "$CLAUDE_PROJECT_DIR",
+            None => "the directory (neither $AGENTS_PROJECT_ROOT nor $CLAUDE_PROJECT_DIR is set)",
+        }
     };
     let home = crate::core::get(&base, "HOME").map(PathBuf::from);
     let hook_root = crate::trust::find_project_root(&cwd, home.as_deref());

@@ -306,15 +306,21 @@ fn foreign_user_store(p: &Path) -> Option<String> {
     })
 }
 
+/// Which variable decides the project root (`None`: the cwd) — the one
+/// rule `env` applies and `status` names.
+pub fn project_root_source(env: &Env) -> Option<&'static str> {
+    ["AGENTS_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"]
+        .into_iter()
+        .find(|k| env_nonempty(env, k).is_some())
+}
+
 /// The project root: `$AGENTS_PROJECT_ROOT` → `$CLAUDE_PROJECT_DIR` → cwd.
 pub fn project_root_default(env: &Env, cwd: &Path) -> Result<PathBuf, String> {
     let home = crate::core::get(env, "HOME");
-    for k in ["AGENTS_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
-        if let Some(v) = env_nonempty(env, k) {
-            return expanduser(v, home);
-        }
+    match project_root_source(env).and_then(|k| env_nonempty(env, k)) {
+        Some(v) => expanduser(v, home),
+        None => Ok(cwd.to_path_buf()),
     }
-    Ok(cwd.to_path_buf())
 }
 
 /// Discover one store's overlays, sorted by name; a warning (once) about
