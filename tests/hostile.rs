@@ -1870,6 +1870,15 @@ fn a_symlinked_agents_is_judged_by_what_it_is() {
         "{out}"
     );
 
+    // `allow` there refuses the link too (it would allow whatever it
+    // points to at the moment).
+    let o = run(
+        as_uid(VICTIM, &in_dir(&w, &vhome, &w.p("evil"), &["allow"])),
+        60,
+    );
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("owned by another user"), "{}", o.stderr);
+
     let o = load("mine");
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let out = stdout_text(&o);
