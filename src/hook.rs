@@ -494,9 +494,11 @@ fn watch_list(
     state: Option<&PathBuf>,
 ) -> Vec<PathBuf> {
     let allowed = decision.and_then(|d| d.verdict.as_ref().ok());
-    let root = match (decision, allowed) {
+    // Real paths only: nothing another user can re-point stays watched.
+    let refused_root = decision.map(|d| std::fs::canonicalize(&d.root).unwrap_or(d.root.clone()));
+    let root = match (&refused_root, allowed) {
         (_, Some(a)) => Some(a.real_root.as_path()),
-        (Some(d), None) => Some(d.root.as_path()),
+        (Some(r), None) => Some(r.as_path()),
         (None, _) => None,
     };
     let mut w: Vec<PathBuf> = Vec::new();
@@ -515,7 +517,11 @@ fn watch_list(
         }
         // Watched even when not loaded: creating a file there is how a store
         // changes; allow/deny changes the records dir.
-        (Some(d), None) => add(d.store.clone()),
+        (Some(d), None) => {
+            if !crate::session::gate::foreign_link(&d.store) {
+                add(std::fs::canonicalize(&d.store).unwrap_or(d.store.clone()));
+            }
+        }
         (None, _) => {}
     }
     for s in &p.scope.stores {

@@ -1863,12 +1863,14 @@ fn a_symlinked_agents_is_judged_by_what_it_is() {
         "{}",
         o.stderr
     );
+    // Neither PATH nor AGENTS_PROJECT_ROOT nor the watch list keeps the link.
     let evil = w.p("evil").display().to_string();
     assert!(
         !out.lines()
             .any(|l| l.starts_with("export ") && l.contains(&evil)),
         "{out}"
     );
+    assert!(!out.contains(&format!("{evil}/.agents")), "{out}");
 
     // `allow` there refuses the link too (it would allow whatever it
     // points to at the moment).
