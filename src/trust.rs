@@ -710,6 +710,67 @@ mod tests {
     const GOLDEN_DIGEST: &str = "62a89c695fed6141fd2d0e113bde9c479233de2e1b6fdd93e0200f14c75c371f";
 
     #[test]
+    fn a_snapshot_keeps_env_files_dirs_and_the_bin_lib_paths() {
+        let (_t, _state, store) = state_and_store();
+        fixed_store(&store);
+        fs::create_dir_all(store.join("overlays/o/lib/pkg")).unwrap();
+        fs::write(store.join("overlays/o/env.py"), "print('{}')\n").unwrap();
+        fs::write(store.join("overlays/o/lib/pkg/m.py"), "").unwrap();
+        fs::write(store.join("notes.txt"), "not an env file").unwrap();
+        let (d, snap) = snapshot(&store, bounds()).unwrap();
+        assert_eq!(d.len(), 64);
+        let real = fs::canonicalize(&store).unwrap();
+        assert_eq!(
+            snap.file(&real.join("env")),
+            Pinned::Bytes(std::sync::Arc::new(b"A=1\n".to_vec()))
+        );
+        assert!(matches!(
+            snap.file(&real.join("overlays/o/env.py")),
+            Pinned::Bytes(_)
+        ));
+        assert_eq!(snap.file(&real.join("notes.txt")), Pinned::Absent);
+        assert_eq!(snap.file(&real.join("pre.env")), Pinned::Absent);
+        assert_eq!(snap.file(Path::new("/elsewhere/env")), Pinned::Elsewhere);
+        assert_eq!(snap.has_dir(&real.join("bin")), Some(true));
+        assert_eq!(snap.has_dir(&real.join("lib")), Some(false));
+        assert_eq!(snap.has_dir(Path::new("/elsewhere/bin")), None);
+        let watch: Vec<PathBuf> = snap.watch().collect();
+        for p in [
+            "bin",
+            "bin/tool",
+            "overlays/o/lib",
+            "overlays/o/lib/pkg/m.py",
+        ] {
+            assert!(watch.contains(&real.join(p)), "{p}: {watch:?}");
+        }
+        assert!(!watch.contains(&real.join("env")));
+    }
+
+    #[test]
+    fn a_digest_past_its_deadline_or_budget_stops() {
+        let (_t, _state, store) = state_and_store();
+        fixed_store(&store);
+        let late = Bounds {
+            deadline: std::time::Instant::now() - std::time::Duration::from_secs(1),
+            max_bytes: MAX_BYTES,
+        };
+        assert!(matches!(
+            snapshot(&store, late),
+            Err(TrustError::Timeout(_))
+        ));
+        let small = Bounds {
+            max_bytes: 3,
+            ..bounds()
+        };
+        match snapshot(&store, small) {
+            Err(TrustError::OddFile(p, _)) => {
+                assert!(p.ends_with("bin/tool") || p.ends_with("env"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn symlink_targets_are_covered() {
         let (t, state, store) = state_and_store();
         fs::write(t.path().join("p/real.env"), "A=1\n").unwrap();
