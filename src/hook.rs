@@ -411,38 +411,22 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
         cwd: Some(cwd.clone()),
         ..Default::default()
     };
+    // The hook is the trust gate: a relative user store is not loaded.
+    opts.user_store_refused = crate::session::gate::user_store_rule(&opts, &base, None);
     let mut warned = OsString::new();
-    match &root {
-        Some(r) => {
-            let store = r.join(".agents");
-            let trusted = match &state {
-                Ok(s) => crate::trust::state_in(s, &store),
-                Err(e) => Err(e.clone()),
-            };
-            match trusted {
-                Ok(crate::trust::TrustState::Allowed) => opts.project_root = Some(r.clone()),
-                other => {
-                    let msg = match other {
-                        Ok(crate::trust::TrustState::Changed) => format!(
-                            "agentenv: {} changed since it was allowed; run 'agentenv allow' to load it",
-                            store.display()
-                        ),
-                        Err(e) => format!(
-                            "agentenv: {} is not loaded ({e}); run 'agentenv allow' to load it",
-                            store.display()
-                        ),
-                        _ => format!(
-                            "agentenv: {} is not allowed; run 'agentenv allow' to load it",
-                            store.display()
-                        ),
-                    };
-                    if input.warned.as_os_str() != r.as_os_str() && crate::log::level() > -2 {
-                        eprintln!("{msg}");
-                    }
-                    warned = r.clone().into_os_string();
-                    opts.global = true;
+    let decision = root.as_ref().map(|r| {
+        let bounds = crate::session::gate::bounds(&opts, &base);
+        crate::session::gate::decide(r, &base, bounds)
+    });
+    match &decision {
+        Some(d) => {
+            if let Some(w) = d.warning() {
+                if input.warned.as_os_str() != d.root.as_os_str() && crate::log::level() > -2 {
+                    eprintln!("agentenv: {w}");
                 }
+                warned = d.root.clone().into_os_string();
             }
+            d.apply(&mut opts, &base);
         }
         None => opts.global = true,
     }
@@ -454,6 +438,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     // AGENTENV_HOOK_CACHE=0, and only when the user store exists (the hook
     // never creates it).
     let use_cache = crate::core::get(&base, "AGENTENV_HOOK_CACHE").is_none_or(|v| v != "0")
+        && prepared.scope.user_refused.is_none()
         && prepared.scope.user_root.is_dir();
     let cache = use_cache
         .then(|| {
@@ -470,7 +455,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
         })
         .flatten();
     let stamp = state.as_ref().ok().and_then(|s| write_stamp(s, input.pid));
-    let watch = watch_list(&prepared, root.as_deref(), &cwd, state.as_ref().ok());
+    let watch = watch_list(&prepared, decision.as_ref(), &cwd, state.as_ref().ok());
     let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
     if let Some((dir, key)) = &cache {
         if let Some(bytes) = crate::session::cache::lookup(dir, key) {
@@ -498,13 +483,24 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
 /// Every path whose change should trigger a reload: each store and its
 /// `overlays/` (a file created or removed there changes the directory's
 /// time), each overlay, every existing env file (an edit), the project root
-/// (or the cwd outside a project: a new `.agents`), the trust records.
+/// (or the cwd outside a project: a new `.agents`), the trust records, and
+/// an allowed store's `bin/` and `lib/` with what is under them (a program
+/// added or changed there blocks the store at the next prompt). An allowed
+/// store is watched by its real paths.
 fn watch_list(
     p: &crate::session::Prepared,
-    root: Option<&Path>,
+    decision: Option<&crate::session::gate::Decision>,
     cwd: &Path,
     state: Option<&PathBuf>,
 ) -> Vec<PathBuf> {
+    let allowed = decision.and_then(|d| d.verdict.as_ref().ok());
+    // Real paths only: nothing another user can re-point stays watched.
+    let refused_root = decision.map(|d| std::fs::canonicalize(&d.root).unwrap_or(d.root.clone()));
+    let root = match (&refused_root, allowed) {
+        (_, Some(a)) => Some(a.real_root.as_path()),
+        (Some(r), None) => Some(r.as_path()),
+        (None, _) => None,
+    };
     let mut w: Vec<PathBuf> = Vec::new();
     let mut add = |x: PathBuf| {
         if !w.contains(&x) {
@@ -512,10 +508,21 @@ fn watch_list(
         }
     };
     add(root.unwrap_or(cwd).to_path_buf());
-    if let Some(r) = root {
+    match (decision, allowed) {
+        (_, Some(a)) => {
+            add(a.snapshot.store.clone());
+            for w in a.snapshot.watch() {
+                add(w);
+            }
+        }
         // Watched even when not loaded: creating a file there is how a store
         // changes; allow/deny changes the records dir.
-        add(r.join(".agents"));
+        (Some(d), None) => {
+            if !crate::session::gate::foreign_link(&d.store) {
+                add(std::fs::canonicalize(&d.store).unwrap_or(d.store.clone()));
+            }
+        }
+        (None, _) => {}
     }
     for s in &p.scope.stores {
         if s.path.is_dir() {

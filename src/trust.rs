@@ -62,6 +62,15 @@ pub enum TrustError {
     /// The store holds more entries than [`MAX_ENTRIES`] (or links nest
     /// deeper than [`MAX_DEPTH`]).
     TooLarge(PathBuf),
+    /// A file the digest will not read: it reads more bytes than its size
+    /// says (a special file such as `/proc/self/pagemap`), or it would take
+    /// the digest over [`MAX_BYTES`]. Names the file.
+    OddFile(PathBuf, &'static str),
+    /// The digest did not finish within the deadline (the session timeout).
+    Timeout(PathBuf),
+    /// The project's `.agents` is a symbolic link another user owns: it
+    /// could borrow the trust of a store it points to, and be re-pointed.
+    ForeignLink(PathBuf),
     Io(PathBuf, String),
 }
 
@@ -83,6 +92,17 @@ impl std::fmt::Display for TrustError {
                 "{} is too large to digest (more than {MAX_ENTRIES} entries or links nested deeper than {MAX_DEPTH})",
                 p.display()
             ),
+            TrustError::OddFile(p, why) => write!(f, "{} is not digested: {why}", p.display()),
+            TrustError::Timeout(p) => write!(
+                f,
+                "digesting {} took longer than the timeout (--timeout, $AGENTS_ENV_TIMEOUT)",
+                p.display()
+            ),
+            TrustError::ForeignLink(p) => write!(
+                f,
+                "{} is a symbolic link owned by another user (not followed)",
+                p.display()
+            ),
             TrustError::Io(p, why) => write!(f, "{}: {why}", p.display()),
         }
     }
@@ -92,6 +112,128 @@ impl std::fmt::Display for TrustError {
 pub const MAX_ENTRIES: usize = 100_000;
 /// Bound on directory nesting (links followed included).
 pub const MAX_DEPTH: usize = 32;
+/// Bound on the bytes one digest reads (all files together).
+pub const MAX_BYTES: u64 = 1 << 30;
+/// Largest env file a snapshot keeps (as the session's plain-file limit).
+pub const MAX_KEPT: u64 = 16 << 20;
+/// Bound on the `bin/` and `lib/` paths a snapshot lists for the hook to
+/// watch.
+pub const MAX_WATCH: usize = 1024;
+
+/// The limits of one digest: a deadline and a byte budget.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    pub deadline: std::time::Instant,
+    pub max_bytes: u64,
+}
+
+impl Bounds {
+    /// [`MAX_BYTES`] within `timeout` from now.
+    pub fn within(timeout: std::time::Duration) -> Bounds {
+        Bounds {
+            deadline: std::time::Instant::now() + timeout,
+            max_bytes: MAX_BYTES,
+        }
+    }
+
+    /// The session timeout of `env` ($AGENTS_ENV_TIMEOUT, else 30 s).
+    pub fn from_env(env: &Env) -> Bounds {
+        Bounds::within(crate::session::timeout_from_env(env, &mut Vec::new()))
+    }
+}
+
+/// The env files a store may hold (the walk's names), kept by a snapshot.
+const ENV_NAMES: &[&[u8]] = &[
+    b"pre.env.py",
+    b"pre.env",
+    b"pre.local.env",
+    b"env.py",
+    b"env",
+    b"local.env",
+];
+
+/// What a digest saw besides its hash, for loading exactly what was
+/// digested: the bytes of every env file of the store and its overlays
+/// (by path relative to the store), the directories near the top, and the
+/// `bin/` and `lib/` entries (for the hook to watch).
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// The store's real path.
+    pub store: PathBuf,
+    /// Env file → its bytes (`None`: over [`MAX_KEPT`], not kept).
+    files: std::collections::HashMap<Vec<u8>, Option<std::sync::Arc<Vec<u8>>>>,
+    /// Directories up to three components deep (`bin`, `overlays/x/lib`).
+    dirs: std::collections::HashSet<Vec<u8>>,
+    /// `bin/`, `lib/` (and each overlay's) and what is under them, at most
+    /// [`MAX_WATCH`].
+    watch: Vec<Vec<u8>>,
+}
+
+/// Where a store path sits relative to a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pinned {
+    /// Not under the snapshot's store: read it from disk as usual.
+    Elsewhere,
+    /// Under the store, and not an env file the digest saw: not loaded.
+    Absent,
+    /// Seen, but over [`MAX_KEPT`].
+    TooLarge,
+    /// The bytes digested.
+    Bytes(std::sync::Arc<Vec<u8>>),
+}
+
+impl Snapshot {
+    fn rel<'a>(&self, path: &'a Path) -> Option<&'a [u8]> {
+        path.strip_prefix(&self.store)
+            .ok()
+            .map(|r| r.as_os_str().as_bytes())
+    }
+
+    /// What the digest saw at `path` (an env file).
+    pub fn file(&self, path: &Path) -> Pinned {
+        let Some(rel) = self.rel(path) else {
+            return Pinned::Elsewhere;
+        };
+        match self.files.get(rel) {
+            None => Pinned::Absent,
+            Some(None) => Pinned::TooLarge,
+            Some(Some(b)) => Pinned::Bytes(b.clone()),
+        }
+    }
+
+    /// `None`: `path` is not under the store; else whether the digest saw a
+    /// directory there.
+    pub fn has_dir(&self, path: &Path) -> Option<bool> {
+        self.rel(path).map(|r| self.dirs.contains(r))
+    }
+
+    /// The `bin/` and `lib/` paths to watch (absolute, under the store).
+    pub fn watch(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.watch
+            .iter()
+            .map(|r| self.store.join(OsStr::from_bytes(r)))
+    }
+
+    /// Whether `rel` (relative to the store) is an env file of the store
+    /// or of one of its overlays.
+    fn is_env_file(rel: &[u8]) -> bool {
+        let parts: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
+        match parts.as_slice() {
+            [name] => ENV_NAMES.contains(name),
+            [b"overlays", _, name] => ENV_NAMES.contains(name),
+            _ => false,
+        }
+    }
+
+    /// Whether `rel` is `bin`, `lib` (of the store or an overlay) or below.
+    fn is_watched(rel: &[u8]) -> bool {
+        let parts: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
+        matches!(
+            parts.as_slice(),
+            [b"bin" | b"lib", ..] | [b"overlays", _, b"bin" | b"lib", ..]
+        )
+    }
+}
 
 fn io_err(p: &Path, e: &std::io::Error) -> TrustError {
     TrustError::Io(p.to_path_buf(), crate::process::io_kind(e))
@@ -179,17 +321,34 @@ fn record_path(state: &Path, real_store: &Path) -> PathBuf {
 }
 
 /// The digest of everything under `store` (see the module docs), 64 hex
-/// digits.
+/// digits, within the default bounds (30 s, [`MAX_BYTES`]).
+#[cfg(test)]
 pub fn digest(store: &Path) -> Result<String, TrustError> {
+    let b = Bounds::within(std::time::Duration::from_secs_f64(
+        crate::process::DEFAULT_TIMEOUT_SECS,
+    ));
+    Ok(snapshot(store, b)?.0)
+}
+
+/// The digest of `store` and what it saw (see [`Snapshot`]), within
+/// `bounds`.
+pub fn snapshot(store: &Path, bounds: Bounds) -> Result<(String, Snapshot), TrustError> {
     let real = canonical_store(store)?;
     let mut walk = Digest {
         top: &real,
         h: blake3::Hasher::new(),
         count: 0,
+        bounds,
+        read: 0,
+        snap: Snapshot {
+            store: real.clone(),
+            ..Default::default()
+        },
     };
     walk.h.update(b"agentenv-trust-digest 1\0");
     walk.dir(&real, b"", 0)?;
-    Ok(walk.h.finalize().to_hex().to_string())
+    let hex = walk.h.finalize().to_hex().to_string();
+    Ok((hex, walk.snap))
 }
 
 fn item(h: &mut blake3::Hasher, bytes: &[u8]) {
@@ -198,11 +357,14 @@ fn item(h: &mut blake3::Hasher, bytes: &[u8]) {
 }
 
 /// One digest walk: the store (named in a too-large error), the hash so
-/// far and the entries visited.
+/// far, the entries visited, the bounds and bytes read, what is kept.
 struct Digest<'a> {
     top: &'a Path,
     h: blake3::Hasher,
     count: usize,
+    bounds: Bounds,
+    read: u64,
+    snap: Snapshot,
 }
 
 impl Digest<'_> {
@@ -210,15 +372,26 @@ impl Digest<'_> {
         TrustError::TooLarge(self.top.to_path_buf())
     }
 
+    fn in_time(&self) -> Result<(), TrustError> {
+        if std::time::Instant::now() > self.bounds.deadline {
+            return Err(TrustError::Timeout(self.top.to_path_buf()));
+        }
+        Ok(())
+    }
+
     fn dir(&mut self, dir: &Path, rel: &[u8], depth: usize) -> Result<(), TrustError> {
         if depth > MAX_DEPTH {
             return Err(self.too_large());
         }
+        self.in_time()?;
         let rd = fs::read_dir(dir).map_err(|e| io_err(dir, &e))?;
         let mut names = Vec::new();
         for e in rd {
             let e = e.map_err(|e| io_err(dir, &e))?;
             names.push(e.file_name());
+            if self.count + names.len() > MAX_ENTRIES + 1 {
+                return Err(self.too_large());
+            }
         }
         names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
         for name in names {
@@ -234,6 +407,9 @@ impl Digest<'_> {
                 r.push(b'/');
             }
             r.extend_from_slice(name.as_bytes());
+            if Snapshot::is_watched(&r) && self.snap.watch.len() < MAX_WATCH {
+                self.snap.watch.push(r.clone());
+            }
             self.entry(&dir.join(&name), &r, depth)?;
         }
         Ok(())
@@ -258,6 +434,9 @@ impl Digest<'_> {
         };
         let ft = m.file_type();
         if ft.is_dir() {
+            if rel.iter().filter(|b| **b == b'/').count() < 3 {
+                self.snap.dirs.insert(rel.to_vec());
+            }
             self.h.update(b"d");
             self.h.update(&(m.mode() & 0o7777).to_le_bytes());
             self.h.update(b"{");
@@ -266,30 +445,7 @@ impl Digest<'_> {
         } else if ft.is_file() {
             self.h.update(b"f");
             self.h.update(&(m.mode() & 0o7777).to_le_bytes());
-            // Non-blocking open: a file swapped for a FIFO cannot hang us.
-            let mut f = fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
-                .open(path)
-                .map_err(|e| io_err(path, &e))?;
-            let fm = f.metadata().map_err(|e| io_err(path, &e))?;
-            if !fm.is_file() {
-                self.h.update(b"?");
-                return Ok(());
-            }
-            let mut content = blake3::Hasher::new();
-            let mut buf = vec![0u8; 64 * 1024];
-            let mut len = 0u64;
-            loop {
-                let n = f.read(&mut buf).map_err(|e| io_err(path, &e))?;
-                if n == 0 {
-                    break;
-                }
-                len += n as u64;
-                content.update(&buf[..n]);
-            }
-            self.h.update(&len.to_le_bytes());
-            self.h.update(content.finalize().as_bytes());
+            self.file(path, rel)?;
         } else {
             // FIFO, socket, device: the kind only.
             self.h.update(b"o");
@@ -297,29 +453,104 @@ impl Digest<'_> {
         }
         Ok(())
     }
+
+    /// A regular file's length and content hash; an env file's bytes are
+    /// kept. At most its size is read (one byte more tells a special file
+    /// that reads on, such as `/proc/self/pagemap`), within the byte
+    /// budget and the deadline.
+    fn file(&mut self, path: &Path, rel: &[u8]) -> Result<(), TrustError> {
+        // Non-blocking open: a file swapped for a FIFO cannot hang us.
+        let f = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(path)
+            .map_err(|e| io_err(path, &e))?;
+        let fm = f.metadata().map_err(|e| io_err(path, &e))?;
+        if !fm.is_file() {
+            self.h.update(b"?");
+            return Ok(());
+        }
+        let size = fm.len();
+        if size > self.bounds.max_bytes.saturating_sub(self.read) {
+            return Err(TrustError::OddFile(
+                path.to_path_buf(),
+                "the store's files are larger than the digest reads (1 GiB in all)",
+            ));
+        }
+        let keep = Snapshot::is_env_file(rel);
+        let mut kept = (keep && size <= MAX_KEPT).then(|| Vec::with_capacity(size as usize));
+        let mut content = blake3::Hasher::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut len = 0u64;
+        let mut limited = f.take(size + 1);
+        loop {
+            let n = limited.read(&mut buf).map_err(|e| io_err(path, &e))?;
+            if n == 0 {
+                break;
+            }
+            len += n as u64;
+            if len > size {
+                return Err(TrustError::OddFile(
+                    path.to_path_buf(),
+                    "it reads more than its size (a special file, such as one in /proc)",
+                ));
+            }
+            content.update(&buf[..n]);
+            if let Some(k) = kept.as_mut() {
+                k.extend_from_slice(&buf[..n]);
+            }
+            self.in_time()?;
+        }
+        self.read += len;
+        self.h.update(&len.to_le_bytes());
+        self.h.update(content.finalize().as_bytes());
+        if keep {
+            self.snap
+                .files
+                .insert(rel.to_vec(), kept.map(std::sync::Arc::new));
+        }
+        Ok(())
+    }
 }
 
-/// The trust state of `store` under the state dir `state`.
+/// The trust state of `store` under the state dir `state` (default
+/// bounds).
+#[cfg(test)]
 pub fn state_in(state: &Path, store: &Path) -> Result<TrustState, TrustError> {
+    let b = Bounds::within(std::time::Duration::from_secs_f64(
+        crate::process::DEFAULT_TIMEOUT_SECS,
+    ));
+    Ok(check(state, store, b)?.0)
+}
+
+/// The trust state of `store` and, when it was digested (allowed or
+/// changed), what the digest saw: load from that snapshot, and what runs
+/// is what was digested.
+pub fn check(
+    state: &Path,
+    store: &Path,
+    bounds: Bounds,
+) -> Result<(TrustState, Option<Snapshot>), TrustError> {
     let real = canonical_store(store)?;
     if !usable_state(state, false)? {
-        return Ok(TrustState::NotAllowed);
+        return Ok((TrustState::NotAllowed, None));
     }
     let rec = record_path(state, &real);
     let bytes = match read_record(&rec) {
         Some(b) => b,
-        None => return Ok(TrustState::NotAllowed),
+        None => return Ok((TrustState::NotAllowed, None)),
     };
     let Some((stored_path, stored_digest)) = parse_record(&bytes) else {
-        return Ok(TrustState::NotAllowed);
+        return Ok((TrustState::NotAllowed, None));
     };
     if stored_path != real.as_os_str().as_bytes() {
-        return Ok(TrustState::NotAllowed);
+        return Ok((TrustState::NotAllowed, None));
     }
-    if digest(&real)? == stored_digest {
-        Ok(TrustState::Allowed)
+    let (d, snap) = snapshot(&real, bounds)?;
+    if d == stored_digest {
+        Ok((TrustState::Allowed, Some(snap)))
     } else {
-        Ok(TrustState::Changed)
+        Ok((TrustState::Changed, None))
     }
 }
 
@@ -344,9 +575,9 @@ fn parse_record(bytes: &[u8]) -> Option<(&[u8], String)> {
 
 /// Record `store` (its real path and current digest) as allowed. Returns
 /// the real path.
-pub fn allow(state: &Path, store: &Path) -> Result<PathBuf, TrustError> {
+pub fn allow(state: &Path, store: &Path, bounds: Bounds) -> Result<PathBuf, TrustError> {
     let real = canonical_store(store)?;
-    let d = digest(&real)?;
+    let (d, _) = snapshot(&real, bounds)?;
     usable_state(state, true)?;
     let mut rec = b"agentenv-trust 1\n".to_vec();
     rec.extend_from_slice(d.as_bytes());
@@ -398,6 +629,10 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    fn bounds() -> Bounds {
+        Bounds::within(std::time::Duration::from_secs(30))
+    }
+
     fn tmp() -> tempfile::TempDir {
         tempfile::tempdir().unwrap()
     }
@@ -419,7 +654,7 @@ mod tests {
         fs::create_dir_all(store.join("bin")).unwrap();
         fs::write(store.join("env"), "A=1\n").unwrap();
         assert_eq!(state_in(&state, &store).unwrap(), TrustState::NotAllowed);
-        allow(&state, &store).unwrap();
+        allow(&state, &store, bounds()).unwrap();
         assert_eq!(state_in(&state, &store).unwrap(), TrustState::Allowed);
         let m = fs::metadata(&state).unwrap().permissions().mode() & 0o777;
         assert_eq!(m, 0o700);
@@ -436,10 +671,10 @@ mod tests {
         // A new file, a content change, a mode change all count.
         fs::write(store.join("bin/tool"), "#!/bin/sh\n").unwrap();
         assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
-        allow(&state, &store).unwrap();
+        allow(&state, &store, bounds()).unwrap();
         fs::set_permissions(store.join("bin/tool"), fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
-        allow(&state, &store).unwrap();
+        allow(&state, &store, bounds()).unwrap();
         fs::write(store.join("env"), "A=2\n").unwrap();
         assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
         assert!(deny(&state, &store).unwrap());
@@ -475,11 +710,72 @@ mod tests {
     const GOLDEN_DIGEST: &str = "62a89c695fed6141fd2d0e113bde9c479233de2e1b6fdd93e0200f14c75c371f";
 
     #[test]
+    fn a_snapshot_keeps_env_files_dirs_and_the_bin_lib_paths() {
+        let (_t, _state, store) = state_and_store();
+        fixed_store(&store);
+        fs::create_dir_all(store.join("overlays/o/lib/pkg")).unwrap();
+        fs::write(store.join("overlays/o/env.py"), "print('{}')\n").unwrap();
+        fs::write(store.join("overlays/o/lib/pkg/m.py"), "").unwrap();
+        fs::write(store.join("notes.txt"), "not an env file").unwrap();
+        let (d, snap) = snapshot(&store, bounds()).unwrap();
+        assert_eq!(d.len(), 64);
+        let real = fs::canonicalize(&store).unwrap();
+        assert_eq!(
+            snap.file(&real.join("env")),
+            Pinned::Bytes(std::sync::Arc::new(b"A=1\n".to_vec()))
+        );
+        assert!(matches!(
+            snap.file(&real.join("overlays/o/env.py")),
+            Pinned::Bytes(_)
+        ));
+        assert_eq!(snap.file(&real.join("notes.txt")), Pinned::Absent);
+        assert_eq!(snap.file(&real.join("pre.env")), Pinned::Absent);
+        assert_eq!(snap.file(Path::new("/elsewhere/env")), Pinned::Elsewhere);
+        assert_eq!(snap.has_dir(&real.join("bin")), Some(true));
+        assert_eq!(snap.has_dir(&real.join("lib")), Some(false));
+        assert_eq!(snap.has_dir(Path::new("/elsewhere/bin")), None);
+        let watch: Vec<PathBuf> = snap.watch().collect();
+        for p in [
+            "bin",
+            "bin/tool",
+            "overlays/o/lib",
+            "overlays/o/lib/pkg/m.py",
+        ] {
+            assert!(watch.contains(&real.join(p)), "{p}: {watch:?}");
+        }
+        assert!(!watch.contains(&real.join("env")));
+    }
+
+    #[test]
+    fn a_digest_past_its_deadline_or_budget_stops() {
+        let (_t, _state, store) = state_and_store();
+        fixed_store(&store);
+        let late = Bounds {
+            deadline: std::time::Instant::now() - std::time::Duration::from_secs(1),
+            max_bytes: MAX_BYTES,
+        };
+        assert!(matches!(
+            snapshot(&store, late),
+            Err(TrustError::Timeout(_))
+        ));
+        let small = Bounds {
+            max_bytes: 3,
+            ..bounds()
+        };
+        match snapshot(&store, small) {
+            Err(TrustError::OddFile(p, _)) => {
+                assert!(p.ends_with("bin/tool") || p.ends_with("env"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn symlink_targets_are_covered() {
         let (t, state, store) = state_and_store();
         fs::write(t.path().join("p/real.env"), "A=1\n").unwrap();
         std::os::unix::fs::symlink("../real.env", store.join("env")).unwrap();
-        allow(&state, &store).unwrap();
+        allow(&state, &store, bounds()).unwrap();
         fs::write(t.path().join("p/real.env"), "A=2\n").unwrap();
         assert_eq!(state_in(&state, &store).unwrap(), TrustState::Changed);
     }
@@ -487,14 +783,14 @@ mod tests {
     #[test]
     fn writable_state_dir_is_refused() {
         let (_t, state, store) = state_and_store();
-        allow(&state, &store).unwrap();
+        allow(&state, &store, bounds()).unwrap();
         fs::set_permissions(&state, fs::Permissions::from_mode(0o777)).unwrap();
         assert!(matches!(
             state_in(&state, &store),
             Err(TrustError::UnsafeStateDir(..))
         ));
         assert!(matches!(
-            allow(&state, &store),
+            allow(&state, &store, bounds()),
             Err(TrustError::UnsafeStateDir(..))
         ));
     }

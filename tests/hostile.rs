@@ -1668,3 +1668,499 @@ fn every_value_file_writer_refuses_another_users_symlink_in_a_sticky_dir() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------
+// Hardening round 3 (issue 22): the trust gate against a hostile co-user.
+// Cross-user cases run as two real uids through `setpriv` (the tests run as
+// root): VICTIM runs agentenv, ATTACKER owns what it plants.
+
+const VICTIM: u32 = 1234;
+const ATTACKER: u32 = 65534;
+
+/// `c` run as `uid` (real and effective, group too, no supplementary
+/// groups), with the same program, arguments, environment and directory.
+fn as_uid(uid: u32, c: &Command) -> Command {
+    let id = uid.to_string();
+    let mut s = Command::new("setpriv");
+    s.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+        .arg(c.get_program())
+        .args(c.get_args())
+        .env_clear()
+        .stdin(Stdio::null());
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            s.env(k, v);
+        }
+    }
+    if let Some(d) = c.get_current_dir() {
+        s.current_dir(d);
+    }
+    s
+}
+
+/// `chown -R uid:uid p` (links themselves, not their targets).
+fn chown_r(p: &Path, uid: u32) {
+    std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+    if std::fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            chown_r(&e.path(), uid);
+        }
+    }
+}
+
+/// Root is needed to act as two users; without it the case is skipped (and
+/// fails under AGENTENV_REQUIRE_ALL=1).
+fn need_root(what: &str) -> bool {
+    if rustix::process::geteuid().is_root() && support::which("setpriv").is_some() {
+        return true;
+    }
+    support::skip(what, "needs root and setpriv to act as two users");
+    false
+}
+
+/// A world-traversable scratch tree (other uids must reach into it).
+fn open_tree() -> W {
+    use std::os::unix::fs::PermissionsExt;
+    let w = W::new();
+    std::fs::set_permissions(&w.root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    w
+}
+
+/// `agentenv ARGS` in `dir` with `HOME=home`, the trust state in
+/// `home/state`, no system store, no hook cache.
+fn in_dir(w: &W, home: &Path, dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(support::agentenv_bin());
+    c.env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("AGENTS_PYTHON", support::pinned_python())
+        .env("AGENTS_SYSTEM_ROOT", w.p("no-system"))
+        .env("AGENTENV_HOOK_CACHE", "0")
+        .env("PWD", dir)
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null());
+    c
+}
+
+fn stdout_text(o: &Out) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// #22.1: the bytes the trust check digested are the bytes that run. The
+/// allowed store's own `pre.env` plays the co-user who swaps `env` and
+/// `env.py` for other code after the digest (deterministically, inside the
+/// load window) and `local.env` swaps them back after the load, so the
+/// store reads "allowed" again afterwards.
+#[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
+fn a_store_file_swapped_during_the_load_never_runs() {
+    let w = W::new();
+    let pwn = w.p("PWNED");
+    let good_py = "import json\nprint(json.dumps({'PYG': 'good'}))\n";
+    let bad_py = format!(
+        "import json, pathlib\npathlib.Path('{}.py').touch()\nprint(json.dumps({{'PYG': 'owned'}}))\n",
+        pwn.display()
+    );
+    w.write("proj/.agents/env", "GREETING=hello\n");
+    w.write("proj/.agents/env.py", good_py);
+    w.write("proj/.agents/swap/good.env", "GREETING=hello\n");
+    w.write("proj/.agents/swap/good.py", good_py);
+    w.write(
+        "proj/.agents/swap/bad.env",
+        format!("touch '{}'\nexport GREETING=owned\n", pwn.display()),
+    );
+    w.write("proj/.agents/swap/bad.py", &bad_py);
+    let swap = |from_env: &str, from_py: &str| {
+        format!(
+            "_s=\"$AGENTS_PROJECT_ROOT/.agents\"\ncp \"$_s/swap/{from_env}\" \"$_s/env\"\ncp \"$_s/swap/{from_py}\" \"$_s/env.py\"\nunset _s\n"
+        )
+    };
+    w.write("proj/.agents/pre.env", swap("bad.env", "bad.py"));
+    w.write("proj/.agents/local.env", swap("good.env", "good.py"));
+    let o = run(w.cmd(&["allow"]), 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    for (what, mut c) in [
+        (
+            "env --require-trust",
+            w.cmd(&["env", "--require-trust", "--format", "json", "--diff"]),
+        ),
+        (
+            "hook bash --load",
+            w.cmd(&["hook", "bash", "--load", "--pid", "1"]),
+        ),
+    ] {
+        c.env("AGENTENV_HOOK_CACHE", "0").env("PWD", w.p("proj"));
+        let o = run(c, 60);
+        assert_eq!(o.code, Some(0), "{what}: {}", o.stderr);
+        let out = stdout_text(&o);
+        assert!(!pwn.exists(), "{what}: the swapped-in env ran");
+        assert!(
+            !w.p("PWNED.py").exists(),
+            "{what}: the swapped-in env.py ran"
+        );
+        assert!(out.contains("hello"), "{what}: {out}");
+        assert!(!out.contains("owned"), "{what}: {out}");
+        // Swapped back: the store is what was allowed.
+        let s = run(w.cmd(&["status", "--format", "json"]), 60).json();
+        assert_eq!(s["stores"][2]["trust"], "allowed", "{what}: {s}");
+    }
+}
+
+/// #22.2: a `.agents` that is another user's symlink to the victim's
+/// allowed store is refused (it would borrow that store's trust, and PATH
+/// would go through a link the other user can re-point). The victim's own
+/// link is judged by the store it resolves to, and PATH and
+/// AGENTS_PROJECT_ROOT hold resolved paths only.
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
+fn a_symlinked_agents_is_judged_by_what_it_is() {
+    if !need_root("symlinked .agents") {
+        return;
+    }
+    let w = open_tree();
+    let vhome = w.p("vhome");
+    w.write("vhome/good/.agents/env", "GOOD=1\n");
+    w.t.mkdir("vhome/good/.agents/bin");
+    let store = w.p("vhome/good/.agents");
+    w.t.mkdir("evil");
+    w.link(&store, "evil/.agents");
+    w.t.mkdir("mine");
+    w.link(&store, "mine/.agents");
+    chown_r(&vhome, VICTIM);
+    chown_r(&w.p("mine"), VICTIM);
+    chown_r(&w.p("evil"), ATTACKER);
+    let o = run(
+        as_uid(VICTIM, &in_dir(&w, &vhome, &vhome, &["allow", "good"])),
+        60,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+
+    let load = |dir: &str| {
+        run(
+            as_uid(
+                VICTIM,
+                &in_dir(
+                    &w,
+                    &vhome,
+                    &w.p(dir),
+                    &["hook", "bash", "--load", "--pid", "1"],
+                ),
+            ),
+            60,
+        )
+    };
+    let o = load("evil");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let out = stdout_text(&o);
+    assert!(
+        !out.contains("GOOD"),
+        "another user's link borrowed trust: {out}"
+    );
+    assert!(
+        o.stderr.contains("symbolic link owned by another user"),
+        "{}",
+        o.stderr
+    );
+    // Neither PATH nor AGENTS_PROJECT_ROOT nor the watch list keeps the link.
+    let evil = w.p("evil").display().to_string();
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("export ") && l.contains(&evil)),
+        "{out}"
+    );
+    assert!(!out.contains(&format!("{evil}/.agents")), "{out}");
+
+    // `allow` there refuses the link too (it would allow whatever it
+    // points to at the moment).
+    let o = run(
+        as_uid(VICTIM, &in_dir(&w, &vhome, &w.p("evil"), &["allow"])),
+        60,
+    );
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("owned by another user"), "{}", o.stderr);
+
+    let o = load("mine");
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let out = stdout_text(&o);
+    assert!(out.contains("export GOOD='1'"), "{out} {}", o.stderr);
+    assert!(
+        out.contains(&format!("{}/bin", store.display())),
+        "PATH holds the resolved store: {out}"
+    );
+    assert!(
+        !out.contains(&format!("{}/.agents", w.p("mine").display())),
+        "PATH or the root went through the link: {out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "export AGENTS_PROJECT_ROOT='{}'",
+            w.p("mine").display()
+        )),
+        "{out}"
+    );
+}
+
+/// Source a bash script with the hook installed, in `dir`, as `uid` (None:
+/// as the test's user); stdout and stderr.
+fn hook_script(w: &W, home: &Path, dir: &Path, body: &str) -> Out {
+    let script = format!(
+        "eval \"$('{}' hook bash)\"\n{body}\n",
+        support::agentenv_bin().display()
+    );
+    let mut c = in_dir(w, home, dir, &[]);
+    let mut b = Command::new("bash");
+    b.arg("--norc").arg("-c").arg(script).env_clear();
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            b.env(k, v);
+        }
+    }
+    b.current_dir(dir).stdin(Stdio::null());
+    c = b;
+    run(c, 120)
+}
+
+/// #22.3: `bin/` and `lib/` are part of what was allowed: a file added to
+/// `bin/`, or changed in place under `lib/`, after `allow` makes the next
+/// prompt reload and block the store (PATH and PYTHONPATH lose its dirs),
+/// and a `bin/` missing at allow time is not put on PATH by the hook.
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn bin_and_lib_changes_after_allow_take_no_effect() {
+    let w = W::new();
+    let home = w.p("home");
+    w.t.exe("proj/.agents/bin/tool", "#!/bin/sh\necho tool\n");
+    w.write("proj/.agents/lib/helper.py", "V = 1\n");
+    w.write("proj/.agents/env", "X=1\n");
+    let o = hook_script(
+        &w,
+        &home,
+        &w.p("proj"),
+        "A=\"$_agentenv_bin\"\n\"$A\" allow >/dev/null\n_agentenv_hook\n\
+         echo \"PATH1=$PATH\"; echo \"PYTHONPATH1=${PYTHONPATH-}\"\n\
+         printf '#!/bin/sh\\necho PWNED-ls\\n' > .agents/bin/ls; chmod 755 .agents/bin/ls\n\
+         _agentenv_hook\necho \"PATH2=$PATH\"\nls /\n\
+         rm .agents/bin/ls; \"$A\" allow >/dev/null; _agentenv_hook\n\
+         echo \"PYTHONPATH3=${PYTHONPATH-}\"\n\
+         printf 'V = 2\\n' > .agents/lib/helper.py\n\
+         _agentenv_hook\necho \"PYTHONPATH4=${PYTHONPATH-}\"",
+    );
+    let out = stdout_text(&o);
+    let bin = w.p("proj/.agents/bin").display().to_string();
+    let lib = w.p("proj/.agents/lib").display().to_string();
+    let line = |k: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k} in {out} / {}", o.stderr))
+            .to_string()
+    };
+    assert!(line("PATH1").contains(&bin), "{out}");
+    assert!(line("PYTHONPATH1").contains(&lib), "{out}");
+    assert!(
+        !out.contains("PWNED-ls"),
+        "a bin/ added after allow ran: {out}"
+    );
+    assert!(!line("PATH2").contains(&bin), "{out}");
+    assert!(
+        o.stderr.contains("changed since it was allowed"),
+        "{}",
+        o.stderr
+    );
+    assert!(line("PYTHONPATH3").contains(&lib), "{out}");
+    assert!(
+        !line("PYTHONPATH4").contains(&lib),
+        "a lib/ file changed in place stays on PYTHONPATH: {out}"
+    );
+
+    // No bin/ at allow time: the hook does not put it on PATH.
+    let w = W::new();
+    w.write("proj/.agents/env", "X=1\n");
+    let o = hook_script(
+        &w,
+        &w.p("home"),
+        &w.p("proj"),
+        "\"$_agentenv_bin\" allow >/dev/null\n_agentenv_hook\necho \"X=${X-} PATH=$PATH\"",
+    );
+    let out = stdout_text(&o);
+    assert!(out.contains("X=1 "), "{out} {}", o.stderr);
+    assert!(
+        !out.contains(&*w.p("proj/.agents/bin").to_string_lossy()),
+        "a missing bin/ of a gated store is on PATH: {out}"
+    );
+}
+
+/// #22.5: the trust digest is bounded: a link to /proc/self/pagemap (a
+/// "regular file" of size 0 that reads for hundreds of GiB) and a huge
+/// sparse file are refused by name, and `allow`, `status`, the hook and
+/// `--require-trust` all finish; a FIFO is digested by kind, never opened.
+#[test]
+fn the_trust_digest_is_bounded_and_names_the_odd_file() {
+    for (name, make) in [("pagemap", 0u8), ("huge", 1u8)] {
+        let w = W::new();
+        w.write("proj/.agents/env", "A=1\n");
+        w.fifo("proj/.agents/a-fifo");
+        match make {
+            0 => {
+                w.link("/proc/self/pagemap", &format!("proj/.agents/{name}"));
+            }
+            _ => {
+                w.sparse(&format!("proj/.agents/{name}"), 64 << 30);
+            }
+        }
+        let o = run(w.cmd(&["allow"]), 120);
+        assert_eq!(o.code, Some(1), "{name}: allow: {}", o.stderr);
+        assert!(o.stderr.contains(name), "{name}: allow: {}", o.stderr);
+        let mut hook = w.cmd(&["hook", "bash", "--load", "--pid", "1"]);
+        hook.env("PWD", w.p("proj"));
+        let mut gated = w.cmd(&["env", "--require-trust", "--format", "json", "--diff"]);
+        gated.env("PWD", w.p("proj"));
+        for (what, c) in [
+            ("status", w.cmd(&["status"])),
+            ("hook", hook),
+            ("env --require-trust", gated),
+        ] {
+            let o = run(c, 120);
+            assert_eq!(o.code, Some(0), "{name}: {what}: {}", o.stderr);
+            assert!(!stdout_text(&o).contains("A='1'"), "{name}: {what}");
+        }
+    }
+    // A FIFO alone: allowed, never opened.
+    let w = W::new();
+    w.write("proj/.agents/env", "A=1\n");
+    w.fifo("proj/.agents/a-fifo");
+    let o = run(w.cmd(&["allow"]), 120);
+    assert_eq!(o.code, Some(0), "fifo: {}", o.stderr);
+}
+
+/// #22.7: with a relative or empty HOME the project store the hook refuses
+/// is not run as the user store either.
+#[test]
+fn a_relative_home_never_runs_the_refused_project_store() {
+    for home in [".", "./", ""] {
+        let w = W::new();
+        let ran = w.p("RAN");
+        w.write(
+            "proj/.agents/env",
+            format!("touch '{}'\nexport PROJ_CODE=ran\n", ran.display()),
+        );
+        for (what, args) in [
+            ("hook", &["hook", "bash", "--load", "--pid", "9"][..]),
+            (
+                "env --require-trust",
+                &["env", "--require-trust", "--format", "json", "--diff"][..],
+            ),
+        ] {
+            let mut c = w.cmd(args);
+            c.env("HOME", home).env("PWD", w.p("proj"));
+            let o = run(c, 60);
+            assert!(
+                !stdout_text(&o).contains("PROJ_CODE"),
+                "HOME={home:?} {what}: {}",
+                stdout_text(&o)
+            );
+            assert!(!ran.exists(), "HOME={home:?} {what}: the store ran");
+        }
+    }
+}
+
+/// #22.10: an `env.py` importing a sibling module does not leave a
+/// `__pycache__` that turns the allowed store into "changed".
+#[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
+fn pycache_does_not_turn_an_allowed_store_changed() {
+    let w = W::new();
+    w.write(
+        "proj/.agents/env.py",
+        "import json, helper\nprint(json.dumps({'H': helper.v}))\n",
+    );
+    w.write("proj/.agents/helper.py", "v = '1'\n");
+    assert_eq!(run(w.cmd(&["allow"]), 60).code, Some(0));
+    for i in 0..2 {
+        let o = w.env(&["--require-trust"]);
+        assert!(
+            !o.stderr.contains("changed"),
+            "run {i}: {} ({:?})",
+            o.stderr,
+            std::fs::read_dir(w.p("proj/.agents"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(o.json()["H"], "1", "run {i}");
+    }
+    assert!(!w.p("proj/.agents/__pycache__").exists());
+}
+
+/// #22.16: a user store owned by someone else (root with another user's
+/// HOME, as `sudo -E` leaves it) is not run, and nothing is created in it.
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
+fn a_user_store_owned_by_another_user_is_not_run() {
+    if !need_root("foreign user store") {
+        return;
+    }
+    let w = open_tree();
+    let ran = w.p("RAN");
+    let vhome = w.p("vhome");
+    w.write(
+        "vhome/.agents/env",
+        format!("touch '{}'\nexport U_CODE=ran\n", ran.display()),
+    );
+    chown_r(&vhome, VICTIM);
+    w.t.mkdir("elsewhere");
+    for args in [
+        &["env", "--format", "json", "--diff", "--cache"][..],
+        &["hook", "bash", "--load", "--pid", "1"][..],
+    ] {
+        // As root, HOME pointing at the victim's home.
+        let mut c = in_dir(&w, &vhome, &w.p("elsewhere"), args);
+        c.env_remove("AGENTENV_HOOK_CACHE");
+        let o = run(c, 60);
+        assert!(!stdout_text(&o).contains("U_CODE"), "{args:?}: ran");
+        assert!(!ran.exists(), "{args:?}: ran");
+        assert!(
+            o.stderr.contains("owned by another user"),
+            "{args:?}: {}",
+            o.stderr
+        );
+        assert!(
+            !vhome.join(".agents/.cache").exists(),
+            "{args:?} left .cache"
+        );
+    }
+    // No store yet: root does not create one in the victim's home.
+    let bare = w.t.mkdir("vhome2");
+    chown_r(&bare, VICTIM);
+    let o = run(
+        in_dir(
+            &w,
+            &bare,
+            &w.p("elsewhere"),
+            &["env", "--format", "json", "--cache"],
+        ),
+        60,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        !bare.join(".agents").exists(),
+        "root created a store in {}",
+        bare.display()
+    );
+    // The owner runs it.
+    let o = run(
+        as_uid(
+            VICTIM,
+            &in_dir(
+                &w,
+                &vhome,
+                &w.p("elsewhere"),
+                &["env", "--format", "json", "--diff"],
+            ),
+        ),
+        60,
+    );
+    assert!(stdout_text(&o).contains("U_CODE"), "{}", o.stderr);
+}

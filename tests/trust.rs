@@ -262,3 +262,29 @@ fn allow_and_deny_fail_once() {
             .run();
     }
 }
+
+/// Issue 21's drift: `env` and `status` decide the system store by one
+/// rule. With `AGENTS_SYSTEM_ROOT='~/sys'` (a root-owned store, after `~`
+/// expansion) `env` loads it, so `status` must report it present.
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
+fn env_and_status_agree_on_a_tilde_system_root() {
+    if !rustix::process::geteuid().is_root() {
+        support::skip("~ system root", "needs root to own a system store");
+        return;
+    }
+    let t = tree().file("home/sys/env", "FROM_SYS=1\n");
+    std::fs::set_permissions(t.path("home/sys"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let j = env_json(&t, &[])
+        .env("AGENTS_SYSTEM_ROOT", "~/sys")
+        .run()
+        .json();
+    assert_eq!(j["FROM_SYS"], "1");
+    let s = agentenv(&t, &["status", "--format", "json"])
+        .env("AGENTS_SYSTEM_ROOT", "~/sys")
+        .run()
+        .json();
+    assert_eq!(s["stores"][0]["level"], "system", "{s}");
+    assert_eq!(s["stores"][0]["state"], "present", "{s}");
+    assert_eq!(s["stores"][0]["path"], t.arg("home/sys"), "{s}");
+}

@@ -137,8 +137,7 @@ pub fn scope_options(scope: &ScopeArgs) -> Result<crate::session::Options, Failu
         agents_dir: scope.agents_dir.clone(),
         timeout,
         agent: None,
-        cwd: None,
-        project_root: None,
+        ..Default::default()
     })
 }
 
@@ -231,6 +230,12 @@ fn cache_lookup(
     public_only: bool,
 ) -> CacheState {
     use crate::session::cache;
+    if prepared.scope.user_refused.is_some() || foreign_parent(&prepared.scope.user_root) {
+        // Never a file of ours in a store we do not load (another user's),
+        // nor a new store in another user's directory.
+        crate::warn!("the user store is not loaded or not ours to create; running uncached");
+        return CacheState::Off;
+    }
     let dir = cache::dir_for(&prepared.scope.user_root);
     if let Err(why) = cache::usable_dir(&dir) {
         crate::warn!(
@@ -256,6 +261,20 @@ fn cache_lookup(
             CacheState::Miss { dir, key }
         }
     }
+}
+
+/// The user store is missing and its parent directory belongs to another
+/// user (root with that user's HOME): the cache would create a store there.
+fn foreign_parent(store: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if store.exists() {
+        return false;
+    }
+    let euid = rustix::process::geteuid().as_raw();
+    store
+        .parent()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| m.uid() != euid)
 }
 
 /// `session::prepare`, its warnings (taken out of it, so the assembly does

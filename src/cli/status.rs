@@ -34,36 +34,6 @@ fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// The system store candidate and what the trust rule says about it.
-fn system_store(env: &crate::core::Env) -> (Option<PathBuf>, &'static str, Option<String>) {
-    use std::os::unix::fs::MetadataExt;
-    let cand = match crate::core::get(env, "AGENTS_SYSTEM_ROOT").filter(|v| !v.is_empty()) {
-        Some(v) => {
-            let p = PathBuf::from(v);
-            if !p.is_absolute() {
-                return (
-                    None,
-                    "skipped",
-                    Some("$AGENTS_SYSTEM_ROOT is not an absolute path".into()),
-                );
-            }
-            p
-        }
-        None => PathBuf::from("/etc/agents"),
-    };
-    match std::fs::metadata(&cand) {
-        Err(_) => (Some(cand), "absent", None),
-        Ok(m) if !m.is_dir() => (Some(cand), "absent", Some("not a directory".into())),
-        Ok(m) if m.uid() != 0 => (Some(cand), "skipped", Some("not owned by root".into())),
-        Ok(m) if m.mode() & 0o022 != 0 => (
-            Some(cand),
-            "skipped",
-            Some("group- or world-writable".into()),
-        ),
-        Ok(_) => (Some(cand), "present", None),
-    }
-}
-
 fn presence(p: &Path) -> (&'static str, Option<String>) {
     match std::fs::metadata(p) {
         Ok(m) if m.is_dir() => ("present", None),
@@ -100,7 +70,7 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let required = a.scope.require_trust;
     // The gate, as env applies it: decides whether the project store loads.
     let mut gated = opts.clone();
-    super::trust::gate(required, &mut gated, &base);
+    let gate_decision = super::trust::gate(required, &mut gated, &base);
     let skipped_by_gate = gated.global && !opts.global;
     let prepared = crate::session::prepare(&gated, &base).map_err(Failure::runtime)?;
     crate::log::notes(&prepared.notes);
@@ -117,36 +87,55 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let root_scope = &ungated.as_ref().unwrap_or(&prepared).scope;
     let rule = if opts.global {
         "-g: no project"
-    } else if crate::core::get(&base, "AGENTS_PROJECT_ROOT").is_some_and(|v| !v.is_empty()) {
-        "$AGENTS_PROJECT_ROOT"
-    } else if crate::core::get(&base, "CLAUDE_PROJECT_DIR").is_some_and(|v| !v.is_empty()) {
-        "$CLAUDE_PROJECT_DIR"
     } else {
-        "the directory (neither $AGENTS_PROJECT_ROOT nor $CLAUDE_PROJECT_DIR is set)"
+        match crate::session::scope::project_root_source(&base) {
+            Some("AGENTS_PROJECT_ROOT") => "$AGENTS_PROJECT_ROOT",
+            Some(_) => "$CLAUDE_PROJECT_DIR",
+            None => "the directory (neither $AGENTS_PROJECT_ROOT nor $CLAUDE_PROJECT_DIR is set)",
+        }
     };
     let home = crate::core::get(&base, "HOME").map(PathBuf::from);
     let hook_root = crate::trust::find_project_root(&cwd, home.as_deref());
-    // What the shell hook would decide for its root's store.
-    let hook_trust = hook_root.as_ref().map(|r| {
-        match crate::trust::state_dir(&base)
-            .and_then(|d| crate::trust::state_in(&d, &r.join(".agents")))
-        {
-            Ok(t) => t.as_str().to_string(),
-            Err(e) => format!("unknown ({e})"),
+    // The trust decision for a root: the one the gate made, else made now
+    // by the same function (the hook's and env's).
+    let bounds = crate::session::gate::bounds(&opts, &base);
+    let mut decided: Vec<crate::session::gate::Decision> = gate_decision.into_iter().collect();
+    let mut trust_of = |root: &Path| -> String {
+        if let Some(d) = decided.iter().find(|d| d.root == root) {
+            return d.trust();
         }
-    });
+        let d = crate::session::gate::decide(root, &base, bounds);
+        let t = d.trust();
+        decided.push(d);
+        t
+    };
+    // What the shell hook would decide for its root's store.
+    let hook_trust = hook_root.as_deref().map(&mut trust_of);
 
     // Stores.
     let mut stores = Vec::new();
-    let (sys, sys_state, sys_why) = system_store(&base);
+    // The one rule env uses (issue 21: status once skipped a `~/sys` that
+    // env loaded).
+    let sys = crate::session::scope::SystemStore::decide(&base);
+    let sys_state = match &sys {
+        crate::session::scope::SystemStore::Present(_) => "present",
+        crate::session::scope::SystemStore::Absent(_) => "absent",
+        crate::session::scope::SystemStore::Skipped(..) => "skipped",
+    };
     stores.push(json!({
         "level": "system",
-        "path": sys.as_deref().map(s),
+        "path": sys.path().map(s),
         "state": sys_state,
-        "why": sys_why,
+        "why": sys.why().or_else(|| match &sys {
+            crate::session::scope::SystemStore::Absent(p) => presence(p).1,
+            _ => None,
+        }),
         "trust": "not needed (root's own store)",
     }));
-    let (u_state, u_why) = presence(&scope.user_root);
+    let (u_state, u_why) = match &scope.user_refused {
+        Some(why) => ("skipped", Some(why.clone())),
+        None => presence(&scope.user_root),
+    };
     stores.push(json!({
         "level": "user",
         "path": s(&scope.user_root),
@@ -158,9 +147,10 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
         let store = &root_scope.agents_root;
         let (mut st, mut why) = presence(store);
         let trust = if st == "present" {
-            match crate::trust::state_dir(&base).and_then(|d| crate::trust::state_in(&d, store)) {
-                Ok(t) => t.as_str().to_string(),
-                Err(e) => format!("unknown ({e})"),
+            match &root_scope.project_root {
+                Some(r) if store == &r.join(".agents") => trust_of(r),
+                // Loaded by its real path (an allowed store under the gate).
+                _ => crate::trust::TrustState::Allowed.as_str().to_string(),
             }
         } else {
             "not applicable".to_string()
@@ -233,7 +223,10 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
 
     // --cache: the invocations people run, looked up without storing.
     let dir = crate::session::cache::dir_for(&scope.user_root);
-    let usable = crate::session::cache::usable_dir(&dir);
+    let usable = match &scope.user_refused {
+        Some(_) => Err("is in a user store that is not loaded".to_string()),
+        None => crate::session::cache::usable_dir(&dir).map_err(|u| u.describe().to_string()),
+    };
     let auto = crate::render::detect_auto().name();
     let mut checks: Vec<(String, &str, bool)> = vec![
         (format!("env --cache (auto: {auto})"), auto, false),
@@ -267,7 +260,7 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
         "cache": {
             "dir": s(&dir),
             "usable": usable.is_ok(),
-            "why": usable.err().map(|u| u.describe()),
+            "why": usable.err(),
             "lookups": lookups,
         },
     }))

@@ -73,7 +73,13 @@ fn on_store<T>(
 }
 
 pub fn run_allow(a: TrustArgs) -> Exit {
-    let (_, real) = on_store(a.dir.as_deref(), "allow", crate::trust::allow)?;
+    let bounds = crate::trust::Bounds::from_env(&crate::core::process_env());
+    let (_, real) = on_store(a.dir.as_deref(), "allow", |s, store| {
+        if crate::session::gate::foreign_link(store) {
+            return Err(crate::trust::TrustError::ForeignLink(store.to_path_buf()));
+        }
+        crate::trust::allow(s, store, bounds)
+    })?;
     super::say(format_args!("allowed {}", real.display()));
     Ok(0)
 }
@@ -114,51 +120,43 @@ pub fn run_hook(a: HookArgs) -> Exit {
 }
 
 /// `--require-trust` / `AGENTENV_REQUIRE_TRUST=1` for `env`, `exec`,
-/// `explain`: when the scope's project store is not allowed (or changed),
-/// warn and walk the other stores only (as `-g`).
-pub fn gate(require: bool, opts: &mut crate::session::Options, base: &crate::core::Env) {
+/// `explain` (and `status`): when the scope's project store is not allowed
+/// (or changed), warn and walk the other stores only (as `-g`); when it is,
+/// load it from its real paths and the bytes digested
+/// ([`crate::session::gate`]). Returns the decision, if one was made.
+pub fn gate(
+    require: bool,
+    opts: &mut crate::session::Options,
+    base: &crate::core::Env,
+) -> Option<crate::session::gate::Decision> {
     let env_says =
         crate::core::get(base, "AGENTENV_REQUIRE_TRUST").is_some_and(|v| !v.is_empty() && v != "0");
     if !(require || env_says) || opts.global {
-        return;
+        return None;
     }
     let cwd = match &opts.cwd {
         Some(c) => c.clone(),
-        None => match std::env::current_dir() {
-            Ok(c) => c,
-            Err(_) => return,
-        },
+        None => std::env::current_dir().ok()?,
     };
+    // A relative user store is not loaded while the gate is on.
+    opts.user_store_refused = crate::session::gate::user_store_rule(opts, base, None);
     let input = crate::session::scope::ScopeInput {
         global: false,
         agents_dir: opts.agents_dir.clone(),
         project_root: opts.project_root.clone(),
+        project_store: None,
+        user_refused: opts.user_store_refused.clone(),
     };
-    let mut warnings = Vec::new();
-    let resolved = crate::session::scope::Scope::resolve(&input, base, &cwd, &mut warnings);
-    for w in &warnings {
-        crate::warn!("{w}");
+    // Its warnings are the session's own; `prepare` shows them.
+    let scope = crate::session::scope::Scope::resolve(&input, base, &cwd, &mut Vec::new()).ok()?;
+    if scope.level != "project" || !scope.agents_root.is_dir() {
+        return None; // the user store (collapse rule), or nothing to run
     }
-    let Ok(scope) = resolved else {
-        return;
-    };
-    if scope.level != "project" {
-        return; // the project store is the user store (collapse rule)
+    let root = scope.project_root.clone()?;
+    let d = crate::session::gate::decide(&root, base, crate::session::gate::bounds(opts, base));
+    if let Some(w) = d.warning() {
+        crate::warn!("{w} (walking the other stores only)");
     }
-    let store = scope.agents_root.clone();
-    if !store.is_dir() {
-        return; // nothing to run; the walk is the reference's
-    }
-    let state = crate::trust::state_dir(base).and_then(|s| crate::trust::state_in(&s, &store));
-    let why = match state {
-        Ok(crate::trust::TrustState::Allowed) => return,
-        Ok(crate::trust::TrustState::Changed) => "changed since it was allowed".to_string(),
-        Ok(crate::trust::TrustState::NotAllowed) => "is not allowed".to_string(),
-        Err(e) => format!("is not loaded ({e})"),
-    };
-    crate::warn!(
-        "{} {why}; run 'agentenv allow' to load it (walking the other stores only)",
-        store.display()
-    );
-    opts.global = true;
+    d.apply(opts, base);
+    Some(d)
 }

@@ -14,6 +14,7 @@
 pub(crate) mod cache;
 /// The provenance view lives in `core` (it is generic over an assembly).
 pub(crate) use crate::core::explain;
+pub(crate) mod gate;
 pub(crate) mod identity;
 pub(crate) mod into;
 pub(crate) mod native;
@@ -28,6 +29,7 @@ pub(crate) mod trace;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
 pub use crate::core::{DecidedBy, Sensitivity};
+use crate::trust::Pinned;
 use scope::{Scope, ScopeInput, WalkEntry};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -51,6 +53,15 @@ pub struct Options {
     /// An explicit project root (the shell hook's walk-up rule); wins over
     /// `$AGENTS_PROJECT_ROOT` and `$CLAUDE_PROJECT_DIR`.
     pub project_root: Option<PathBuf>,
+    /// The project store, when not `<project root>/.agents` (the trust
+    /// gate loads an allowed store by its real path).
+    pub project_store: Option<PathBuf>,
+    /// What the trust digest read of the project store: its env files run
+    /// from these bytes, and its `bin`/`lib` dirs count only if the digest
+    /// saw them (set by the trust gate).
+    pub pinned: Option<std::sync::Arc<crate::trust::Snapshot>>,
+    /// Why the user store is not loaded (set by the trust gate).
+    pub user_store_refused: Option<String>,
 }
 
 /// The two tiers of env files.
@@ -91,6 +102,9 @@ pub struct Prepared {
     /// assembly's notes; a caller that shows them earlier takes them out
     /// first.
     pub(crate) notes: Vec<Note>,
+    /// The trust digest's snapshot of the project store (see
+    /// [`Options::pinned`]).
+    pub(crate) pinned: Option<std::sync::Arc<crate::trust::Snapshot>>,
 }
 
 /// An assembled session.
@@ -248,9 +262,12 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
         global: opts.global,
         agents_dir: opts.agents_dir.clone(),
         project_root: opts.project_root.clone(),
+        project_store: opts.project_store.clone(),
+        user_refused: opts.user_store_refused.clone(),
     };
     let mut warnings = Vec::new();
     let scope = Scope::resolve(&input, base, &cwd, &mut warnings)?;
+    let pinned = opts.pinned.clone();
     let mut env_files = Vec::new();
     for (tier, specs) in [(Tier::Pre, scope::PRE_TIER), (Tier::Main, scope::MAIN_TIER)] {
         for e in scope.walk(specs, true) {
@@ -264,7 +281,12 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
         }
     }
     let lib_candidates = entries(scope.walk(scope::LIB, true));
-    let bin_paths = entries(scope.walk(scope::BIN, true));
+    let mut bin_paths = entries(scope.walk(scope::BIN, true));
+    if let Some(snap) = &pinned {
+        // A gated store's missing bin dirs are not listed: one made after
+        // the digest would put unallowed programs on PATH.
+        bin_paths.retain(|b| snap.has_dir(b) != Some(false));
+    }
     let interpreter = default_interpreter(base, &cwd);
     let timeout = opts
         .timeout
@@ -278,6 +300,7 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
         lib_candidates,
         bin_paths,
         notes: warnings.into_iter().map(Note::warning).collect(),
+        pinned,
     })
 }
 
@@ -316,12 +339,20 @@ fn spawn_env(current: &Env, base: &Env) -> Env {
 }
 
 /// The walk's existing `lib` directories, highest precedence first, each
-/// once.
-fn existing_libs(candidates: &[PathBuf], cwd: &Path) -> Vec<Vec<u8>> {
+/// once (in a gated store: those the digest saw).
+fn existing_libs(
+    candidates: &[PathBuf],
+    cwd: &Path,
+    pinned: Option<&crate::trust::Snapshot>,
+) -> Vec<Vec<u8>> {
     let mut libs: Vec<Vec<u8>> = Vec::new();
     for p in candidates.iter().rev() {
         let bytes = p.as_os_str().as_bytes();
-        if paths::at(p, cwd).is_dir() && !libs.iter().any(|x| x == bytes) {
+        let exists = match pinned.and_then(|s| s.has_dir(p)) {
+            Some(seen) => seen && paths::at(p, cwd).is_dir(),
+            None => paths::at(p, cwd).is_dir(),
+        };
+        if exists && !libs.iter().any(|x| x == bytes) {
             libs.push(bytes.to_vec());
         }
     }
@@ -395,7 +426,7 @@ impl Prepared {
         // The same layer's second touch of PATH (`explain` shows both).
         let cs = steps::without_launcher_dirs(a.current());
         a.apply(l, &cs);
-        let libs = existing_libs(&self.lib_candidates, cwd);
+        let libs = existing_libs(&self.lib_candidates, cwd, self.pinned.as_deref());
         computed(&mut a, info(LayerKind::LibPaths), |env| {
             steps::lib_paths(env, &libs)
         });
@@ -407,10 +438,17 @@ impl Prepared {
             bash: None,
             memo: native::PathMemo::new(),
         };
+        // A gated store's files: those the digest read, from its bytes.
         let present: Vec<&EnvFile> = self
             .env_files
             .iter()
-            .filter(|f| std::fs::metadata(paths::at(&f.path, cwd)).is_ok_and(|m| m.is_file()))
+            .filter(|f| match self.pinned_file(f) {
+                Pinned::Elsewhere => {
+                    std::fs::metadata(paths::at(&f.path, cwd)).is_ok_and(|m| m.is_file())
+                }
+                Pinned::Absent => false,
+                Pinned::TooLarge | Pinned::Bytes(_) => true,
+            })
             .collect();
         for f in present {
             self.env_file(&mut a, &mut run, f, &base);
@@ -444,6 +482,14 @@ impl Prepared {
             a.note(n);
         }
         out
+    }
+
+    /// What the trust digest read at `f` (`Elsewhere` without a gate).
+    fn pinned_file(&self, f: &EnvFile) -> Pinned {
+        match &self.pinned {
+            Some(s) => s.file(&paths::at(&f.path, &self.scope.cwd)),
+            None => Pinned::Elsewhere,
+        }
     }
 
     /// One env file's layer: run it, then its `-v` line.
@@ -491,13 +537,37 @@ impl Prepared {
             .or_else(|| self.interpreter.clone());
         let mut env = spawn_env(current, base);
         env.insert("PYTHONIOENCODING".into(), "utf-8".into());
+        // No `__pycache__` in a store: it would turn an allowed store
+        // "changed" (and a stale `.pyc` is code the digest must cover).
+        env.insert("PYTHONDONTWRITEBYTECODE".into(), "1".into());
         if let Some(v) = steps::script_pythonpath(current, &env) {
             env.insert("PYTHONPATH".into(), v);
         }
         let mut warnings = Vec::new();
+        // A gated store's file runs from the bytes digested.
+        let copy = match self.pinned_file(f) {
+            Pinned::Bytes(b) => match sealed_copy(&b) {
+                Ok(fd) => Some(fd),
+                Err(e) => {
+                    let why = crate::process::io_kind(&e);
+                    a.warn(format!("env.py could not run: {}: {why}", f.path.display()));
+                    a.fail(l, why);
+                    return;
+                }
+            },
+            Pinned::TooLarge => {
+                a.warn(format!(
+                    "env file skipped: {}: larger than 16 MiB",
+                    f.path.display()
+                ));
+                a.fail(l, "larger than 16 MiB");
+                return;
+            }
+            _ => None,
+        };
         let result = script::run(
             interp.as_deref(),
-            &f.path,
+            (&f.path, copy.as_ref().map(std::os::fd::AsRawFd::as_raw_fd)),
             &f.level,
             self.scope.global_scope(),
             &env,
@@ -529,7 +599,23 @@ impl Prepared {
     ) {
         let cwd = &self.scope.cwd;
         let full = paths::at(&f.path, cwd);
-        let text = match crate::fsutil::read_input(&full, MAX_PLAIN_FILE) {
+        let pinned = match self.pinned_file(f) {
+            Pinned::Bytes(b) => Some(b),
+            Pinned::TooLarge => {
+                a.warn(format!(
+                    "env file skipped: {}: larger than 16 MiB",
+                    f.path.display()
+                ));
+                a.fail(l, "larger than 16 MiB");
+                return;
+            }
+            _ => None,
+        };
+        let read = match &pinned {
+            Some(b) => Ok(b.to_vec()),
+            None => crate::fsutil::read_input(&full, MAX_PLAIN_FILE),
+        };
+        let text = match read {
             Ok(text) => Some(text),
             Err(e) if crate::fsutil::input_error(&e).is_some() => {
                 // Over the limit (or no longer a regular file): neither
@@ -568,7 +654,34 @@ impl Prepared {
         )));
         let env = spawn_env(a.current(), base);
         let mut warnings = Vec::new();
-        let sourced = shell::source(bash, &f.path, &env, self.timeout, &mut warnings);
+        // A gated store's file: bash sources the bytes digested, from a
+        // sealed in-memory copy (`/proc/self/fd/N`), never the path again.
+        let copy = match pinned.as_deref().map(|b| sealed_copy(b)).transpose() {
+            Ok(c) => c,
+            Err(e) => {
+                let why = crate::process::io_kind(&e);
+                a.warn(format!(
+                    "cannot source env file: {} ({why})",
+                    f.path.display()
+                ));
+                a.fail(l, why);
+                return;
+            }
+        };
+        let from = copy.as_ref().map(|fd| {
+            PathBuf::from(format!(
+                "/proc/self/fd/{}",
+                std::os::fd::AsRawFd::as_raw_fd(fd)
+            ))
+        });
+        let sourced = shell::source(
+            bash,
+            &f.path,
+            from.as_deref(),
+            &env,
+            self.timeout,
+            &mut warnings,
+        );
         // A child ran: it may have put an `env` program on PATH.
         memo.clear();
         for w in warnings {
@@ -587,6 +700,24 @@ impl Prepared {
             ),
         }
     }
+}
+
+/// `bytes` in a sealed memfd that children inherit (no close-on-exec),
+/// read from its start: what a layer child runs instead of re-opening a
+/// store file by its path.
+fn sealed_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    use rustix::fs::{MemfdFlags, SealFlags};
+    let fd = rustix::fs::memfd_create("agentenv-layer", MemfdFlags::ALLOW_SEALING)?;
+    let mut done = 0;
+    while done < bytes.len() {
+        done += rustix::io::write(&fd, &bytes[done..])?;
+    }
+    rustix::fs::seek(&fd, rustix::fs::SeekFrom::Start(0))?;
+    rustix::fs::fcntl_add_seals(
+        &fd,
+        SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE,
+    )?;
+    Ok(fd)
 }
 
 /// Largest plain env file evaluated (natively or by bash); a larger one is

@@ -147,6 +147,9 @@ pub struct Scope {
     pub stores: Vec<Store>,
     /// After shadowing, walk order.
     pub overlays: Vec<Overlay>,
+    /// Why the user store is not walked (owned by another user, or refused
+    /// by the trust gate); `user_root` still names it.
+    pub user_refused: Option<String>,
 }
 
 /// What the scope resolution needs.
@@ -156,54 +159,122 @@ pub struct ScopeInput {
     pub agents_dir: Option<PathBuf>,
     /// An explicit project root (the shell hook's); else the reference's rule.
     pub project_root: Option<PathBuf>,
+    /// The project store, when not `<project root>/.agents`.
+    pub project_store: Option<PathBuf>,
+    /// The trust gate refused the user store (why).
+    pub user_refused: Option<String>,
 }
 
 fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
     crate::core::get(env, k).filter(|v| !v.is_empty())
 }
 
-/// The system store by the trust rule (reference §2.2); why a candidate
-/// was refused goes to `warnings`.
-pub fn system_root(env: &Env, warnings: &mut Vec<String>) -> Option<PathBuf> {
-    let home = crate::core::get(env, "HOME");
-    let cand = match env_nonempty(env, "AGENTS_SYSTEM_ROOT") {
-        Some(v) => match expanduser(v, home) {
-            Ok(p) if p.is_absolute() => p,
-            _ => {
-                // The reference repeats the value here; we name the variable only.
-                warnings.push("ignoring $AGENTS_SYSTEM_ROOT: not an absolute path".into());
-                return None;
+/// Why a system store candidate is not used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemSkip {
+    /// `$AGENTS_SYSTEM_ROOT` is not absolute (after `~` expansion).
+    NotAbsolute,
+    /// The candidate could not be stat'ed (the error kind).
+    CannotStat(String),
+    NotOwnedByRoot,
+    Writable,
+}
+
+/// The system store candidate and what the rule (reference §2.2) says of
+/// it: the one decision `env` and `status` share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SystemStore {
+    /// Used.
+    Present(PathBuf),
+    /// Not there (or not a directory): nothing to say.
+    Absent(PathBuf),
+    /// There, but refused.
+    Skipped(Option<PathBuf>, SystemSkip),
+}
+
+impl SystemStore {
+    /// Decide from the base env: `$AGENTS_SYSTEM_ROOT` (`~` expanded),
+    /// else `/etc/agents`; used only when a root-owned directory that
+    /// neither group nor others can write.
+    pub fn decide(env: &Env) -> SystemStore {
+        let home = crate::core::get(env, "HOME");
+        let cand = match env_nonempty(env, "AGENTS_SYSTEM_ROOT") {
+            Some(v) => match expanduser(v, home) {
+                Ok(p) if p.is_absolute() => p,
+                _ => return SystemStore::Skipped(None, SystemSkip::NotAbsolute),
+            },
+            None => PathBuf::from("/etc/agents"),
+        };
+        if !cand.is_dir() {
+            return SystemStore::Absent(cand);
+        }
+        match std::fs::metadata(&cand) {
+            Err(e) => SystemStore::Skipped(
+                Some(cand),
+                SystemSkip::CannotStat(crate::process::io_kind(&e)),
+            ),
+            Ok(m) if m.uid() != 0 => SystemStore::Skipped(Some(cand), SystemSkip::NotOwnedByRoot),
+            Ok(m) if m.mode() & 0o022 != 0 => {
+                SystemStore::Skipped(Some(cand), SystemSkip::Writable)
             }
-        },
-        None => PathBuf::from("/etc/agents"),
-    };
-    if !cand.is_dir() {
-        return None;
+            Ok(_) => SystemStore::Present(cand),
+        }
     }
-    match std::fs::metadata(&cand) {
-        Err(e) => {
-            warnings.push(format!(
-                "ignoring the system store {}: cannot stat it ({})",
-                cand.display(),
-                crate::process::io_kind(&e)
-            ));
-            None
+
+    /// The candidate's path (none when the variable was unusable).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            SystemStore::Present(p) | SystemStore::Absent(p) => Some(p),
+            SystemStore::Skipped(p, _) => p.as_deref(),
         }
-        Ok(m) if m.uid() != 0 => {
-            warnings.push(format!(
-                "ignoring the system store {}: it is not owned by root",
-                cand.display()
-            ));
-            None
+    }
+
+    /// Why it is skipped, as `status` says it.
+    pub fn why(&self) -> Option<String> {
+        match self {
+            SystemStore::Skipped(_, why) => Some(match why {
+                SystemSkip::NotAbsolute => "$AGENTS_SYSTEM_ROOT is not an absolute path".into(),
+                SystemSkip::CannotStat(k) => format!("cannot stat it ({k})"),
+                SystemSkip::NotOwnedByRoot => "not owned by root".into(),
+                SystemSkip::Writable => "group- or world-writable".into(),
+            }),
+            _ => None,
         }
-        Ok(m) if m.mode() & 0o022 != 0 => {
-            warnings.push(format!(
-                "ignoring the system store {}: it is group- or world-writable",
-                cand.display()
-            ));
-            None
-        }
-        Ok(_) => Some(cand),
+    }
+
+    /// The warning `env` gives for a skipped store.
+    fn warning(&self) -> Option<String> {
+        let SystemStore::Skipped(p, why) = self else {
+            return None;
+        };
+        let d = p
+            .as_deref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        Some(match why {
+            // The reference repeats the value here; we name the variable only.
+            SystemSkip::NotAbsolute => "ignoring $AGENTS_SYSTEM_ROOT: not an absolute path".into(),
+            SystemSkip::CannotStat(k) => {
+                format!("ignoring the system store {d}: cannot stat it ({k})")
+            }
+            SystemSkip::NotOwnedByRoot => {
+                format!("ignoring the system store {d}: it is not owned by root")
+            }
+            SystemSkip::Writable => {
+                format!("ignoring the system store {d}: it is group- or world-writable")
+            }
+        })
+    }
+}
+
+/// The system store by the trust rule ([`SystemStore::decide`]); why a
+/// candidate was refused goes to `warnings`.
+pub fn system_root(env: &Env, warnings: &mut Vec<String>) -> Option<PathBuf> {
+    let s = SystemStore::decide(env);
+    warnings.extend(s.warning());
+    match s {
+        SystemStore::Present(p) => Some(p),
+        _ => None,
     }
 }
 
@@ -220,15 +291,36 @@ pub fn user_store(agents_dir: Option<&Path>, env: &Env) -> Result<PathBuf, Strin
     Ok(h.join(".agents"))
 }
 
+/// Why the user store at `p` is not used: it exists and is owned by
+/// neither the effective user nor root (root with another user's HOME, as
+/// `sudo -E` leaves it, would run that user's code as root).
+fn foreign_user_store(p: &Path) -> Option<String> {
+    let m = std::fs::metadata(p).ok()?;
+    let euid = rustix::process::geteuid().as_raw();
+    (m.uid() != euid && m.uid() != 0).then(|| {
+        format!(
+            "ignoring the user store {}: it is owned by another user (uid {}); run agentenv as that user",
+            p.display(),
+            m.uid()
+        )
+    })
+}
+
+/// Which variable decides the project root (`None`: the cwd) — the one
+/// rule `env` applies and `status` names.
+pub fn project_root_source(env: &Env) -> Option<&'static str> {
+    ["AGENTS_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"]
+        .into_iter()
+        .find(|k| env_nonempty(env, k).is_some())
+}
+
 /// The project root: `$AGENTS_PROJECT_ROOT` → `$CLAUDE_PROJECT_DIR` → cwd.
 pub fn project_root_default(env: &Env, cwd: &Path) -> Result<PathBuf, String> {
     let home = crate::core::get(env, "HOME");
-    for k in ["AGENTS_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"] {
-        if let Some(v) = env_nonempty(env, k) {
-            return expanduser(v, home);
-        }
+    match project_root_source(env).and_then(|k| env_nonempty(env, k)) {
+        Some(v) => expanduser(v, home),
+        None => Ok(cwd.to_path_buf()),
     }
-    Ok(cwd.to_path_buf())
 }
 
 /// Discover one store's overlays, sorted by name; a warning (once) about
@@ -295,12 +387,21 @@ impl Scope {
             None => project_root_default(env, cwd)?,
         };
         let system = system_root(env, warnings);
+        let user_refused = input
+            .user_refused
+            .clone()
+            .or_else(|| foreign_user_store(&abspath(&user, cwd)));
+        warnings.extend(user_refused.clone());
         let (mut level, mut agents_root, mut proj) = if input.global {
             ("user", user.clone(), None)
         } else {
-            ("project", project_root.join(".agents"), Some(project_root))
+            let store = input
+                .project_store
+                .clone()
+                .unwrap_or_else(|| project_root.join(".agents"));
+            ("project", store, Some(project_root))
         };
-        if level == "project" && same_path(&agents_root, &user, cwd) {
+        if level == "project" && user_refused.is_none() && same_path(&agents_root, &user, cwd) {
             level = "user";
             agents_root = user.clone();
         }
@@ -318,7 +419,9 @@ impl Scope {
             system_root = system_root.map(|p| abspath(&p, cwd));
         }
         let mut cands: Vec<PathBuf> = system_root.iter().cloned().collect();
-        cands.push(user_root.clone());
+        if user_refused.is_none() {
+            cands.push(user_root.clone());
+        }
         if level == "project" {
             cands.push(agents_root.clone());
         }
@@ -368,6 +471,7 @@ impl Scope {
             cwd: cwd.to_path_buf(),
             stores,
             overlays,
+            user_refused,
         })
     }
 

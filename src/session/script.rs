@@ -79,10 +79,12 @@ pub fn interpret(
 }
 
 /// Run `file` as `<python> <file> --level L --agent L [--global]` in `env`;
-/// what went wrong goes to `warnings`, in order.
+/// what went wrong goes to `warnings`, in order. With `from` (an inherited
+/// fd holding the bytes the trust digest read) the interpreter runs those
+/// bytes as `file` ([`FROM_FD`]) instead of opening `file` again.
 pub fn run(
     interpreter: Option<&Path>,
-    file: &Path,
+    (file, from): (&Path, Option<std::os::fd::RawFd>),
     level: &str,
     global: bool,
     env: &Env,
@@ -98,6 +100,9 @@ pub fn run(
         return ScriptResult::Failed("no Python found".into());
     };
     let mut cmd = Command::new(py);
+    if let Some(fd) = from {
+        cmd.arg("-c").arg(FROM_FD).arg(fd.to_string());
+    }
     cmd.arg(file)
         .args(["--level", level, "--agent", level])
         .env_clear()
@@ -164,6 +169,34 @@ pub fn run(
         }
     }
 }
+
+/// Python run as `python -c FROM_FD N FILE ARGS…`: reads the source from
+/// the inherited fd N (from its start), then runs it as `python FILE ARGS…`
+/// would: `sys.argv` is `[FILE, ARGS…]`, `__file__` is FILE, `__name__` is
+/// `__main__` and `sys.path[0]` is FILE's real directory (sibling imports
+/// work).
+pub const FROM_FD: &str = r#"import sys
+def _agentenv_load():
+    import os
+    fd = int(sys.argv.pop(1))
+    del sys.argv[0]
+    os.lseek(fd, 0, 0)
+    parts = []
+    while True:
+        b = os.read(fd, 1 << 16)
+        if not b:
+            break
+        parts.append(b)
+    os.close(fd)
+    path = sys.argv[0]
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    g = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__,
+         "__doc__": None, "__package__": None, "__spec__": None, "__loader__": None}
+    return compile(b"".join(parts), path, "exec"), g
+_agentenv_code, _agentenv_globals = _agentenv_load()
+del _agentenv_load
+exec(_agentenv_code, _agentenv_globals)
+"#;
 
 /// Python's `returncode`: the exit status, or minus the signal number.
 pub fn exit_code(s: &std::process::ExitStatus) -> i32 {

@@ -106,11 +106,13 @@ pub enum SourceError {
     TooLarge,
 }
 
-/// Source `file` with `bash` in `env`; a failure's warning goes to
-/// `warnings`.
+/// Source `file` with `bash` in `env` (from `from` instead, when given: a
+/// copy of the bytes the trust digest read; `file` still names it in
+/// messages); a failure's warning goes to `warnings`.
 pub fn source(
     bash: &Path,
     file: &Path,
+    from: Option<&Path>,
     env: &Env,
     timeout: Duration,
     warnings: &mut Vec<String>,
@@ -120,7 +122,7 @@ pub fn source(
     cmd.arg("-c")
         .arg(SOURCE_SCRIPT)
         .arg("bash")
-        .arg(file)
+        .arg(from.unwrap_or(file))
         .env_clear()
         .envs(env);
     match process::run_captured(cmd, timeout, process::OUTPUT_LIMIT) {
@@ -188,7 +190,15 @@ mod tests {
         env.insert("PATH".into(), "/usr/bin:/bin".into());
         env.insert("GONE".into(), "g".into());
         let mut warnings = Vec::new();
-        let cs = source(&bash, &f, &env, Duration::from_secs(10), &mut warnings).unwrap();
+        let cs = source(
+            &bash,
+            &f,
+            None,
+            &env,
+            Duration::from_secs(10),
+            &mut warnings,
+        )
+        .unwrap();
         assert_eq!(cs.get("X").unwrap(), "1");
         assert_eq!(cs.get("Y").unwrap(), "a b");
         assert!(cs.get("BASH_FUNC_f%%").is_some());
@@ -196,7 +206,14 @@ mod tests {
         std::fs::write(&f, "X=1\nexit 0\n").unwrap();
         assert!(warnings.is_empty());
         assert_eq!(
-            source(&bash, &f, &env, Duration::from_secs(10), &mut warnings),
+            source(
+                &bash,
+                &f,
+                None,
+                &env,
+                Duration::from_secs(10),
+                &mut warnings
+            ),
             Err(SourceError::Failed)
         );
         assert_eq!(

@@ -41,10 +41,7 @@ pub fn project_root_source(p: &Prepared, base: &Env, given: bool) -> (RootSource
     } else if given {
         RootSource::Given
     } else {
-        ["AGENTS_PROJECT_ROOT", "CLAUDE_PROJECT_DIR"]
-            .into_iter()
-            .find(|k| crate::core::get(base, k).is_some_and(|v| !v.is_empty()))
-            .map_or(RootSource::Cwd, RootSource::Var)
+        super::scope::project_root_source(base).map_or(RootSource::Cwd, RootSource::Var)
     };
     let cwd_store = s.cwd.join(".agents");
     let unwalked = match source {

@@ -1,0 +1,174 @@
+//! The trust gate's one decision for a project root, shared by the shell
+//! hook, `env`/`exec`/`explain --require-trust` and `status` (so they can
+//! never disagree about a store): is the root's `.agents` allowed, and if
+//! so, load it by its real paths from the bytes the digest read.
+//!
+//! - A `.agents` that is a symbolic link owned by another user (neither the
+//!   effective user nor root) is refused: it would borrow the trust of the
+//!   store it points to, and its owner could re-point it.
+//! - An allowed store is loaded by its real path and the root's real path
+//!   (PATH, `AGENTS_PROJECT_ROOT`, the watch list), never through a link
+//!   that can be re-pointed; its env files run from the digest's
+//!   [`Snapshot`], so a file swapped after the check never runs.
+//! - While the gate is on, a user store that is not an absolute path
+//!   (`HOME=.`), or that is the refused project store itself, is not
+//!   loaded either.
+
+use super::Options;
+use crate::core::Env;
+use crate::trust::{Bounds, Snapshot, TrustError, TrustState};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Why a project store does not load.
+#[derive(Debug, Clone)]
+pub enum Refusal {
+    NotAllowed,
+    Changed,
+    /// Not digested or not readable (the error names the path).
+    Error(TrustError),
+}
+
+impl Refusal {
+    /// The phrase after the store's path in a warning.
+    pub fn describe(&self) -> String {
+        match self {
+            Refusal::NotAllowed => "is not allowed".into(),
+            Refusal::Changed => "changed since it was allowed".into(),
+            Refusal::Error(e) => format!("is not loaded ({e})"),
+        }
+    }
+
+    /// `status`'s trust column.
+    pub fn trust(&self) -> String {
+        match self {
+            Refusal::NotAllowed => TrustState::NotAllowed.as_str().into(),
+            Refusal::Changed => TrustState::Changed.as_str().into(),
+            Refusal::Error(e) => format!("unknown ({e})"),
+        }
+    }
+}
+
+/// The decision for one project root.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    /// The root as found (lexically).
+    pub root: PathBuf,
+    /// `root/.agents`.
+    pub store: PathBuf,
+    pub verdict: Result<Allowed, Refusal>,
+}
+
+/// An allowed store: the real root and what the digest read.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    pub real_root: PathBuf,
+    pub snapshot: Arc<Snapshot>,
+}
+
+/// Whether `p` is a symbolic link owned by neither the effective user nor
+/// root.
+pub fn foreign_link(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| {
+        let euid = rustix::process::geteuid().as_raw();
+        m.file_type().is_symlink() && m.uid() != euid && m.uid() != 0
+    })
+}
+
+/// Decide for the project `root` (its `.agents`), with the trust state of
+/// `base` and the digest within `bounds`.
+pub fn decide(root: &Path, base: &Env, bounds: Bounds) -> Decision {
+    let store = root.join(".agents");
+    let verdict = if foreign_link(&store) {
+        Err(Refusal::Error(TrustError::ForeignLink(store.clone())))
+    } else {
+        match crate::trust::state_dir(base).and_then(|s| crate::trust::check(&s, &store, bounds)) {
+            Ok((TrustState::Allowed, Some(snap))) => Ok(Allowed {
+                real_root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
+                snapshot: Arc::new(snap),
+            }),
+            Ok((TrustState::Changed, _)) => Err(Refusal::Changed),
+            Ok(_) => Err(Refusal::NotAllowed),
+            Err(e) => Err(Refusal::Error(e)),
+        }
+    };
+    Decision {
+        root: root.to_path_buf(),
+        store,
+        verdict,
+    }
+}
+
+impl Decision {
+    /// The refusal's warning: `STORE why; run 'agentenv allow' to load it`
+    /// (`None` when allowed).
+    pub fn warning(&self) -> Option<String> {
+        let r = self.verdict.as_ref().err()?;
+        Some(format!(
+            "{} {}; run 'agentenv allow' to load it",
+            self.store.display(),
+            r.describe()
+        ))
+    }
+
+    /// `status`'s trust column.
+    pub fn trust(&self) -> String {
+        match &self.verdict {
+            Ok(_) => TrustState::Allowed.as_str().into(),
+            Err(r) => r.trust(),
+        }
+    }
+
+    /// Set `opts` for this decision: the allowed store by its real paths
+    /// and snapshot, or no project (and not the refused store as the user
+    /// store either).
+    pub fn apply(&self, opts: &mut Options, base: &Env) {
+        match &self.verdict {
+            Ok(a) => {
+                opts.project_root = Some(a.real_root.clone());
+                opts.project_store = Some(a.snapshot.store.clone());
+                opts.pinned = Some(a.snapshot.clone());
+            }
+            Err(_) => {
+                opts.global = true;
+                if opts.user_store_refused.is_none() {
+                    opts.user_store_refused = user_store_rule(opts, base, Some(&self.store));
+                }
+            }
+        }
+    }
+}
+
+/// The digest's bounds for a session with `opts`: its timeout
+/// (`--timeout`, else `$AGENTS_ENV_TIMEOUT`, else 30 s).
+pub fn bounds(opts: &Options, base: &Env) -> Bounds {
+    match opts.timeout {
+        Some(t) => Bounds::within(t),
+        None => Bounds::from_env(base),
+    }
+}
+
+/// Under the gate: why the user store is not loaded (`None`: it is). It
+/// is not when its location is relative (`HOME=.`: it would be whatever
+/// `.agents` the cwd holds), or when it is `refused`, the project store the
+/// gate did not allow.
+pub fn user_store_rule(opts: &Options, base: &Env, refused: Option<&Path>) -> Option<String> {
+    let user = super::scope::user_store(opts.agents_dir.as_deref(), base).ok()?;
+    if !user.is_absolute() {
+        return Some(format!(
+            "ignoring the user store {}: not an absolute path ($HOME or $AGENTS_HOME is relative) while the trust gate is on",
+            user.display()
+        ));
+    }
+    let refused = refused?;
+    let (Ok(a), Ok(b)) = (std::fs::canonicalize(&user), std::fs::canonicalize(refused)) else {
+        return None;
+    };
+    (a == b).then(|| {
+        format!(
+            "ignoring the user store {}: it is the project store that is not loaded",
+            user.display()
+        )
+    })
+}
