@@ -277,9 +277,6 @@ fn sensitivity_text(r: &VarReport, s: &Sensitivity) -> String {
         DecidedBy::Agentenv => "a proxy URL with a user or password".to_string(),
         DecidedBy::Declaration { .. } => format!("declared in {}", s.decided_by),
         DecidedBy::Store(dir) => format!("set by {}, not declared public", dir.display()),
-        DecidedBy::Base if layer_set(r) => {
-            "the base environment's value, set again (no declaration makes it public)".to_string()
-        }
         DecidedBy::Base => {
             return "not public: the base environment's value (agentenv does not mask it)".into()
         }

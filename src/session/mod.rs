@@ -197,7 +197,11 @@ impl Session {
     /// names (a name that is not UTF-8 is given lossily). What a masker
     /// masks; values of every length are listed (a masker skips those under
     /// [`crate::core::MIN_MASKED_LEN`] bytes). Variables no layer set (the
-    /// base environment's) are not listed: they are the caller's own.
+    /// base environment's) are not listed: they are the caller's own. That
+    /// includes a variable a plain file set to the value the caller already
+    /// had: it leaves no trace (the reference's snapshot rule), so in a
+    /// shell that already exported the stores' values, those values are
+    /// the caller's.
     pub fn sensitive_values(&self) -> Vec<(String, Vec<u8>)> {
         self.assembly
             .result()
