@@ -357,7 +357,7 @@ fn pump_masked(
     masker: std::sync::Arc<crate::mask::Masker>,
     stop: std::os::fd::BorrowedFd<'_>,
 ) {
-    let mut w = crate::mask::MaskWriter::new(masker, dst);
+    let mut w = crate::mask::MaskWriter::new(masker, crate::mask::FdOut(dst));
     let _ = crate::mask::pump(&src, &mut w, Some(stop));
     drop(src);
 }

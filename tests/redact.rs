@@ -557,3 +557,46 @@ fn a_descendant_holding_the_streams_does_not_hold_agentenv() {
         .stdout_has("done\n")
         .run();
 }
+
+/// A parent (node does this) that made its pipe non-blocking and reads
+/// slowly: agentenv waits for room instead of failing the write.
+const NONBLOCKING_PARENT: &str = r#"
+import os, subprocess, sys, time
+r, w = os.pipe()
+os.set_blocking(w, False)
+p = subprocess.Popen(sys.argv[1:], stdout=w, stdin=subprocess.DEVNULL)
+os.close(w)
+n = 0
+time.sleep(2)
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    n += len(b)
+    time.sleep(0.001)
+print(n, p.wait())
+"#;
+
+#[test]
+fn a_non_blocking_stdout_gets_every_byte() {
+    if !have("python3") {
+        return;
+    }
+    let t = store();
+    let bin = support::agentenv_bin();
+    t.command("python3")
+        .args(["-c", NONBLOCKING_PARENT])
+        .arg(&bin)
+        .args([
+            "exec",
+            "--redact",
+            "--",
+            "sh",
+            "-c",
+            "yes | head -c 2000000",
+        ])
+        .env("HOME", t.path("home"))
+        .cwd(t.path("proj"))
+        .stdout("2000000 0\n")
+        .run();
+}

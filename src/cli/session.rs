@@ -429,7 +429,7 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         .try_clone_to_owned()
         .map(std::fs::File::from)
         .map_err(|e| Failure::runtime(format!("stdout: {}", crate::process::io_kind(&e))))?;
-    let mut w = crate::mask::MaskWriter::new(masker, out);
+    let mut w = crate::mask::MaskWriter::new(masker, crate::mask::FdOut(out));
     let stdin = std::io::stdin();
     match crate::mask::pump(stdin.as_fd(), &mut w, None) {
         Ok(()) => Ok(0),
