@@ -228,9 +228,11 @@ fn spawn_env(current: &Env, base: &Env) -> Env {
 /// once.
 fn existing_libs(candidates: &[PathBuf], cwd: &Path) -> Vec<Vec<u8>> {
     let mut libs: Vec<Vec<u8>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in candidates.iter().rev() {
         let bytes = p.as_os_str().as_bytes();
-        if paths::at(p, cwd).is_dir() && !libs.iter().any(|x| x == bytes) {
+        if !seen.contains(bytes) && paths::at(p, cwd).is_dir() {
+            seen.insert(bytes);
             libs.push(bytes.to_vec());
         }
     }
