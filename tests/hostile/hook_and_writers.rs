@@ -1,0 +1,185 @@
+//! Hardening round 3 (issue 22): value files never go into a FIFO, device
+//! or socket (#4), the hook's stamps (#6), reserved shell names (#8),
+//! control bytes in displayed paths (#11), many overlays (#13), a huge
+//! `env.py` output (#14), one deadline for `dotenv check`'s FIFOs.
+//! Cross-user cases run as two real uids through `setpriv` (the tests run
+//! as root).
+
+use super::*;
+
+/// #13: overlays are checked for duplicate names, shadowed across stores,
+/// and their `bin`/`lib` dirs put on PATH/PYTHONPATH with hash sets, so the
+/// work grows with their number (the unit tests beside `scope::duplicates`
+/// and `steps::prepend_path` pin that with 200,000 entries; 20,000
+/// overlays took 5 s in a release build before, see BENCHMARKS.md). The
+/// bound below is a hang guard.
+#[test]
+fn twenty_thousand_overlays_assemble() {
+    let n = 20_000;
+    let w = W::new();
+    for i in 0..n {
+        std::fs::create_dir_all(w.p(&format!("home/.agents/overlays/o{i}/lib"))).unwrap();
+    }
+    std::fs::create_dir_all(w.p("proj/.agents/overlays/O7/lib")).unwrap();
+    // One pair that normalizes to the same name: warned once.
+    for dup in ["dup-a", "dup_a"] {
+        std::fs::create_dir_all(w.p(&format!("home/.agents/overlays/{dup}"))).unwrap();
+    }
+    let o = run(w.cmd(&["env", "--format", "json", "--diff"]), 90);
+    eprintln!("{n} overlays: {:?}", o.elapsed);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_eq!(
+        o.stderr.matches("are one overlay (dup-a)").count(),
+        1,
+        "{}",
+        o.stderr
+    );
+    let j = o.json();
+    let m = j.as_object().unwrap();
+    let roots = m.keys().filter(|k| k.ends_with("_OVERLAY_ROOT")).count();
+    assert_eq!(roots, n + 1);
+    // The project's overlays shadow the user store's of the same name.
+    let proj = w.p("proj/.agents/overlays/O7");
+    assert_eq!(m["O7_OVERLAY_ROOT"], proj.to_str().unwrap());
+    let pp: Vec<&str> = m["PYTHONPATH"].as_str().unwrap().split(':').collect();
+    assert_eq!(pp.len(), n);
+    assert_eq!(pp[0], w.p("proj/.agents/overlays/O7/lib").to_str().unwrap());
+    let path: Vec<&str> = m["PATH"].as_str().unwrap().split(':').collect();
+    let bins = path.iter().filter(|e| e.contains("/overlays/")).count();
+    assert_eq!(bins, n + 2, "every overlay's bin once (the pair's too)");
+}
+
+pub(crate) const VICTIM: u32 = 1234;
+pub(crate) const ATTACKER: u32 = 65534;
+
+/// `c` run as `uid` (real and effective, group too, no supplementary
+/// groups), with the same program, arguments, environment and directory.
+fn as_uid(uid: u32, c: &Command) -> Command {
+    let id = uid.to_string();
+    let mut s = Command::new("setpriv");
+    s.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+        .arg(c.get_program())
+        .args(c.get_args())
+        .env_clear()
+        .stdin(Stdio::null());
+    for (k, v) in c.get_envs() {
+        if let Some(v) = v {
+            s.env(k, v);
+        }
+    }
+    if let Some(d) = c.get_current_dir() {
+        s.current_dir(d);
+    }
+    s
+}
+
+/// Root is needed to act as two users; without it the case is skipped (and
+/// fails under AGENTENV_REQUIRE_ALL=1).
+fn two_users(what: &str) -> bool {
+    if rustix::process::geteuid().is_root() && support::which("setpriv").is_some() {
+        return true;
+    }
+    support::skip(what, "needs root and setpriv to act as two users");
+    false
+}
+
+fn chmod(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// A scratch tree other uids can traverse and read.
+fn open_tree() -> W {
+    let w = W::new();
+    chmod(&w.root, 0o755);
+    w
+}
+
+fn mkfifo_as(p: &Path, uid: u32) {
+    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+    chmod(p, 0o666);
+    std::os::unix::fs::lchown(p, Some(uid), Some(uid)).unwrap();
+}
+
+/// #4: a FIFO another user planted in a sticky world-writable directory,
+/// with a reader waiting on it, gets nothing from `--into`, `-o` or
+/// `--report`: each refuses the target with a message and exits 1. The
+/// same for a socket and a device (`/dev/null`), and for the victim's own
+/// FIFO. Before, `-o` wrote the values into the FIFO (exit 0).
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
+fn value_files_never_go_into_a_fifo_device_or_socket() {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    if !two_users("value files into a FIFO") {
+        return;
+    }
+    let w = open_tree();
+    w.write("home/.agents/env", format!("S={CANARY}\n"));
+    w.write("plug/.env", format!("T={CANARY}\n"));
+    let h = w.write(
+        "fs/harness/h.yaml",
+        format!("agent: a\nrole: r\nenv:\n  sandbox:\n    S: {CANARY}\n"),
+    );
+    let share = w.p("share");
+    std::fs::create_dir(&share).unwrap();
+    chmod(&share, 0o1777);
+    type Writer<'a> = Box<dyn Fn(&str) -> Command + 'a>;
+    let cases: Vec<(&str, Writer)> = vec![
+        (
+            "env --into",
+            Box::new(|p: &str| w.cmd(&["env", "--format", "export", "--into", p])),
+        ),
+        (
+            "harness sandbox-env -o",
+            Box::new(|p: &str| w.cmd(&["harness", "sandbox-env", h.to_str().unwrap(), "-o", p])),
+        ),
+        (
+            "launch --report",
+            Box::new(|p: &str| {
+                let mut c = w.cmd(&["launch", "--report", p, "--", "true"]);
+                c.env("AGENT_BUNDLE_ENV_FILE", w.p("plug/.env"));
+                c
+            }),
+        ),
+    ];
+    for (i, (what, cmd)) in cases.iter().enumerate() {
+        let theirs = share.join(format!("theirs{i}"));
+        mkfifo_as(&theirs, ATTACKER);
+        let mine = share.join(format!("mine{i}"));
+        mkfifo_as(&mine, VICTIM);
+        let sock = share.join(format!("sock{i}"));
+        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        chmod(&sock, 0o666);
+        for target in [&theirs, &mine, &sock, Path::new("/dev/null")] {
+            // A reader waits on the FIFO (non-blocking, so the test never
+            // hangs); whatever a writer put in would be read below.
+            let mut reader = target.metadata().unwrap().file_type().is_fifo().then(|| {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+                    .open(target)
+                    .unwrap()
+            });
+            let o = run(as_uid(VICTIM, &cmd(target.to_str().unwrap())), 60);
+            o.no_canary();
+            assert_eq!(o.code, Some(1), "{what} {}: {}", target.display(), o.stderr);
+            assert!(
+                o.stderr.contains(&target.display().to_string())
+                    && o.stderr.contains("is a FIFO, device or socket"),
+                "{what}: {}",
+                o.stderr
+            );
+            if let Some(r) = reader.as_mut() {
+                let mut got = Vec::new();
+                let _ = std::io::Read::read_to_end(r, &mut got);
+                assert!(
+                    got.is_empty(),
+                    "{what} wrote {} bytes into the FIFO",
+                    got.len()
+                );
+            }
+            let t = std::fs::symlink_metadata(target).unwrap().file_type();
+            assert!(t.is_fifo() || t.is_socket() || t.is_char_device(), "{what}");
+        }
+    }
+}
