@@ -183,3 +183,49 @@ fn value_files_never_go_into_a_fifo_device_or_socket() {
         }
     }
 }
+
+/// Left from round 2: `dotenv check` gave each FIFO its own 5 s, so three
+/// FIFOs nobody writes took 15 s. Now its inputs share one deadline (as
+/// `launch` and `harness resolve` do): a pipe met after it is refused
+/// without being opened, even one whose writer is ready, and the regular
+/// files are still checked.
+#[test]
+fn dotenv_check_pipe_inputs_share_one_deadline() {
+    let w = W::new();
+    let dead: Vec<PathBuf> = ["a", "b", "c"]
+        .iter()
+        .map(|n| w.fifo(&format!("plug/{n}.fifo")))
+        .collect();
+    let ready = w.fifo("plug/ready.fifo");
+    let _writer = KillOnDrop(
+        Command::new("sh")
+            .arg("-c")
+            .arg("printf 'LATE=1\\n' > \"$0\"")
+            .arg(&ready)
+            .spawn()
+            .unwrap(),
+    );
+    let ok = w.write("plug/ok.env", format!("OK=1\nbroken line {CANARY}\n"));
+    let mut args = vec!["dotenv", "check"];
+    let names: Vec<String> = dead
+        .iter()
+        .chain([&ready, &ok])
+        .map(|p| p.display().to_string())
+        .collect();
+    args.extend(names.iter().map(String::as_str));
+    let o = run(w.cmd(&args), 60);
+    o.no_canary();
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    for p in dead.iter().chain([&ready]) {
+        assert!(
+            o.stderr.contains(&format!(
+                "cannot read {}: pipe not finished within 5 s",
+                p.display()
+            )),
+            "{}",
+            o.stderr
+        );
+    }
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.starts_with(&format!("{}:2: ", ok.display())), "{out}");
+}
