@@ -339,46 +339,84 @@ pub fn stamp_path(state: &Path, pid: u32) -> PathBuf {
 /// Leave a stamp whose mtime is a little before now (file times come from
 /// a coarse clock; an edit right after the load must still count as
 /// newer). Stamps of shells that are gone are removed.
+///
+/// Only in a state dir the trust gate would use (`trust::usable_state`:
+/// owned by the effective user, not writable by group or others, not a
+/// symlink), checked before anything is created in it; `stamps` is created
+/// and opened with `O_NOFOLLOW | O_DIRECTORY` and must pass the same rule
+/// by its handle; the stamp and the cleanup work relative to that handle.
+/// The cleanup removes only what a stamp looks like: a numeric name, an
+/// empty regular file of ours with one link, whose shell is gone. `None`:
+/// no stamp (then only a `cd` reloads).
 fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = state.join("stamps");
-    for d in [&dir, &crate::trust::records_dir(state)] {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(d)
-            .ok()?;
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    use std::os::unix::fs::MetadataExt;
+    crate::trust::usable_state(state, false).ok()?;
+    crate::trust::usable_state(state, true).ok()?;
+    let me = rustix::process::geteuid().as_raw();
+    let ours = |m: &std::fs::Metadata| m.is_dir() && m.uid() == me && m.mode() & 0o022 == 0;
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let top = std::fs::File::from(rustix::fs::open(state, dir_flags, Mode::empty()).ok()?);
+    if !ours(&top.metadata().ok()?) {
+        return None;
     }
-    let path = stamp_path(state, pid);
-    let fresh = !path.exists();
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .mode(0o600)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .ok()?;
+    match rustix::fs::mkdirat(&top, "stamps", Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(_) => return None,
+    }
+    let dir =
+        std::fs::File::from(rustix::fs::openat(&top, "stamps", dir_flags, Mode::empty()).ok()?);
+    if !ours(&dir.metadata().ok()?) {
+        return None;
+    }
+    let name = pid.to_string();
+    let fresh = rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_err();
+    let f = std::fs::File::from(
+        rustix::fs::openat(
+            &dir,
+            name.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .ok()?,
+    );
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.uid() != me {
+        return None;
+    }
     let t = std::time::SystemTime::now()
         .checked_sub(std::time::Duration::from_millis(20))
         .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
     f.set_modified(t).ok()?;
     // A new shell: remove the stamps of shells that are gone.
     if fresh {
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            for e in rd.flatten() {
-                let name = e.file_name();
-                let gone = name
-                    .to_str()
-                    .and_then(|s| s.parse::<u32>().ok())
-                    .is_some_and(|p| p != pid && !Path::new("/proc").join(p.to_string()).exists());
-                if gone {
-                    let _ = std::fs::remove_file(e.path());
+        if let Ok(mut rd) = rustix::fs::Dir::read_from(&dir) {
+            while let Some(Ok(e)) = rd.read() {
+                let n = e.file_name();
+                let Some(p) = n.to_str().ok().and_then(|s| s.parse::<u32>().ok()) else {
+                    continue;
+                };
+                if p == pid
+                    || n.to_bytes() != p.to_string().as_bytes()
+                    || Path::new("/proc").join(p.to_string()).exists()
+                {
+                    continue;
+                }
+                let Ok(st) = rustix::fs::statat(&dir, n, AtFlags::SYMLINK_NOFOLLOW) else {
+                    continue;
+                };
+                let stamp_like = rustix::fs::FileType::from_raw_mode(st.st_mode as _)
+                    == rustix::fs::FileType::RegularFile
+                    && st.st_uid == me
+                    && st.st_size == 0
+                    && st.st_nlink == 1;
+                if stamp_like {
+                    let _ = rustix::fs::unlinkat(&dir, n, AtFlags::empty());
                 }
             }
         }
     }
-    Some(path)
+    Some(stamp_path(state, pid))
 }
 
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the

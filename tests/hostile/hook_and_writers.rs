@@ -229,3 +229,126 @@ fn dotenv_check_pipe_inputs_share_one_deadline() {
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.starts_with(&format!("{}:2: ", ok.display())), "{out}");
 }
+
+/// `agentenv hook bash --load --pid PID` as the victim in `home`, with the
+/// trust state under `xdg/agentenv`.
+fn hook_load(w: &W, home: &Path, xdg: &Path, pid: &str) -> Command {
+    let mut c = Command::new(support::agentenv_bin());
+    c.env_clear()
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", xdg)
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("AGENTS_PYTHON", support::pinned_python())
+        .env("AGENTS_SYSTEM_ROOT", w.p("no-system"))
+        .env("AGENTENV_HOOK_CACHE", "0")
+        .env("PWD", home)
+        .current_dir(home)
+        .args(["hook", "bash", "--load", "--pid", pid])
+        .stdin(Stdio::null());
+    c
+}
+
+/// #6: the hook wrote its stamps into a trust state dir that the trust
+/// code refuses. With `$XDG_STATE_HOME` in a shared place, another user's
+/// `agentenv/stamps -> ~victim/mail/inbox` made the victim create
+/// `inbox/4242` and delete the numeric-named mail of pids that are gone.
+/// Now nothing is written or deleted there (no stamp: only a `cd`
+/// reloads); in the victim's own state dir the cleanup removes only what
+/// a stamp looks like.
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
+fn the_hook_never_writes_or_deletes_in_a_state_dir_it_does_not_own() {
+    if !two_users("hook stamps in a foreign state dir") {
+        return;
+    }
+    let w = open_tree();
+    let home = w.p("vhome");
+    let inbox = home.join("mail/inbox");
+    std::fs::create_dir_all(&inbox).unwrap();
+    std::fs::create_dir_all(home.join(".agents")).unwrap();
+    w.write("vhome/.agents/env", "U=1\n");
+    for i in ["1", "77777", "99999"] {
+        w.write(&format!("vhome/mail/inbox/{i}"), "");
+    }
+    let shared = w.p("shared");
+    std::fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o1777);
+    let theirs = shared.join("agentenv");
+    std::fs::create_dir(&theirs).unwrap();
+    chmod(&theirs, 0o777);
+    std::os::unix::fs::symlink(&inbox, theirs.join("stamps")).unwrap();
+    for p in [&theirs, &theirs.join("stamps")] {
+        std::os::unix::fs::lchown(p, Some(ATTACKER), Some(ATTACKER)).unwrap();
+    }
+    for p in [&home, &home.join(".agents"), &home.join("mail"), &inbox] {
+        std::os::unix::fs::lchown(p, Some(VICTIM), Some(VICTIM)).unwrap();
+    }
+    let o = run(as_uid(VICTIM, &hook_load(&w, &home, &shared, "4242")), 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(stdout_of(&o).contains("export U='1'"), "{}", stdout_of(&o));
+    assert!(
+        stdout_of(&o).contains("_agentenv_stamp=''"),
+        "{}",
+        stdout_of(&o)
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&inbox)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["1", "77777", "99999"], "the inbox was changed");
+    let mut there: Vec<String> = std::fs::read_dir(&theirs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    there.sort();
+    assert_eq!(there, ["stamps"], "nothing created in their dir");
+
+    // The victim's own state dir: a stamp is left; of the planted
+    // numeric names of gone pids only the empty regular file is removed
+    // (not a file with content, a link, a directory, a name like "007").
+    let own = home.join("xdg");
+    let stamps = own.join("agentenv/stamps");
+    std::fs::create_dir_all(&stamps).unwrap();
+    chmod(&own.join("agentenv"), 0o700);
+    chmod(&stamps, 0o700);
+    std::fs::write(stamps.join("88881"), "").unwrap();
+    std::fs::write(stamps.join("88882"), "mail").unwrap();
+    std::os::unix::fs::symlink(inbox.join("99999"), stamps.join("88883")).unwrap();
+    std::fs::create_dir(stamps.join("88884")).unwrap();
+    std::fs::write(stamps.join("088885"), "").unwrap();
+    for e in walk(&own) {
+        std::os::unix::fs::lchown(&e, Some(VICTIM), Some(VICTIM)).unwrap();
+    }
+    let o = run(as_uid(VICTIM, &hook_load(&w, &home, &own, "4243")), 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let stamp = stamps.join("4243");
+    assert!(
+        stdout_of(&o).contains(&format!("_agentenv_stamp='{}'", stamp.display())),
+        "{}",
+        stdout_of(&o)
+    );
+    let mut left: Vec<String> = std::fs::read_dir(&stamps)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["088885", "4243", "88882", "88883", "88884"]);
+    assert!(inbox.join("99999").exists());
+}
+
+fn stdout_of(o: &Out) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `p` and everything under it (links not followed).
+fn walk(p: &Path) -> Vec<PathBuf> {
+    let mut out = vec![p.to_path_buf()];
+    if std::fs::symlink_metadata(p).unwrap().is_dir() {
+        for e in std::fs::read_dir(p).unwrap().flatten() {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
