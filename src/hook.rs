@@ -123,6 +123,197 @@ pub use crate::compat::ident::is_name as is_shell_name;
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
 
+/// Names a shell keeps for itself: read-only (setting one aborts zsh's
+/// `eval`, so the undo after it was never defined), or special in a way
+/// that makes the undo inexact (unsetting `path` in zsh empties `PATH`,
+/// erasing `fish_pid` breaks every later reload, a prompt or `IFS` the
+/// shell set unexported is not in the base env to restore). A store's
+/// value for one of them is not set, with one warning naming them
+/// ([`emit_env`]).
+pub fn shell_reserves(shell: Shell, k: &[u8]) -> bool {
+    const BASH: &[&str] = &[
+        "BASHOPTS",
+        "SHELLOPTS",
+        "BASH_VERSINFO",
+        "BASH_VERSION",
+        "BASHPID",
+        "BASH_ARGC",
+        "BASH_ARGV",
+        "BASH_LINENO",
+        "BASH_SOURCE",
+        "BASH_REMATCH",
+        "BASH_SUBSHELL",
+        "BASH_COMMAND",
+        "BASH_ARGV0",
+        "EUID",
+        "UID",
+        "PPID",
+        "GROUPS",
+        "FUNCNAME",
+        "DIRSTACK",
+        "PIPESTATUS",
+        "HISTCMD",
+        "LINENO",
+        "RANDOM",
+        "SRANDOM",
+        "SECONDS",
+        "EPOCHSECONDS",
+        "EPOCHREALTIME",
+        "IFS",
+        "PS1",
+        "PS2",
+        "PS4",
+        "PROMPT_COMMAND",
+    ];
+    const ZSH: &[&str] = &[
+        // Read-only.
+        "ARGC",
+        "HISTCMD",
+        "LINENO",
+        "PPID",
+        "TTYIDLE",
+        "ZSH_EVAL_CONTEXT",
+        "ZSH_SUBSHELL",
+        "status",
+        "pipestatus",
+        "argv",
+        "funcfiletrace",
+        "funcsourcetrace",
+        "funcstack",
+        "functrace",
+        "zsh_eval_context",
+        "zsh_scheduled_events",
+        "historywords",
+        "keymaps",
+        "patchars",
+        "reswords",
+        "dis_patchars",
+        "dis_reswords",
+        // Special: integers and values the shell computes or owns.
+        "EGID",
+        "EUID",
+        "GID",
+        "UID",
+        "USERNAME",
+        "ERRNO",
+        "RANDOM",
+        "SECONDS",
+        "EPOCHSECONDS",
+        "EPOCHREALTIME",
+        "ZSH_ARGZERO",
+        "ZSH_NAME",
+        "ZSH_VERSION",
+        "ZSH_PATCHLEVEL",
+        "FUNCNEST",
+        "HISTSIZE",
+        "SAVEHIST",
+        "HISTCHARS",
+        "IFS",
+        "KEYBOARD_HACK",
+        "NULLCMD",
+        "READNULLCMD",
+        "OPTARG",
+        "OPTIND",
+        "PROMPT",
+        "PROMPT2",
+        "PROMPT3",
+        "PROMPT4",
+        "PS1",
+        "PS2",
+        "PS3",
+        "PS4",
+        "RPROMPT",
+        "RPROMPT2",
+        "RPS1",
+        "RPS2",
+        "SPROMPT",
+        "WORDCHARS",
+        "WATCH",
+        "TRY_BLOCK_ERROR",
+        "TRY_BLOCK_INTERRUPT",
+        "COLUMNS",
+        "LINES",
+        // Tied to an array the shell or the user's rc sets unexported.
+        "CDPATH",
+        "FPATH",
+        "MAILPATH",
+        "MODULE_PATH",
+        "PSVAR",
+        "FIGNORE",
+        "path",
+        "cdpath",
+        "fpath",
+        "manpath",
+        "mailpath",
+        "module_path",
+        "psvar",
+        "fignore",
+        "watch",
+        "histchars",
+        "prompt",
+        "signals",
+        "epochtime",
+        "errnos",
+        "sysparams",
+        "mapfile",
+        "aliases",
+        "builtins",
+        "commands",
+        "dirstack",
+        "functions",
+        "functions_source",
+        "galiases",
+        "history",
+        "jobdirs",
+        "jobstates",
+        "jobtexts",
+        "modules",
+        "nameddirs",
+        "options",
+        "parameters",
+        "saliases",
+        "termcap",
+        "terminfo",
+        "userdirs",
+        "usergroups",
+        "widgets",
+        "dis_aliases",
+        "dis_builtins",
+        "dis_functions",
+        "dis_functions_source",
+        "dis_galiases",
+        "dis_saliases",
+    ];
+    const FISH: &[&str] = &[
+        "status",
+        "pipestatus",
+        "version",
+        "FISH_VERSION",
+        "fish_pid",
+        "hostname",
+        "history",
+        "umask",
+        "fish_kill_signal",
+        "status_generation",
+        "fish_killring",
+        "last_pid",
+        "CMD_DURATION",
+        "argv",
+        "COLUMNS",
+        "LINES",
+    ];
+    let Ok(k) = std::str::from_utf8(k) else {
+        return false;
+    };
+    match shell {
+        Shell::Bash => BASH.contains(&k),
+        Shell::Zsh => ZSH.contains(&k),
+        // fish_* and __fish* configure fish itself (fish_function_path,
+        // fish_user_paths, …), set unexported by fish or the user.
+        Shell::Fish => FISH.contains(&k) || k.starts_with("fish_") || k.starts_with("__fish"),
+    }
+}
+
 /// `*PATH` variables are undone entry-wise.
 pub fn is_path_like(k: &[u8]) -> bool {
     k.ends_with(b"PATH")
@@ -512,9 +703,8 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
     if let Some((dir, key)) = &cache {
         if let Some(bytes) = crate::session::cache::lookup(dir, key) {
-            let mut text = String::from_utf8(bytes).unwrap_or_default();
-            text.push_str(&tail);
-            return Ok(text);
+            // The hook's state first (as below).
+            return Ok(tail + &String::from_utf8(bytes).unwrap_or_default());
         }
     }
     let global = opts.project_root.is_none();
@@ -530,7 +720,9 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     if let Some((dir, key)) = &cache {
         crate::session::cache::store(dir, key, env_part.as_bytes());
     }
-    Ok(env_part + &tail)
+    // The hook's state (stamp, watch list) first: a line of the env part
+    // that fails cannot take it with it.
+    Ok(tail + &env_part)
 }
 
 /// Every path whose change should trigger a reload: each store and its
@@ -584,7 +776,8 @@ fn watch_list(
 fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
     let mut apply = String::new();
     let mut undo = String::new();
-    let usable = |k: &OsStr| {
+    let mut reserved: Vec<String> = Vec::new();
+    let mut usable = |k: &OsStr| {
         let ok = is_shell_name(k.as_bytes())
             && !SHELL_OWNED.iter().any(|o| OsStr::new(o) == k)
             && !k.as_bytes().starts_with(b"_agentenv")
@@ -594,8 +787,13 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
                 "hook: skipping {}: not a variable name the shell can hold",
                 crate::render::py_repr(&k.to_string_lossy())
             );
+            return false;
         }
-        ok
+        if shell_reserves(shell, k.as_bytes()) {
+            reserved.push(k.to_string_lossy().into_owned());
+            return false;
+        }
+        true
     };
     for (k, v) in diff.assigned() {
         if !usable(k) {
@@ -648,8 +846,16 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             undo.push_str(&set_line(shell, k, o));
         }
     }
+    if !reserved.is_empty() {
+        crate::warn!(
+            "hook: not set in {} (the shell reserves these names): {}",
+            shell.name(),
+            reserved.join(", ")
+        );
+    }
+    // The undo goes first: if a line after it fails, what was set before
+    // it is still undone at the next reload.
     let mut out = String::new();
-    out.push_str(&apply);
     match shell {
         Shell::Bash | Shell::Zsh => {
             out.push_str("_agentenv_undo() {\n  :\n");
@@ -662,6 +868,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             out.push_str("end\n");
         }
     }
+    out.push_str(&apply);
     out
 }
 

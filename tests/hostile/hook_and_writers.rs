@@ -352,3 +352,127 @@ fn walk(p: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Run `script` in `shell` (`zsh -f` / `fish --no-config`) with
+/// `HOME=w/home`, the trust state in `w/state`; `None` when the shell is
+/// missing (skipped with a message).
+fn shell_script(w: &W, shell: &str, script: &str) -> Option<Out> {
+    let Some(sh) = support::which(shell) else {
+        support::skip(shell, "not installed");
+        return None;
+    };
+    let mut c = Command::new(sh);
+    if shell == "zsh" {
+        c.arg("-f");
+    } else {
+        c.arg("--no-config");
+    }
+    c.arg("-c")
+        .arg(script)
+        .env_clear()
+        .env("HOME", w.p("home"))
+        .env("XDG_STATE_HOME", w.p("state"))
+        .env("PATH", "/usr/bin:/bin")
+        .env("LANG", "C.UTF-8")
+        .env("AGENTS_PYTHON", support::pinned_python())
+        .env("AGENTS_SYSTEM_ROOT", w.p("no-system"))
+        .env("AGENTENV_HOOK_CACHE", "0")
+        .current_dir(w.p("home"))
+        .stdin(Stdio::null());
+    Some(run(c, 120))
+}
+
+/// #8: a store that sets a name the shell reserves (zsh `status`,
+/// `pipestatus`, `path`; fish `fish_pid`, `status`, `version`) broke the
+/// undo: in zsh the read-only `status` aborted the eval, so leaving the
+/// project kept every value it set (`ZZZ`) and its `bin/` on PATH; in fish
+/// the undo erased `fish_pid` and every later reload failed. Now such
+/// names are skipped with one warning naming them (never a value), leaving
+/// restores everything, and later reloads work.
+#[test]
+fn undo_stays_exact_when_a_store_sets_names_the_shell_reserves() {
+    for shell in ["zsh", "fish"] {
+        let w = W::new();
+        std::fs::create_dir_all(w.p("home/p/.agents/bin")).unwrap();
+        std::fs::create_dir_all(w.p("state")).unwrap();
+        chmod(&w.p("state"), 0o700);
+        w.write(
+            "home/p/.agents/env",
+            format!("AAA=1\nstatus=3\npipestatus=4\nversion=5\nZZZ={CANARY}\n"),
+        );
+        w.write(
+            "home/p/.agents/env.py",
+            "import json\nprint(json.dumps({'fish_pid': '1', 'path': '/nowhere', 'fish_function_path': '/x'}))\n",
+        );
+        let p = w.p("home/p");
+        let bin = support::agentenv_bin();
+        let (hook, show, pidcheck) = if shell == "zsh" {
+            (
+                format!("eval \"$('{}' hook zsh)\"", bin.display()),
+                "print -r -- \"$1: AAA=${AAA-unset} ZZZ=${ZZZ-unset} PATH=$PATH\"",
+                "print -r -- \"pid ok\"",
+            )
+        } else {
+            (
+                format!("'{}' hook fish | source", bin.display()),
+                "set -q AAA; or set AAA unset; set -q ZZZ; or set ZZZ unset; echo \"$argv[1]: AAA=$AAA ZZZ=$ZZZ PATH=\"(string join : $PATH)",
+                "test \"$fish_pid\" = (echo %self); and echo 'pid ok'",
+            )
+        };
+        let call = if shell == "zsh" {
+            "_agentenv_hook"
+        } else {
+            "__agentenv_hook"
+        };
+        let def = if shell == "zsh" {
+            format!("show() {{ {show}; }}")
+        } else {
+            format!("function show; {show}; end")
+        };
+        let script = format!(
+            "{hook}\n{def}\ncd '{p}'; '{bin}' allow >/dev/null; {call}; show in\n\
+             cd /; {call}; show out\ncd '{p}'; {call}; show again\ncd /; {call}; show out2\n{pidcheck}\n",
+            p = p.display(),
+            bin = bin.display(),
+        );
+        let Some(o) = shell_script(&w, shell, &script) else {
+            continue;
+        };
+        o.no_canary();
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert_eq!(o.code, Some(0), "{shell}: {out}\n{}", o.stderr);
+        let pbin = w.p("home/p/.agents/bin").display().to_string();
+        let line = |tag: &str| {
+            out.lines()
+                .find(|l| l.starts_with(&format!("{tag}: ")))
+                .unwrap_or_else(|| panic!("{shell}: no {tag} line: {out}\n{}", o.stderr))
+                .to_string()
+        };
+        for tag in ["in", "again"] {
+            let l = line(tag);
+            assert!(
+                l.contains(&format!("AAA=1 ZZZ={CANARY} ")),
+                "{shell} {tag}: {l}"
+            );
+            assert!(l.contains(&pbin), "{shell} {tag}: {l}");
+        }
+        for tag in ["out", "out2"] {
+            let l = line(tag);
+            assert!(l.contains("AAA=unset ZZZ=unset "), "{shell} {tag}: {l}");
+            assert!(!l.contains(&pbin), "{shell} {tag}: {l}");
+        }
+        assert!(out.contains("pid ok"), "{shell}: {out}\n{}", o.stderr);
+        assert!(
+            !o.stderr.contains("could not load") && !o.stderr.contains("read-only"),
+            "{shell}: {}",
+            o.stderr
+        );
+        let warned: Vec<&str> = o
+            .stderr
+            .lines()
+            .filter(|l| l.contains("the shell reserves these names"))
+            .collect();
+        assert!(!warned.is_empty(), "{shell}: {}", o.stderr);
+        assert!(warned[0].contains("status"), "{shell}: {}", warned[0]);
+    }
+}
