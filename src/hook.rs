@@ -666,7 +666,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
                         ),
                     };
                     if input.warned.as_os_str() != r.as_os_str() && crate::log::level() > -2 {
-                        eprintln!("{msg}");
+                        eprintln!("{}", crate::log::escape_controls(&msg, false));
                     }
                     warned = r.clone().into_os_string();
                     opts.global = true;

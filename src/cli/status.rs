@@ -370,7 +370,9 @@ pub fn run(a: StatusArgs) -> Exit {
             t.push('\n');
             t
         }
-        TextOrJson::Text => text(&r),
+        // A display: control characters in paths and names escaped (the
+        // JSON form escapes C0 itself and is data).
+        TextOrJson::Text => crate::log::escape_controls(&text(&r), true).into_owned(),
     };
     super::print(out.as_bytes())
 }

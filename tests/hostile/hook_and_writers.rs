@@ -476,3 +476,84 @@ fn undo_stays_exact_when_a_store_sets_names_the_shell_reserves() {
         assert!(warned[0].contains("status"), "{shell}: {}", warned[0]);
     }
 }
+
+/// No raw control character in `s` (C0 but the line feed, DEL, C1).
+fn assert_no_controls(what: &str, s: &str) {
+    let bad: Vec<char> = s
+        .chars()
+        .filter(|c| (c.is_control() && *c != '\n') || ('\u{80}'..='\u{9f}').contains(c))
+        .collect();
+    assert!(bad.is_empty(), "{what}: raw {bad:?} in {s:?}");
+}
+
+/// #11: a directory whose name holds terminal control sequences (set the
+/// title, erase the line, carriage return, conceal; an 8-bit CSI) was
+/// printed raw by the hook's "not allowed" line, `allow` and `status`.
+/// Every display escapes them now; the hook's shell code still carries the
+/// exact path.
+#[test]
+fn control_sequences_in_paths_never_reach_the_terminal() {
+    let w = W::new();
+    let evil = "x\u{1b}]0;T\u{7}\u{1b}[2K\rloaded OK\u{1b}[8m\u{9b}1m\u{7f}";
+    let p = w.p(&format!("repo/{evil}"));
+    std::fs::create_dir_all(p.join(".agents")).unwrap();
+    std::fs::create_dir_all(p.join("sub")).unwrap();
+    std::fs::create_dir_all(w.p("state")).unwrap();
+    chmod(&w.p("state"), 0o700);
+    w.write(&format!("repo/{evil}/.agents/env"), "A=1\n");
+    let home = w.p("home");
+    let cmd = |dir: &Path, args: &[&str]| {
+        let mut c = Command::new(support::agentenv_bin());
+        c.env_clear()
+            .env("HOME", &home)
+            .env("XDG_STATE_HOME", w.p("state"))
+            .env("PATH", "/usr/bin:/bin")
+            .env("LANG", "C.UTF-8")
+            .env("AGENTS_PYTHON", support::pinned_python())
+            .env("AGENTS_SYSTEM_ROOT", w.p("no-system"))
+            .env("AGENTENV_HOOK_CACHE", "0")
+            .env("PWD", dir)
+            .current_dir(dir)
+            .args(args)
+            .stdin(Stdio::null());
+        c
+    };
+    let sub = p.join("sub");
+    let shown = "x\\x1b]0;T\\x07\\x1b[2K\\x0dloaded OK\\x1b[8m\\u{9b}1m\\x7f";
+    let hook = ["hook", "bash", "--load", "--pid", "1"];
+    let o = run(cmd(&sub, &hook), 60);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert_no_controls("hook", &o.stderr);
+    assert!(
+        o.stderr
+            .contains(&format!("{shown}/.agents is not allowed")),
+        "{}",
+        o.stderr
+    );
+    let steps: [(&str, Vec<&str>); 5] = [
+        ("allow", vec!["allow"]),
+        ("status", vec!["status"]),
+        ("hook after allow", hook.to_vec()),
+        ("deny", vec!["deny"]),
+        ("init claude", vec!["init", "claude", "--project", "."]),
+    ];
+    for (what, args) in steps {
+        let o = run(cmd(&sub, &args), 60);
+        assert_eq!(o.code, Some(0), "{what}: {}", o.stderr);
+        assert_no_controls(what, &o.stderr);
+        if what == "status" {
+            assert_no_controls(what, &String::from_utf8_lossy(&o.stdout));
+            assert!(String::from_utf8_lossy(&o.stdout).contains(shown), "{what}");
+        } else if what != "hook after allow" {
+            assert!(o.stderr.contains(shown), "{what}: {}", o.stderr);
+        }
+        if what == "hook after allow" {
+            // The shell code carries the exact bytes (it is evaluated, not shown).
+            let out = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                out.contains(&format!("export AGENTS_PROJECT_ROOT='{}'", p.display())),
+                "{out}"
+            );
+        }
+    }
+}
