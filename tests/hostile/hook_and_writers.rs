@@ -557,3 +557,36 @@ fn control_sequences_in_paths_never_reach_the_terminal() {
         }
     }
 }
+
+/// #14: an `env.py` printing 1.1 million keys (14 MB, under the 16 MiB
+/// output cap) took 17 s and 790 MB after the child exited, past
+/// `--timeout`. An output holds at most 100,000 values now: parsing stops
+/// at the first one past it, the layer contributes nothing, a warning
+/// names the file, and the peak memory stays small. (The deadline is
+/// checked while the output is parsed and while its keys are applied.)
+#[test]
+fn an_env_py_output_with_a_million_keys_is_refused_in_bounded_memory() {
+    let w = W::new();
+    w.write("home/.agents/env", "PLAIN=1\n");
+    let py = w.write(
+        "home/.agents/env.py",
+        "import json\nprint(json.dumps({f'V{i}': '' for i in range(1100000)}))\n",
+    );
+    let o = run(
+        w.cmd(&["env", "--format", "json", "--diff", "--timeout", "60"]),
+        120,
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!(
+            "env.py output holds more than 100000 values (the limit; nothing of it is used): {}",
+            py.display()
+        )),
+        "{}",
+        o.stderr
+    );
+    let j = o.json();
+    assert_eq!(j["PLAIN"], "1");
+    assert!(j.get("V0").is_none());
+    assert!(o.hwm_kib < MAX_HWM_KIB, "peak RSS {} KiB", o.hwm_kib);
+}
