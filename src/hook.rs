@@ -324,18 +324,11 @@ pub fn is_path_like(k: &[u8]) -> bool {
 /// put another `agentenv` in its place).
 pub fn integration(shell: Shell, exe: &Path) -> String {
     let bin = q(shell, exe.as_os_str());
-    // The path as the "is missing" line shows it (control characters
-    // escaped, like every path agentenv displays).
-    let shown = quote(
-        shell,
-        crate::log::escape_controls(&exe.display().to_string(), false).as_bytes(),
-    );
-    let t = match shell {
-        Shell::Bash => BASH,
-        Shell::Zsh => ZSH,
-        Shell::Fish => FISH,
-    };
-    t.replace("@BIN@", &bin).replace("@SHOWN@", &shown)
+    match shell {
+        Shell::Bash => BASH.replace("@BIN@", &bin),
+        Shell::Zsh => ZSH.replace("@BIN@", &bin),
+        Shell::Fish => FISH.replace("@BIN@", &bin),
+    }
 }
 
 const BASH: &str = r#"# agentenv shell hook (bash): eval "$(agentenv hook bash)" in ~/.bashrc
@@ -376,7 +369,7 @@ _agentenv_reload() {
   _agentenv_watch=()
   if [[ ! -x "$_agentenv_bin" ]]; then
     if [[ -z "${_agentenv_missing-}" ]]; then
-      printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' @SHOWN@ >&2
+      printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' "$_agentenv_bin" >&2
     fi
     _agentenv_missing=1
     return 0
@@ -433,7 +426,7 @@ _agentenv_reload() {
   _agentenv_watch=()
   if [[ ! -x "$_agentenv_bin" ]]; then
     if [[ -z "${_agentenv_missing-}" ]]; then
-      printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' @SHOWN@ >&2
+      printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' "$_agentenv_bin" >&2
     fi
     typeset -g _agentenv_missing=1
     return 0
@@ -500,7 +493,7 @@ function __agentenv_reload
     set -g __agentenv_watch
     if not test -x "$__agentenv_bin"
         if not set -q __agentenv_missing
-            printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' @SHOWN@ >&2
+            printf 'agentenv: %s is missing; the hook loads nothing until it is back\n' "$__agentenv_bin" >&2
         end
         set -g __agentenv_missing 1
         return 0
