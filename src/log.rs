@@ -22,7 +22,11 @@ pub fn level() -> i8 {
 fn emit(min: i8, tag: &str, msg: std::fmt::Arguments<'_>) {
     if level() >= min {
         let msg = msg.to_string();
-        let text = escape_controls(&msg, false);
+        // Some messages are several lines on purpose (a harness validation
+        // lists one unresolved variable a line): line feeds stay here; the
+        // single-line displays escape them too (`cli::say`, the hook's trust
+        // line, `status`' fields).
+        let text = escape_controls(&msg, true);
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "agentenv: {tag}: {text}");
     }

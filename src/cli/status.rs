@@ -274,8 +274,11 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
 }
 
 fn text(r: &Value) -> String {
-    let st = |v: &Value| v.as_str().unwrap_or("").to_string();
-    let opt = |v: &Value| v.as_str().map_or("(none)".to_string(), str::to_string);
+    // Paths and names shown with control characters (line breaks too)
+    // escaped: a directory name cannot drive the terminal or forge a line.
+    let esc = |s: &str| crate::log::escape_controls(s, false).into_owned();
+    let st = |v: &Value| esc(v.as_str().unwrap_or(""));
+    let opt = |v: &Value| v.as_str().map_or("(none)".to_string(), esc);
     let mut o = String::new();
     o.push_str(&format!("directory: {}\n", st(&r["directory"])));
     o.push_str(&format!(
