@@ -215,7 +215,7 @@ impl std::fmt::Display for InputError {
             ),
             InputError::NotRegularTarget => f.write_str(
                 "it is a FIFO, device or socket; files that hold values are written only as \
-                 regular files (remove it, or name another path)",
+                 regular files: name a regular file or a new path",
             ),
         }
     }

@@ -494,7 +494,7 @@ fn assert_no_controls(what: &str, s: &str) {
 #[test]
 fn control_sequences_in_paths_never_reach_the_terminal() {
     let w = W::new();
-    let evil = "x\u{1b}]0;T\u{7}\u{1b}[2K\rloaded OK\u{1b}[8m\u{9b}1m\u{7f}";
+    let evil = "x\u{1b}]0;T\u{7}\u{1b}[2K\rloaded OK\u{1b}[8m\u{9b}1m\u{7f}\nagentenv: forged";
     let p = w.p(&format!("repo/{evil}"));
     std::fs::create_dir_all(p.join(".agents")).unwrap();
     std::fs::create_dir_all(p.join("sub")).unwrap();
@@ -519,11 +519,12 @@ fn control_sequences_in_paths_never_reach_the_terminal() {
         c
     };
     let sub = p.join("sub");
-    let shown = "x\\x1b]0;T\\x07\\x1b[2K\\x0dloaded OK\\x1b[8m\\u{9b}1m\\x7f";
+    let shown = "x\\x1b]0;T\\x07\\x1b[2K\\x0dloaded OK\\x1b[8m\\u{9b}1m\\x7f\\x0aagentenv: forged";
     let hook = ["hook", "bash", "--load", "--pid", "1"];
     let o = run(cmd(&sub, &hook), 60);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert_no_controls("hook", &o.stderr);
+    assert!(!o.stderr.contains("\nagentenv: forged"), "{}", o.stderr);
     assert!(
         o.stderr
             .contains(&format!("{shown}/.agents is not allowed")),
@@ -541,6 +542,12 @@ fn control_sequences_in_paths_never_reach_the_terminal() {
         let o = run(cmd(&sub, &args), 60);
         assert_eq!(o.code, Some(0), "{what}: {}", o.stderr);
         assert_no_controls(what, &o.stderr);
+        // No line forged by the name's line feed.
+        assert!(
+            !o.stderr.contains("\nagentenv: forged"),
+            "{what}: {}",
+            o.stderr
+        );
         if what == "status" {
             assert_no_controls(what, &String::from_utf8_lossy(&o.stdout));
             assert!(String::from_utf8_lossy(&o.stdout).contains(shown), "{what}");
