@@ -213,6 +213,25 @@ pub fn fmt_secs(d: Duration) -> String {
 mod tests {
     use super::*;
 
+    /// Issue 22 #14: applying the keys counts against the layer's
+    /// deadline too.
+    #[test]
+    fn applying_the_keys_stops_at_the_deadline() {
+        let pairs: Vec<(pyjson::Text, Value)> = (0..5000)
+            .map(|i| {
+                let k: pyjson::Text = format!("K{i}").chars().map(|c| c as u32).collect();
+                (k, Value::Str(vec![0x31]))
+            })
+            .collect();
+        let mut w = Vec::new();
+        let past = Some(std::time::Instant::now());
+        assert!(interpret_until(Path::new("/x/env.py"), pairs.clone(), &mut w, past).is_none());
+        let later = Some(std::time::Instant::now() + Duration::from_secs(3600));
+        let (cs, _) = interpret_until(Path::new("/x/env.py"), pairs, &mut w, later).unwrap();
+        assert_eq!(cs.assigned().len(), 5000);
+        assert!(w.is_empty());
+    }
+
     #[test]
     fn per_key_rules() {
         let pairs = pyjson::parse_env_output(
