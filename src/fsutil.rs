@@ -18,7 +18,10 @@ pub enum Mode {
     /// file owned by the effective user keeps its mode, with one warning
     /// naming the path when group or others can read it; an existing file
     /// owned by someone else is replaced by a `0600` file (its mode is
-    /// never kept).
+    /// never kept). Only regular files are written: a FIFO, device or
+    /// socket at the target is refused ([`InputError::NotRegularTarget`])
+    /// and nothing is written — a reader on a FIFO another user planted
+    /// would get the values.
     Private,
 }
 
@@ -93,12 +96,11 @@ fn private_mode(md: Option<&fs::Metadata>) -> (u32, bool) {
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool) -> io::Result<()> {
     let target = resolve_target(path)?;
     let existing = fs::metadata(&target).ok();
-    if let Some(md) = &existing {
-        use std::os::unix::fs::FileTypeExt;
-        let t = md.file_type();
-        if t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket() {
-            return write_in_place(&target, bytes);
+    if existing.as_ref().is_some_and(is_special) {
+        if mode == Mode::Private {
+            return Err(refuse(InputError::NotRegularTarget));
         }
+        return write_in_place(&target, bytes);
     }
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -147,11 +149,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool)
     Ok(())
 }
 
-/// A device, FIFO or socket (`-o /dev/stdout`, `--report /dev/stderr`) is
-/// written in place: renaming a temp file over it would replace the node
-/// itself with a regular file. The open is non-blocking, so a FIFO without
-/// a reader is an error (`ENXIO`), not a hang; the write then blocks as
-/// usual.
+/// A FIFO, character or block device, or socket.
+fn is_special(md: &fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let t = md.file_type();
+    t.is_char_device() || t.is_block_device() || t.is_fifo() || t.is_socket()
+}
+
+/// The refusal of a value file's target (`--into`, `-o`, `--report`) when
+/// `target` exists and is a FIFO, device or socket (symlinks followed).
+pub fn refuse_special_target(target: &Path) -> io::Result<()> {
+    match fs::metadata(target) {
+        Ok(md) if is_special(&md) => Err(refuse(InputError::NotRegularTarget)),
+        _ => Ok(()),
+    }
+}
+
+/// For the files that hold no values (not [`Mode::Private`]): a device,
+/// FIFO or socket is written in place: renaming a temp file over it would
+/// replace the node itself with a regular file. The open is non-blocking,
+/// so a FIFO without a reader is an error (`ENXIO`), not a hang; the write
+/// then blocks as usual.
 fn write_in_place(target: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = fs::OpenOptions::new()
@@ -176,6 +194,9 @@ pub enum InputError {
     /// A write target reached through a symlink that another user planted
     /// in a sticky world-writable directory (see [`resolve_target`]).
     ForeignSymlink,
+    /// A value file's target that is a FIFO, device or socket
+    /// ([`Mode::Private`]).
+    NotRegularTarget,
 }
 
 impl std::fmt::Display for InputError {
@@ -191,6 +212,10 @@ impl std::fmt::Display for InputError {
             }
             InputError::ForeignSymlink => f.write_str(
                 "a symlink owned by another user in a sticky world-writable directory; not followed",
+            ),
+            InputError::NotRegularTarget => f.write_str(
+                "it is a FIFO, device or socket; files that hold values are written only as \
+                 regular files: name a regular file or a new path",
             ),
         }
     }
@@ -254,6 +279,14 @@ pub fn read_input_until(
             .recv_timeout(left)
             .unwrap_or_else(|_| Err(refuse(InputError::PipeTimeout)));
     }
+    read_regular(path, max)
+}
+
+/// Read a regular file of at most `max` bytes (symlinks followed); a FIFO,
+/// socket or device is refused ([`InputError::NotRegular`]) without
+/// blocking, even one swapped in after a check.
+pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let md = fs::metadata(path)?;
     if md.is_dir() {
         return Err(io::Error::from_raw_os_error(
             rustix::io::Errno::ISDIR.raw_os_error(),
@@ -303,6 +336,8 @@ pub fn current_dir() -> Result<PathBuf, String> {
 mod tests {
     use super::*;
 
+    /// Files that hold no values (a man page, `init`'s settings) are still
+    /// written in place into a device or FIFO.
     #[test]
     fn devices_and_fifos_are_written_in_place_never_replaced() {
         use std::os::unix::fs::FileTypeExt;
@@ -343,6 +378,36 @@ mod tests {
         }
         assert_eq!(reader.join().unwrap(), b"through");
         assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    }
+
+    /// Issue 22 #4: a value file ([`Mode::Private`]) never goes into a
+    /// FIFO, device or socket, even with a reader waiting on the FIFO.
+    #[test]
+    fn private_writes_refuse_fifos_devices_and_sockets() {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        mkfifo(&fifo);
+        let mut reader = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+            .open(&fifo)
+            .unwrap();
+        let sock = d.path().join("sock");
+        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        for p in [fifo.as_path(), &sock, Path::new("/dev/null")] {
+            let e = write_atomic(p, b"SECRET", Mode::Private, false).unwrap_err();
+            assert_eq!(input_error(&e), Some(InputError::NotRegularTarget), "{p:?}");
+        }
+        let mut got = Vec::new();
+        let _ = io::Read::read_to_end(&mut reader, &mut got);
+        assert!(got.is_empty());
+        assert!(fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(fs::metadata(&sock).unwrap().file_type().is_socket());
+        assert!(fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device());
     }
 
     #[test]

@@ -123,6 +123,64 @@ pub use crate::compat::ident::is_name as is_shell_name;
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
 
+/// Names a shell keeps for itself: read-only (setting one aborts zsh's
+/// `eval`, so the undo after it was never defined), or special in a way
+/// that makes the undo inexact (unsetting `path` in zsh empties `PATH`,
+/// erasing `fish_pid` breaks every later reload, a prompt or `IFS` the
+/// shell set unexported is not in the base env to restore). A store's
+/// value for one of them is not set, with one warning naming them
+/// ([`emit_env`]).
+pub fn shell_reserves(shell: Shell, k: &[u8]) -> bool {
+    #[rustfmt::skip]
+    const BASH_NAMES: &[&str] = &[
+        "BASHOPTS", "SHELLOPTS", "BASH_VERSINFO", "BASH_VERSION", "BASHPID", "BASH_ARGC",
+        "BASH_ARGV", "BASH_LINENO", "BASH_SOURCE", "BASH_REMATCH", "BASH_SUBSHELL",
+        "BASH_COMMAND", "BASH_ARGV0", "EUID", "UID", "PPID", "GROUPS", "FUNCNAME", "DIRSTACK",
+        "PIPESTATUS", "HISTCMD", "LINENO", "RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS",
+        "EPOCHREALTIME", "IFS", "PS1", "PS2", "PS4", "PROMPT_COMMAND",
+    ];
+    #[rustfmt::skip]
+    const ZSH_NAMES: &[&str] = &[
+        // Read-only.
+        "ARGC", "HISTCMD", "LINENO", "PPID", "TTYIDLE", "ZSH_EVAL_CONTEXT", "ZSH_SUBSHELL",
+        "status", "pipestatus", "argv", "funcfiletrace", "funcsourcetrace", "funcstack",
+        "functrace", "zsh_eval_context", "zsh_scheduled_events", "historywords", "keymaps",
+        "patchars", "reswords", "dis_patchars", "dis_reswords",
+        // Special: integers and values the shell computes or owns.
+        "EGID", "EUID", "GID", "UID", "USERNAME", "ERRNO", "RANDOM", "SECONDS", "EPOCHSECONDS",
+        "EPOCHREALTIME", "ZSH_ARGZERO", "ZSH_NAME", "ZSH_VERSION", "ZSH_PATCHLEVEL", "FUNCNEST",
+        "HISTSIZE", "SAVEHIST", "HISTCHARS", "IFS", "KEYBOARD_HACK", "NULLCMD", "READNULLCMD",
+        "OPTARG", "OPTIND", "PROMPT", "PROMPT2", "PROMPT3", "PROMPT4", "PS1", "PS2", "PS3",
+        "PS4", "RPROMPT", "RPROMPT2", "RPS1", "RPS2", "SPROMPT", "WORDCHARS", "WATCH",
+        "TRY_BLOCK_ERROR", "TRY_BLOCK_INTERRUPT", "COLUMNS", "LINES",
+        // Tied to an array the shell or the user's rc sets unexported.
+        "CDPATH", "FPATH", "MAILPATH", "MODULE_PATH", "PSVAR", "FIGNORE", "path", "cdpath",
+        "fpath", "manpath", "mailpath", "module_path", "psvar", "fignore", "watch", "histchars",
+        "prompt", "signals", "epochtime", "errnos", "sysparams", "mapfile", "aliases",
+        "builtins", "commands", "dirstack", "functions", "functions_source", "galiases",
+        "history", "jobdirs", "jobstates", "jobtexts", "modules", "nameddirs", "options",
+        "parameters", "saliases", "termcap", "terminfo", "userdirs", "usergroups", "widgets",
+        "dis_aliases", "dis_builtins", "dis_functions", "dis_functions_source", "dis_galiases",
+        "dis_saliases",
+    ];
+    #[rustfmt::skip]
+    const FISH_NAMES: &[&str] = &[
+        "status", "pipestatus", "version", "FISH_VERSION", "fish_pid", "hostname", "history",
+        "umask", "fish_kill_signal", "status_generation", "fish_killring", "last_pid",
+        "CMD_DURATION", "argv", "COLUMNS", "LINES",
+    ];
+    let Ok(k) = std::str::from_utf8(k) else {
+        return false;
+    };
+    match shell {
+        Shell::Bash => BASH_NAMES.contains(&k),
+        Shell::Zsh => ZSH_NAMES.contains(&k),
+        // fish_* and __fish* configure fish itself (fish_function_path,
+        // fish_user_paths, …), set unexported by fish or the user.
+        Shell::Fish => FISH_NAMES.contains(&k) || k.starts_with("fish_") || k.starts_with("__fish"),
+    }
+}
+
 /// `*PATH` variables are undone entry-wise.
 pub fn is_path_like(k: &[u8]) -> bool {
     k.ends_with(b"PATH")
@@ -339,46 +397,84 @@ pub fn stamp_path(state: &Path, pid: u32) -> PathBuf {
 /// Leave a stamp whose mtime is a little before now (file times come from
 /// a coarse clock; an edit right after the load must still count as
 /// newer). Stamps of shells that are gone are removed.
+///
+/// Only in a state dir the trust gate would use (`trust::usable_state`:
+/// owned by the effective user, not writable by group or others, not a
+/// symlink), checked before anything is created in it; `stamps` is created
+/// and opened with `O_NOFOLLOW | O_DIRECTORY` and must pass the same rule
+/// by its handle; the stamp and the cleanup work relative to that handle.
+/// The cleanup removes only what a stamp looks like: a numeric name, an
+/// empty regular file of ours with one link, whose shell is gone. `None`:
+/// no stamp (then only a `cd` reloads).
 fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = state.join("stamps");
-    for d in [&dir, &crate::trust::records_dir(state)] {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(d)
-            .ok()?;
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    use std::os::unix::fs::MetadataExt;
+    crate::trust::usable_state(state, false).ok()?;
+    crate::trust::usable_state(state, true).ok()?;
+    let me = rustix::process::geteuid().as_raw();
+    let ours = |m: &std::fs::Metadata| m.is_dir() && m.uid() == me && m.mode() & 0o022 == 0;
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let top = std::fs::File::from(rustix::fs::open(state, dir_flags, Mode::empty()).ok()?);
+    if !ours(&top.metadata().ok()?) {
+        return None;
     }
-    let path = stamp_path(state, pid);
-    let fresh = !path.exists();
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = std::fs::OpenOptions::new()
-        .mode(0o600)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .ok()?;
+    match rustix::fs::mkdirat(&top, "stamps", Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+        Err(_) => return None,
+    }
+    let dir =
+        std::fs::File::from(rustix::fs::openat(&top, "stamps", dir_flags, Mode::empty()).ok()?);
+    if !ours(&dir.metadata().ok()?) {
+        return None;
+    }
+    let name = pid.to_string();
+    let fresh = rustix::fs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_err();
+    let f = std::fs::File::from(
+        rustix::fs::openat(
+            &dir,
+            name.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .ok()?,
+    );
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.uid() != me {
+        return None;
+    }
     let t = std::time::SystemTime::now()
         .checked_sub(std::time::Duration::from_millis(20))
         .unwrap_or(std::time::SystemTime::UNIX_EPOCH);
     f.set_modified(t).ok()?;
     // A new shell: remove the stamps of shells that are gone.
     if fresh {
-        if let Ok(rd) = std::fs::read_dir(&dir) {
-            for e in rd.flatten() {
-                let name = e.file_name();
-                let gone = name
-                    .to_str()
-                    .and_then(|s| s.parse::<u32>().ok())
-                    .is_some_and(|p| p != pid && !Path::new("/proc").join(p.to_string()).exists());
-                if gone {
-                    let _ = std::fs::remove_file(e.path());
+        if let Ok(mut rd) = rustix::fs::Dir::read_from(&dir) {
+            while let Some(Ok(e)) = rd.read() {
+                let n = e.file_name();
+                let Some(p) = n.to_str().ok().and_then(|s| s.parse::<u32>().ok()) else {
+                    continue;
+                };
+                if p == pid
+                    || n.to_bytes() != p.to_string().as_bytes()
+                    || Path::new("/proc").join(p.to_string()).exists()
+                {
+                    continue;
+                }
+                let Ok(st) = rustix::fs::statat(&dir, n, AtFlags::SYMLINK_NOFOLLOW) else {
+                    continue;
+                };
+                let stamp_like = rustix::fs::FileType::from_raw_mode(st.st_mode as _)
+                    == rustix::fs::FileType::RegularFile
+                    && st.st_uid == me
+                    && st.st_size == 0
+                    && st.st_nlink == 1;
+                if stamp_like {
+                    let _ = rustix::fs::unlinkat(&dir, n, AtFlags::empty());
                 }
             }
         }
     }
-    Some(path)
+    Some(stamp_path(state, pid))
 }
 
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the
@@ -422,7 +518,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
         Some(d) => {
             if let Some(w) = d.warning() {
                 if input.warned.as_os_str() != d.root.as_os_str() && crate::log::level() > -2 {
-                    eprintln!("agentenv: {w}");
+                    eprintln!("agentenv: {}", crate::log::escape_controls(&w, false));
                 }
                 warned = d.root.clone().into_os_string();
             }
@@ -459,9 +555,8 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
     if let Some((dir, key)) = &cache {
         if let Some(bytes) = crate::session::cache::lookup(dir, key) {
-            let mut text = String::from_utf8(bytes).unwrap_or_default();
-            text.push_str(&tail);
-            return Ok(text);
+            // The hook's state first (as below).
+            return Ok(tail + &String::from_utf8(bytes).unwrap_or_default());
         }
     }
     let global = opts.project_root.is_none();
@@ -477,7 +572,9 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
     if let Some((dir, key)) = &cache {
         crate::session::cache::store(dir, key, env_part.as_bytes());
     }
-    Ok(env_part + &tail)
+    // The hook's state (stamp, watch list) first: a line of the env part
+    // that fails cannot take it with it.
+    Ok(tail + &env_part)
 }
 
 /// Every path whose change should trigger a reload: each store and its
@@ -553,7 +650,8 @@ fn watch_list(
 fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
     let mut apply = String::new();
     let mut undo = String::new();
-    let usable = |k: &OsStr| {
+    let mut reserved: Vec<String> = Vec::new();
+    let mut usable = |k: &OsStr| {
         let ok = is_shell_name(k.as_bytes())
             && !SHELL_OWNED.iter().any(|o| OsStr::new(o) == k)
             && !k.as_bytes().starts_with(b"_agentenv")
@@ -563,8 +661,13 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
                 "hook: skipping {}: not a variable name the shell can hold",
                 crate::render::py_repr(&k.to_string_lossy())
             );
+            return false;
         }
-        ok
+        if shell_reserves(shell, k.as_bytes()) {
+            reserved.push(k.to_string_lossy().into_owned());
+            return false;
+        }
+        true
     };
     for (k, v) in diff.assigned() {
         if !usable(k) {
@@ -617,8 +720,16 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             undo.push_str(&set_line(shell, k, o));
         }
     }
+    if !reserved.is_empty() {
+        crate::warn!(
+            "hook: not set in {} (the shell reserves these names): {}",
+            shell.name(),
+            reserved.join(", ")
+        );
+    }
+    // The undo goes first: if a line after it fails, what was set before
+    // it is still undone at the next reload.
     let mut out = String::new();
-    out.push_str(&apply);
     match shell {
         Shell::Bash | Shell::Zsh => {
             out.push_str("_agentenv_undo() {\n  :\n");
@@ -631,6 +742,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             out.push_str("end\n");
         }
     }
+    out.push_str(&apply);
     out
 }
 

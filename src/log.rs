@@ -21,9 +21,42 @@ pub fn level() -> i8 {
 
 fn emit(min: i8, tag: &str, msg: std::fmt::Arguments<'_>) {
     if level() >= min {
+        let msg = msg.to_string();
+        // Some messages are several lines on purpose (a harness validation
+        // lists one unresolved variable a line): line feeds stay here; the
+        // single-line displays escape them too (`cli::say`, the hook's trust
+        // line, `status`' fields).
+        let text = escape_controls(&msg, true);
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "agentenv: {tag}: {msg}");
+        let _ = writeln!(err, "agentenv: {tag}: {text}");
     }
+}
+
+/// `s` made safe to show on a terminal: every control character — C0
+/// (`\x00`–`\x1f`, line breaks too unless `keep_newlines`), DEL and C1
+/// (`U+0080`–`U+009F`) — becomes `\xHH` (C0, DEL) or `\u{HH}` (C1), so a
+/// path or name holding `ESC ] 0 ; … BEL` or `CR` can neither drive the
+/// terminal nor overwrite or forge a line. The one escaping of everything
+/// agentenv *displays* (its messages on stderr, `status`' text); outputs
+/// that carry values (`env`, `--into`, `-o`) are never passed through it.
+pub fn escape_controls(s: &str, keep_newlines: bool) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && !(keep_newlines && c == '\n')) || ('\u{80}'..='\u{9f}').contains(&c)
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if !bad(c) {
+            out.push(c);
+        } else if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 pub fn error(msg: std::fmt::Arguments<'_>) {
@@ -78,3 +111,25 @@ macro_rules! log_error {
 }
 #[allow(unused_imports)]
 pub(crate) use {log_debug as debug, log_error as error, log_info as info, log_warn as warn};
+
+#[cfg(test)]
+mod tests {
+    use super::escape_controls;
+
+    #[test]
+    fn control_characters_are_escaped_others_kept() {
+        let p = "/r/x\u{1b}]0;T\u{7}\u{1b}[2K\rloaded OK\u{1b}[8m\u{9b}31m\u{7f}/.agents";
+        assert_eq!(
+            escape_controls(p, false),
+            "/r/x\\x1b]0;T\\x07\\x1b[2K\\x0dloaded OK\\x1b[8m\\u{9b}31m\\x7f/.agents"
+        );
+        assert_eq!(escape_controls("a\nb\tc", false), "a\\x0ab\\x09c");
+        assert_eq!(escape_controls("a\nb\tc", true), "a\nb\\x09c");
+        // Printable text, non-ASCII included, is untouched (borrowed).
+        let fine = "/home/\u{e9}t\u{e9} ✓/\u{a0}x\\y";
+        assert!(matches!(
+            escape_controls(fine, false),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+}

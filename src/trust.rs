@@ -290,8 +290,9 @@ fn check_dir(p: &Path) -> Result<bool, TrustError> {
 }
 
 /// Check (and with `create`, make `0700`) the state dir and its records
-/// dir. `Ok(false)`: they do not exist (and were not created).
-fn usable_state(state: &Path, create: bool) -> Result<bool, TrustError> {
+/// dir. `Ok(false)`: they do not exist (and were not created). The hook's
+/// stamps follow the same rule (`hook::write_stamp`).
+pub(crate) fn usable_state(state: &Path, create: bool) -> Result<bool, TrustError> {
     let rec = records_dir(state);
     if create {
         fs::DirBuilder::new()

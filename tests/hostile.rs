@@ -12,6 +12,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use support::Tree;
 
+/// Issue 22's value-file, hook, overlay and env.py items (the trust items
+/// are below in this file).
+#[path = "hostile/hook_and_writers.rs"]
+mod hook_and_writers;
+
 /// A value planted in hostile files; it must never reach stderr.
 const CANARY: &str = "hostileCANARY93";
 
@@ -879,11 +884,16 @@ fn full_disk_during_into_keeps_the_old_file() {
         .count();
     assert_eq!(temps, 0);
     // /dev/full and /dev/zero as the target: a clear error (reading them
-    // never ends), and still devices.
+    // never ends; a value file is never written into a device), and still
+    // devices.
     for dev in ["/dev/full", "/dev/zero"] {
         let o = run(w.cmd(&["env", "--format", "export", "--into", dev]), 60);
         assert_eq!(o.code, Some(1), "{}", o.stderr);
-        assert!(o.stderr.contains("not a regular file"), "{}", o.stderr);
+        assert!(
+            o.stderr.contains("it is a FIFO, device or socket"),
+            "{}",
+            o.stderr
+        );
         assert!(o.hwm_kib < MAX_HWM_KIB);
         assert_still_a_device(dev);
     }
@@ -1545,11 +1555,12 @@ fn a_cache_entry_that_is_a_symlink_is_never_replayed() {
 // #16.3: env.py JSON with many keys
 
 #[test]
-fn env_py_json_with_300k_keys_is_read_in_linear_time() {
+fn env_py_json_with_99k_keys_is_read_in_linear_time() {
     // Duplicate lookups scanned every key so far: 100,000 keys took 23 s
     // (300,000 over 200 s), in one object and across one object per line.
-    // Linear now; the bound below is only a hang guard.
-    let n = 300_000;
+    // Linear now; the bound below is only a hang guard. (An output holds at
+    // most 100,000 values since issue 22 #14; this one stays under.)
+    let n = 99_000;
     let bodies = [
         format!(
             "import json\nd = {{f'K{{i}}': f'v{{i}}' for i in range({n})}}\n\

@@ -816,6 +816,32 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     }
     a.run(&["deny"], &trust_env, false);
     a.run(&["deny"], &trust_env, false);
+    // Issue 22: the hook's warning about names a shell reserves names them,
+    // never their values; a value file's FIFO target is refused by name;
+    // an env.py output over the value cap is named, never shown.
+    let rv = a.c("reserved");
+    a.write(
+        "home/.agents/overlays/reserved/env.py",
+        &format!(
+            "import json\nprint(json.dumps({{'status': '{rv}', 'fish_pid': '{rv}', 'BASHOPTS': '{rv}', 'path': '{rv}'}}))\n"
+        ),
+    );
+    for sh in ["bash", "zsh", "fish"] {
+        a.run(&["hook", sh, "--load", "--pid", "1"], &trust_env, true);
+    }
+    a.write(
+        "home/.agents/overlays/reserved/env.py",
+        &format!("import json\nprint(json.dumps({{f'K{{i}}': '{rv}' for i in range(100001)}}))\n"),
+    );
+    a.run(&["env", "--format", "json"], &[], true);
+    std::fs::remove_dir_all(a.p("home/.agents/overlays/reserved")).unwrap();
+    let fifo = a.p("out.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    a.run(&["env", "--into", fifo.to_str().unwrap()], &[], false);
 
     // ---- integrations (issue 13) --------------------------------------------
     // github/docker leave out what their readers cannot carry, and cannot

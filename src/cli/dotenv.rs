@@ -49,8 +49,14 @@ pub fn run(c: DotenvCommand) -> super::Exit {
 /// Largest file `dotenv parse`/`check` reads.
 pub const MAX_DOTENV_FILE: u64 = 64 << 20;
 
-fn read_parse(path: &Path) -> Result<Parsed, Failure> {
-    match crate::fsutil::read_input(path, MAX_DOTENV_FILE) {
+/// The pipe deadline one command's inputs share: three FIFOs nobody
+/// writes cost one [`crate::fsutil::PIPE_TIMEOUT`], not three.
+fn pipe_deadline() -> std::time::Instant {
+    std::time::Instant::now() + crate::fsutil::PIPE_TIMEOUT
+}
+
+fn read_parse(path: &Path, deadline: std::time::Instant) -> Result<Parsed, Failure> {
+    match crate::fsutil::read_input_until(path, MAX_DOTENV_FILE, deadline) {
         Ok(bytes) => Ok(parse_bytes(&bytes)),
         Err(e) => Err(Failure::runtime(format!(
             "cannot read {}: {}",
@@ -63,8 +69,9 @@ fn read_parse(path: &Path) -> Result<Parsed, Failure> {
 fn run_parse(files: &[PathBuf], format: &str) -> Exit {
     let format = parse_format(format).map_err(Failure::runtime)?.resolve();
     let mut vars: IndexMap<String, String> = IndexMap::new();
+    let deadline = pipe_deadline();
     for path in files {
-        let parsed = read_parse(path)?;
+        let parsed = read_parse(path, deadline)?;
         for d in &parsed.diagnostics {
             crate::info!("{}:{}: {}", path.display(), d.line, d.message);
         }
@@ -84,9 +91,10 @@ fn run_parse(files: &[PathBuf], format: &str) -> Exit {
 fn run_check(files: &[PathBuf]) -> Exit {
     let mut failed = false;
     let mut report = String::new();
+    let deadline = pipe_deadline();
     for path in files {
         // An unreadable file is reported and the others still checked.
-        let parsed = match read_parse(path) {
+        let parsed = match read_parse(path, deadline) {
             Ok(p) => p,
             Err(f) => {
                 crate::error!("{}", f.message);

@@ -68,7 +68,8 @@ pub enum HarnessCommand {
     SandboxEnv {
         #[command(flatten)]
         opts: HarnessOpts,
-        /// Output file (default: stdout).
+        /// Output file (default: stdout): a regular file, created 0600 or
+        /// replaced atomically; a FIFO, device or socket is refused.
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<PathBuf>,
         /// Output format.

@@ -54,7 +54,8 @@ pub struct LaunchArgs {
     /// Do not read any .env file; tell the child so.
     #[arg(long = "no-env")]
     pub no_env: bool,
-    /// Write the report (names only) to FILE.
+    /// Write the report (names only) to FILE (a regular file; a FIFO,
+    /// device or socket is refused).
     #[arg(long = "report", value_name = "FILE")]
     pub report: Option<PathBuf>,
     #[command(flatten)]

@@ -147,7 +147,8 @@ pub fn current_dir() -> Result<std::path::PathBuf, Failure> {
 pub fn say(msg: std::fmt::Arguments<'_>) {
     if crate::log::level() >= 0 {
         use std::io::Write;
-        let _ = writeln!(std::io::stderr().lock(), "agentenv: {msg}");
+        let text = crate::log::escape_controls(&msg.to_string(), false).into_owned();
+        let _ = writeln!(std::io::stderr().lock(), "agentenv: {text}");
     }
 }
 

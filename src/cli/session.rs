@@ -54,7 +54,7 @@ pub struct EnvArgs {
     pub cache: bool,
     /// Write the rendering into FILE as its one owned block (export format;
     /// `auto` means export); nothing on stdout, also on a cache hit. A new
-    /// FILE is created 0600.
+    /// FILE is created 0600; a FIFO, device or socket is refused.
     #[arg(long = "into", value_name = "FILE")]
     pub into: Option<PathBuf>,
     /// Render only public variables: the ones agentenv computes and the

@@ -267,8 +267,11 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
 }
 
 fn text(r: &Value) -> String {
-    let st = |v: &Value| v.as_str().unwrap_or("").to_string();
-    let opt = |v: &Value| v.as_str().map_or("(none)".to_string(), str::to_string);
+    // Paths and names shown with control characters (line breaks too)
+    // escaped: a directory name cannot drive the terminal or forge a line.
+    let esc = |s: &str| crate::log::escape_controls(s, false).into_owned();
+    let st = |v: &Value| esc(v.as_str().unwrap_or(""));
+    let opt = |v: &Value| v.as_str().map_or("(none)".to_string(), esc);
     let mut o = String::new();
     o.push_str(&format!("directory: {}\n", st(&r["directory"])));
     o.push_str(&format!(
@@ -363,7 +366,9 @@ pub fn run(a: StatusArgs) -> Exit {
             t.push('\n');
             t
         }
-        TextOrJson::Text => text(&r),
+        // A display: control characters in paths and names escaped (the
+        // JSON form escapes C0 itself and is data).
+        TextOrJson::Text => crate::log::escape_controls(&text(&r), true).into_owned(),
     };
     super::print(out.as_bytes())
 }

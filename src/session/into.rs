@@ -76,9 +76,11 @@ pub const MAX_INTO_FILE: u64 = 16 << 20;
 pub fn write_into(path: &Path, rendered: &str) -> io::Result<()> {
     // Refuse a foreign link before reading through it.
     let target = crate::fsutil::resolve_target(path)?;
-    // A device is refused (reading /dev/full or /dev/zero never ends), a
-    // pipe is bounded by its timeout, a huge file by the size limit.
-    let existing = match crate::fsutil::read_input(&target, MAX_INTO_FILE) {
+    // A FIFO, device or socket is refused before any read or write (a
+    // FIFO's reader would get the values; /dev/zero never ends); a huge
+    // file by the size limit.
+    crate::fsutil::refuse_special_target(&target)?;
+    let existing = match crate::fsutil::read_regular(&target, MAX_INTO_FILE) {
         Ok(b) => String::from_utf8(b)
             .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8"))?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
@@ -98,12 +100,19 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
-    fn a_device_target_is_refused_not_read_forever() {
-        for dev in ["/dev/zero", "/dev/full"] {
-            let e = write_into(Path::new(dev), "export A='1'\n").unwrap_err();
+    fn a_device_or_fifo_target_is_refused_not_read_or_written() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        for t in [Path::new("/dev/zero"), Path::new("/dev/full"), &fifo] {
+            let e = write_into(t, "export A='1'\n").unwrap_err();
             assert_eq!(
                 crate::fsutil::input_error(&e),
-                Some(crate::fsutil::InputError::NotRegular)
+                Some(crate::fsutil::InputError::NotRegularTarget)
             );
         }
     }

@@ -350,13 +350,15 @@ fn existing_libs(
     pinned: Option<&crate::trust::Snapshot>,
 ) -> Vec<Vec<u8>> {
     let mut libs: Vec<Vec<u8>> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in candidates.iter().rev() {
         let bytes = p.as_os_str().as_bytes();
         let exists = match pinned.and_then(|s| s.has_dir(p)) {
-            Some(seen) => seen && paths::at(p, cwd).is_dir(),
+            Some(in_digest) => in_digest && paths::at(p, cwd).is_dir(),
             None => paths::at(p, cwd).is_dir(),
         };
-        if exists && !libs.iter().any(|x| x == bytes) {
+        if exists && !seen.contains(bytes) {
+            seen.insert(bytes);
             libs.push(bytes.to_vec());
         }
     }

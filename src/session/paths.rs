@@ -197,12 +197,11 @@ pub fn which(name: &str, path: Option<&OsStr>, cwd: &Path) -> Option<PathBuf> {
     if path.is_empty() {
         return None;
     }
-    let mut seen: Vec<&[u8]> = Vec::new();
+    let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
     for dir in path.split(|c| *c == b':') {
-        if seen.contains(&dir) {
+        if !seen.insert(dir) {
             continue;
         }
-        seen.push(dir);
         let cand = join(dir, name.as_bytes());
         let full = if cand.starts_with(b"/") {
             PathBuf::from(os(cand.clone()))

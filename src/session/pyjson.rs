@@ -43,12 +43,14 @@ impl Value {
 
 /// A parse failure. `decode` is `true` for `json.JSONDecodeError` (as
 /// opposed to a plain `ValueError`, e.g. an over-long integer); `timeout`
-/// when the deadline passed while parsing (see [`loads_until`]).
-#[derive(Debug, Clone, PartialEq)]
+/// when the deadline passed while parsing (see [`loads_within`]).
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Error {
     pub message: String,
     pub decode: bool,
     pub timeout: bool,
+    /// More values than the budget allowed (see [`MAX_OUTPUT_VALUES`]).
+    pub too_many: bool,
 }
 
 /// Decode bytes as UTF-8 with `surrogateescape`.
@@ -76,15 +78,31 @@ pub fn loads(text: &[u32]) -> Result<Value, Error> {
 
 /// `json.loads(text)` that gives up with a `timeout` error once `deadline` has
 /// passed (checked every [`CHECK_EVERY`] values, so the cost is nil).
+#[cfg(test)]
 pub fn loads_until(text: &[u32], deadline: Option<Instant>) -> Result<Value, Error> {
+    let mut unbounded = usize::MAX;
+    loads_within(text, deadline, &mut unbounded)
+}
+
+/// `json.loads(text)` within `deadline` (a `timeout` error once it passed, checked every [`CHECK_EVERY`] values) that parses at most `budget` values (taken off it; a
+/// `too_many` error past it).
+pub fn loads_within(
+    text: &[u32],
+    deadline: Option<Instant>,
+    budget: &mut usize,
+) -> Result<Value, Error> {
     let mut p = Parser {
         s: text,
         depth: 0,
         deadline,
         steps: 0,
+        // The top-level value (the object itself) is free.
+        budget: budget.saturating_add(1),
     };
     let i = p.ws(0);
-    let (v, end) = p.value(i)?;
+    let r = p.value(i);
+    *budget = p.budget;
+    let (v, end) = r?;
     let end = p.ws(end);
     if end != text.len() {
         return Err(p.err("Extra data", end));
@@ -97,6 +115,8 @@ struct Parser<'a> {
     depth: usize,
     deadline: Option<Instant>,
     steps: u32,
+    /// Values still allowed.
+    budget: usize,
 }
 
 /// How many values are parsed between two looks at the clock.
@@ -105,10 +125,26 @@ pub const CHECK_EVERY: u32 = 4096;
 fn timed_out() -> Error {
     Error {
         message: "timed out while parsing".into(),
-        decode: false,
         timeout: true,
+        ..Default::default()
     }
 }
+
+fn too_many() -> Error {
+    Error {
+        message: format!("more than {MAX_OUTPUT_VALUES} values"),
+        too_many: true,
+        ..Default::default()
+    }
+}
+
+/// The most JSON values (a key's value, an element of a list, nested ones
+/// included; not the objects the output is made of) one `env.py` output
+/// may hold. Far above any real environment
+/// (and above what `execve` can pass: every variable costs at least 11
+/// bytes of its at most 6 MiB); it bounds the memory and the time spent on
+/// an output after the child exited (1.1 million keys took 790 MB and 17 s).
+pub const MAX_OUTPUT_VALUES: usize = 100_000;
 
 const MAX_DEPTH: usize = 900;
 const MAX_INT_DIGITS: usize = 4300;
@@ -136,7 +172,7 @@ impl Parser<'_> {
         Error {
             message: format!("{msg}: line {line} column {col} (char {pos})"),
             decode: true,
-            timeout: false,
+            ..Default::default()
         }
     }
 
@@ -146,6 +182,10 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, i: usize) -> Result<(Value, usize), Error> {
+        if self.budget == 0 {
+            return Err(too_many());
+        }
+        self.budget -= 1;
         self.steps = self.steps.wrapping_add(1);
         if self.steps.is_multiple_of(CHECK_EVERY)
             && self.deadline.is_some_and(|d| Instant::now() >= d)
@@ -177,8 +217,7 @@ impl Parser<'_> {
         if self.depth > MAX_DEPTH {
             return Err(Error {
                 message: "maximum recursion depth exceeded while decoding a JSON document".into(),
-                decode: false,
-                timeout: false,
+                ..Default::default()
             });
         }
         let r = if dict {
@@ -241,8 +280,7 @@ impl Parser<'_> {
                 message: format!(
                     "Exceeds the limit ({MAX_INT_DIGITS} digits) for integer string conversion: value has {digits} digits"
                 ),
-                decode: false,
-                timeout: false,
+                ..Default::default()
             });
         }
         Ok((Value::Int, i))
@@ -371,6 +409,8 @@ pub enum OutputError {
     Json(String),
     /// The deadline passed while parsing.
     Timeout,
+    /// More than [`MAX_OUTPUT_VALUES`] values: parsing stopped there.
+    TooMany,
 }
 
 /// [`parse_env_output_until`] without a deadline (for the tests).
@@ -379,6 +419,7 @@ pub fn parse_env_output(stdout: &[u8]) -> Result<Vec<(Text, Value)>, String> {
     parse_env_output_until(stdout, None).map_err(|e| match e {
         OutputError::Json(m) => m,
         OutputError::Timeout => "timed out".into(),
+        OutputError::TooMany => "too many values".into(),
     })
 }
 
@@ -394,22 +435,27 @@ pub fn parse_env_output_until(
     let fail = |e: Error| {
         if e.timeout {
             OutputError::Timeout
+        } else if e.too_many {
+            OutputError::TooMany
         } else {
             OutputError::Json(e.message)
         }
     };
+    // One budget for the whole output (the per-line objects share it).
+    let mut budget = MAX_OUTPUT_VALUES;
     let all = decode(stdout);
     let text = strip(&all);
     if text.is_empty() {
         return Ok(Vec::new());
     }
-    match loads_until(text, deadline) {
+    match loads_within(text, deadline, &mut budget) {
         Ok(Value::Dict(pairs)) => return Ok(pairs),
         Ok(Value::Null) => {}
         Ok(_) => return Err(OutputError::Json("env.py must output a JSON object".into())),
-        Err(e) if e.timeout || !e.decode => return Err(fail(e)),
+        Err(e) if e.timeout || e.too_many || !e.decode => return Err(fail(e)),
         Err(_) => {}
     }
+    budget = MAX_OUTPUT_VALUES;
     let mut merged: IndexMap<Text, Value> = IndexMap::new();
     for (n, line) in splitlines(text).into_iter().enumerate() {
         if n % 256 == 255 && deadline.is_some_and(|d| Instant::now() >= d) {
@@ -419,7 +465,7 @@ pub fn parse_env_output_until(
         if line.is_empty() {
             continue;
         }
-        match loads_until(line, deadline).map_err(fail)? {
+        match loads_within(line, deadline, &mut budget).map_err(fail)? {
             Value::Dict(pairs) => {
                 for (k, v) in pairs {
                     merged.insert(k, v);
@@ -447,6 +493,34 @@ mod tests {
         r.iter()
             .map(|(k, _)| String::from_utf8(encode(k)).unwrap())
             .collect()
+    }
+
+    /// Issue 22 #14: one output holds at most [`MAX_OUTPUT_VALUES`]
+    /// values, in one object or across one object per line; parsing stops
+    /// at the first value past it.
+    #[test]
+    fn an_output_over_the_value_budget_is_refused() {
+        let n = MAX_OUTPUT_VALUES;
+        let obj = |n: usize| {
+            let body: Vec<String> = (0..n).map(|i| format!("\"K{i}\": \"\"")).collect();
+            format!("{{{}}}", body.join(", "))
+        };
+        assert_eq!(parse_env_output(obj(n).as_bytes()).unwrap().len(), n);
+        assert_eq!(
+            parse_env_output(obj(n + 1).as_bytes()),
+            Err("too many values".into())
+        );
+        let lines: String = (0..=n).map(|i| format!("{{\"K{i}\": \"\"}}\n")).collect();
+        assert_eq!(
+            parse_env_output(lines.as_bytes()),
+            Err("too many values".into())
+        );
+        // Nested values count too.
+        let nested = format!("{{\"A\": [{}]}}", vec!["1"; n].join(","));
+        assert_eq!(
+            parse_env_output(nested.as_bytes()),
+            Err("too many values".into())
+        );
     }
 
     #[test]

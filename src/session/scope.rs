@@ -347,11 +347,20 @@ fn discover(store: &Path, warned: &mut Vec<String>) -> Vec<Overlay> {
             store: store.to_path_buf(),
         });
     }
-    let mut seen: Vec<(String, String)> = Vec::new();
-    for o in &found {
+    duplicates(&found, &root, warned);
+    found
+}
+
+/// Warn (once per pair) about overlays of one store whose names normalize
+/// to the same name. Keyed by the normalized name: linear in the overlays
+/// (a list scan made 20,000 overlays quadratic).
+fn duplicates(found: &[Overlay], root: &Path, warned: &mut Vec<String>) {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    let mut said: std::collections::HashSet<String> = warned.iter().cloned().collect();
+    for o in found {
         let norm = o.normalized();
-        match seen.iter().find(|(n, _)| *n == norm) {
-            Some((_, first)) if *first != o.name => {
+        match seen.get(&norm) {
+            Some(first) if *first != o.name => {
                 let msg = format!(
                     "overlays {} and {} in {} are one overlay ({}) and share {}; remove one",
                     first,
@@ -360,15 +369,38 @@ fn discover(store: &Path, warned: &mut Vec<String>) -> Vec<Overlay> {
                     norm,
                     o.root_var()
                 );
-                if !warned.contains(&msg) {
+                if said.insert(msg.clone()) {
                     warned.push(msg);
                 }
             }
             Some(_) => {}
-            None => seen.push((norm, o.name.clone())),
+            None => {
+                seen.insert(norm, &o.name);
+            }
         }
     }
-    found
+}
+
+/// The overlays of every store, in store order, without those shadowed by
+/// one of the same normalized name in a later store. The stores are walked
+/// from the last with a set of the names seen so far (linear, not a scan
+/// per overlay).
+fn unshadowed(per_store: Vec<Vec<Overlay>>) -> Vec<Overlay> {
+    let mut later: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut kept: Vec<Vec<Overlay>> = Vec::with_capacity(per_store.len());
+    for found in per_store.into_iter().rev() {
+        let names: Vec<String> = found.iter().map(Overlay::normalized).collect();
+        kept.push(
+            found
+                .into_iter()
+                .zip(&names)
+                .filter(|(_, n)| !later.contains(*n))
+                .map(|(o, _)| o)
+                .collect(),
+        );
+        later.extend(names);
+    }
+    kept.into_iter().rev().flatten().collect()
 }
 
 impl Scope {
@@ -448,20 +480,7 @@ impl Scope {
             .map(|s| discover(&s.path, &mut warned))
             .collect();
         warnings.extend(warned);
-        let mut overlays = Vec::new();
-        for (i, found) in per_store.iter().enumerate() {
-            let later: Vec<String> = per_store[i + 1..]
-                .iter()
-                .flatten()
-                .map(|o| o.normalized())
-                .collect();
-            overlays.extend(
-                found
-                    .iter()
-                    .filter(|o| !later.contains(&o.normalized()))
-                    .cloned(),
-            );
-        }
+        let overlays = unshadowed(per_store);
         Ok(Scope {
             level,
             agents_root,
@@ -534,6 +553,45 @@ pub const MAIN_TIER: &[NameSpec<'static>] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn synthetic(store: &str, names: impl Iterator<Item = String>) -> Vec<Overlay> {
+        names
+            .map(|name| Overlay {
+                path: Path::new(store).join("overlays").join(&name),
+                store: PathBuf::from(store),
+                name,
+            })
+            .collect()
+    }
+
+    /// #13 (issue 22): both checks are linear. 200,000 overlays per store:
+    /// the list scans they replace needed about 2 × 10^10 comparisons each
+    /// (minutes in a debug build); hash sets do it in one pass.
+    #[test]
+    fn duplicate_and_shadow_checks_are_linear_in_the_overlays() {
+        let n = 200_000;
+        let mut user = synthetic("/h/.agents", (0..n).map(|i| format!("o{i}")));
+        user.extend(synthetic(
+            "/h/.agents",
+            ["dup-a", "dup_a"].map(String::from).into_iter(),
+        ));
+        let mut warned = vec!["earlier".to_string()];
+        duplicates(&user, Path::new("/h/.agents/overlays"), &mut warned);
+        duplicates(&user, Path::new("/h/.agents/overlays"), &mut warned);
+        assert_eq!(warned.len(), 2, "{warned:?}");
+        assert!(warned[1].starts_with("overlays dup-a and dup_a in /h/.agents/overlays"));
+        let proj = synthetic(
+            "/p/.agents",
+            (0..n).filter(|i| i % 2 == 0).map(|i| format!("O{i}")),
+        );
+        let all = unshadowed(vec![user, proj]);
+        // The user store keeps its odd ones and the pair; the project's
+        // even ones shadow the rest (names compare normalized: O2 = o2).
+        assert_eq!(all.len(), n / 2 + 2 + n / 2);
+        assert_eq!(all[0].name, "o1");
+        assert_eq!(all[n / 2].name, "dup-a");
+        assert_eq!(all.last().unwrap().store, Path::new("/p/.agents"));
+    }
 
     #[test]
     fn overlay_names() {

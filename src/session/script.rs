@@ -30,15 +30,30 @@ pub enum ScriptResult {
 
 /// Apply the per-key rules to the merged JSON pairs; one warning per key
 /// not applied goes to `warnings`.
+#[cfg(test)]
 pub fn interpret(
     path: &Path,
     pairs: Vec<(pyjson::Text, Value)>,
     warnings: &mut Vec<String>,
 ) -> (ChangeSet, Vec<Skip>) {
+    interpret_until(path, pairs, warnings, None).expect("no deadline")
+}
+
+/// [`interpret`] within the layer's deadline (checked every 1024 keys);
+/// `None` once it passed (the layer then contributes nothing).
+pub fn interpret_until(
+    path: &Path,
+    pairs: Vec<(pyjson::Text, Value)>,
+    warnings: &mut Vec<String>,
+    deadline: Option<std::time::Instant>,
+) -> Option<(ChangeSet, Vec<Skip>)> {
     let mut out = ChangeSet::new();
     let mut skips = Vec::new();
     let p = path.display();
-    for (key, value) in pairs {
+    for (n, (key, value)) in pairs.into_iter().enumerate() {
+        if n % 1024 == 1023 && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+            return None;
+        }
         if key.is_empty()
             || key.contains(&('=' as u32))
             || key.contains(&0)
@@ -75,7 +90,7 @@ pub fn interpret(
             )),
         }
     }
-    (out, skips)
+    Some((out, skips))
 }
 
 /// Run `file` as `<python> <file> --level L --agent L [--global]` in `env`;
@@ -157,14 +172,27 @@ pub fn run(
                     ));
                     ScriptResult::Failed("timed out".into())
                 }
+                Err(pyjson::OutputError::TooMany) => {
+                    warnings.push(format!(
+                        "env.py output holds more than {} values (the limit; nothing of it is used): {p}",
+                        pyjson::MAX_OUTPUT_VALUES
+                    ));
+                    ScriptResult::Failed("too many values".into())
+                }
                 Err(pyjson::OutputError::Json(msg)) => {
                     warnings.push(format!("env.py output not JSON: {p} ({msg})"));
                     ScriptResult::Failed(format!("output not JSON ({msg})"))
                 }
-                Ok(pairs) => {
-                    let (cs, skips) = interpret(file, pairs, warnings);
-                    ScriptResult::Changes(cs, skips)
-                }
+                Ok(pairs) => match interpret_until(file, pairs, warnings, Some(deadline)) {
+                    Some((cs, skips)) => ScriptResult::Changes(cs, skips),
+                    None => {
+                        warnings.push(format!(
+                            "env.py timed out after {} s (applying its output): {p}",
+                            fmt_secs(timeout)
+                        ));
+                        ScriptResult::Failed("timed out".into())
+                    }
+                },
             }
         }
     }
@@ -217,6 +245,25 @@ pub fn fmt_secs(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 22 #14: applying the keys counts against the layer's
+    /// deadline too.
+    #[test]
+    fn applying_the_keys_stops_at_the_deadline() {
+        let pairs: Vec<(pyjson::Text, Value)> = (0..5000)
+            .map(|i| {
+                let k: pyjson::Text = format!("K{i}").chars().map(|c| c as u32).collect();
+                (k, Value::Str(vec![0x31]))
+            })
+            .collect();
+        let mut w = Vec::new();
+        let past = Some(std::time::Instant::now());
+        assert!(interpret_until(Path::new("/x/env.py"), pairs.clone(), &mut w, past).is_none());
+        let later = Some(std::time::Instant::now() + Duration::from_secs(3600));
+        let (cs, _) = interpret_until(Path::new("/x/env.py"), pairs, &mut w, later).unwrap();
+        assert_eq!(cs.assigned().len(), 5000);
+        assert!(w.is_empty());
+    }
 
     #[test]
     fn per_key_rules() {

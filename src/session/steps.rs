@@ -136,17 +136,24 @@ fn anchored(e: &[u8]) -> bool {
 /// order, inherited empty/relative entries and copies of ours dropped.
 /// `None` when the value would not change.
 pub fn prepend_path(current: Option<&OsStr>, entries: &[Vec<u8>]) -> Option<OsString> {
+    use std::collections::HashSet;
     let cur = current.map(|c| c.as_bytes()).unwrap_or(b"");
-    let mut list: Vec<Vec<u8>> = cur
-        .split(|c| *c == b':')
-        .filter(|e| anchored(e) && !entries.iter().any(|o| o.as_slice() == *e))
-        .map(|e| e.to_vec())
+    // Hash sets, not list scans: linear in the entries (20,000 overlays'
+    // bin dirs took seconds when each was looked up in the list).
+    let ours: HashSet<&[u8]> = entries.iter().map(Vec::as_slice).collect();
+    // Each entry once, the last given first (each goes in front of the
+    // ones before it).
+    let mut seen: HashSet<&[u8]> = HashSet::with_capacity(entries.len());
+    let mut list: Vec<&[u8]> = entries
+        .iter()
+        .map(Vec::as_slice)
+        .filter(|e| seen.insert(e))
         .collect();
-    for e in entries {
-        if !list.contains(e) {
-            list.insert(0, e.clone());
-        }
-    }
+    list.reverse();
+    list.extend(
+        cur.split(|c| *c == b':')
+            .filter(|e| anchored(e) && !ours.contains(e)),
+    );
     let joined = list.join(&b':');
     (joined != cur).then(|| OsString::from_vec(joined))
 }
@@ -201,7 +208,7 @@ pub fn without_launcher_dirs(current: &Env) -> ChangeSet {
 pub fn lib_paths(current: &Env, libs: &[Vec<u8>]) -> ChangeSet {
     let mut cs = ChangeSet::new();
     let inherited_app = get(current, "AGENTS_PYTHONPATH");
-    let stale = entries(inherited_app);
+    let stale: std::collections::HashSet<Vec<u8>> = entries(inherited_app).into_iter().collect();
     let libs_joined = OsString::from_vec(libs.join(&b':'));
     if !libs.is_empty() {
         if inherited_app != Some(libs_joined.as_os_str()) {
@@ -214,7 +221,7 @@ pub fn lib_paths(current: &Env, libs: &[Vec<u8>]) -> ChangeSet {
     let kept: Vec<&[u8]> = inherited_pp
         .as_bytes()
         .split(|c| *c == b':')
-        .filter(|e| !e.is_empty() && !stale.iter().any(|s| s == e))
+        .filter(|e| !e.is_empty() && !stale.contains(*e))
         .collect();
     let kept_joined = OsString::from_vec(kept.join(&b':'));
     let rev: Vec<Vec<u8>> = libs.iter().rev().cloned().collect();
@@ -282,6 +289,24 @@ mod tests {
 
     fn lexical(a: &Path, b: &Path) -> bool {
         a == b
+    }
+
+    /// #13 (issue 22): 200,000 entries (overlays' bin dirs) go in front
+    /// in one pass; the list scan it replaces needed about 2 × 10^10
+    /// comparisons (minutes in a debug build).
+    #[test]
+    fn prepend_path_is_linear_in_the_entries() {
+        let n = 200_000;
+        let mut entries: Vec<Vec<u8>> =
+            (0..n).map(|i| format!("/o/{i}/bin").into_bytes()).collect();
+        entries.push(b"/o/0/bin".to_vec());
+        let cur = OsString::from("/usr/bin:/o/7/bin:/bin");
+        let r = prepend_path(Some(&cur), &entries).unwrap();
+        let parts: Vec<&[u8]> = r.as_bytes().split(|c| *c == b':').collect();
+        assert_eq!(parts.len(), n + 2);
+        assert_eq!(parts[0], format!("/o/{}/bin", n - 1).as_bytes());
+        assert_eq!(parts[n - 1], b"/o/0/bin");
+        assert_eq!(&parts[n..], [b"/usr/bin".as_slice(), b"/bin"]);
     }
 
     #[test]
