@@ -29,7 +29,10 @@ pub(crate) use sensitive::{operator_sensitive, session_sensitive};
 pub(crate) use stream::FdOut;
 pub use stream::{pump, MaskWriter, IDLE};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+/// Up to this many bytes of needles, the automaton is a DFA.
+const DFA_MAX_BYTES: usize = 32 * 1024;
 
 /// One string to mask: the variable it belongs to, its form and its
 /// bytes.
@@ -102,10 +105,22 @@ impl Masker {
         let ac = if needles.is_empty() {
             None
         } else {
+            // A DFA is the fastest search (about twice the contiguous NFA
+            // the crate picks past 100 needles, i.e. past 11 values); its
+            // table is states × byte classes × 4 bytes, so it is used up
+            // to DFA_MAX_BYTES of needles (a few MiB of table).
+            let total: usize = needles.iter().map(|n| n.bytes.len()).sum();
+            let kind = (total <= DFA_MAX_BYTES).then_some(AhoCorasickKind::DFA);
             Some(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostLongest)
+                    .kind(kind)
                     .build(needles.iter().map(|n| &n.bytes))
+                    .or_else(|_| {
+                        AhoCorasick::builder()
+                            .match_kind(MatchKind::LeftmostLongest)
+                            .build(needles.iter().map(|n| &n.bytes))
+                    })
                     .expect("needles are few and small enough for an automaton"),
             )
         };
