@@ -362,6 +362,9 @@ fn pump_masked(
     drop(src);
 }
 
+/// The pipe size `run_masked` asks for (Linux's default pipe-max-size).
+const PIPE_SIZE: usize = 1 << 20;
+
 /// `si_code` of a signal the kernel sent itself (Linux `SI_KERNEL`): the
 /// terminal's ^C, ^\ and hang-up go to the whole foreground process
 /// group, the child included, so they are not sent a second time.
@@ -452,6 +455,11 @@ pub fn run_masked(
     };
     let child_out = child.stdout.take().expect("stdout is piped");
     let child_err = child.stderr.take().expect("stderr is piped");
+    // Larger pipes: fewer wake-ups per MiB on both hops (best effort; the
+    // system's pipe-max-size may refuse).
+    for fd in [child_out.as_fd(), out_fd.as_fd()] {
+        let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
+    }
     let (stop_r, stop_w) = match io::pipe() {
         Ok(p) => p,
         Err(e) => {

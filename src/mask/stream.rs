@@ -183,7 +183,7 @@ pub fn pump<W: Write>(
 ) -> io::Result<()> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let src = src.as_fd();
-    let mut buf = vec![0u8; 128 * 1024];
+    let mut buf = vec![0u8; 1 << 20];
     let mut last = Instant::now();
     // Since when the producer is gone (draining), if it is.
     let mut stopped: Option<Instant> = None;
