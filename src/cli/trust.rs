@@ -15,9 +15,16 @@ pub struct TrustArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
-    /// bash, zsh or fish.
+    /// bash, zsh or fish; or claude/codex with an EVENT (the agent hooks
+    /// `init claude` / `init codex` install).
     #[arg(value_name = "SHELL")]
     pub shell: String,
+    /// For claude/codex: the hook event (pre-tool-use).
+    #[arg(value_name = "EVENT")]
+    pub event: Option<String>,
+    /// (Internal.) The event's arguments.
+    #[arg(value_name = "ARG", hide = true, trailing_var_arg = true)]
+    pub event_args: Vec<std::ffi::OsString>,
     /// (Internal: run by the integration.) Print the shell code of one load.
     #[arg(long = "load", hide = true)]
     pub load: bool,
@@ -95,6 +102,12 @@ pub fn run_hook(a: HookArgs) -> Exit {
             crate::render::py_repr(&a.shell)
         )));
     };
+    if a.event.is_some() {
+        return Err(Failure::usage(format!(
+            "hook {}: takes no EVENT (events are for claude and codex)",
+            a.shell
+        )));
+    }
     let text = if a.load {
         let input = crate::hook::LoadInput {
             shell,
