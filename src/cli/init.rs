@@ -752,3 +752,179 @@ fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()
     }
     write_atomic(path, bytes, Mode::Exactly(0o600), false)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w() -> Wiring {
+        Wiring::new(Client::Claude, "/opt/bin/agentenv", false)
+    }
+
+    const USER: &str = r#"{
+  "zeta": 1,
+  "big": 12345678901234567890123,
+  "env": {"A": "1"}, "env": {"B": "2"},
+  "hooks": {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}],
+    "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "other"}]}]
+  },
+  "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./secrets/**)"]},
+  "alpha": {"b": 2, "a": 1e400}
+}
+"#;
+
+    #[test]
+    fn add_and_remove_keep_every_other_byte() {
+        let (added, o) = add_wiring(USER, &w()).unwrap();
+        assert_eq!(o, Outcome::Added);
+        // Everything that was there is still there, byte for byte, in order.
+        let mut rest = added.as_str();
+        for piece in [
+            "\"zeta\": 1,",
+            "\"big\": 12345678901234567890123,",
+            "\"env\": {\"A\": \"1\"}, \"env\": {\"B\": \"2\"},",
+            "{\"type\": \"command\", \"command\": \"x\"}",
+            "\"command\": \"other\"}]}",
+            "\"Read(./secrets/**)\"",
+            "\"alpha\": {\"b\": 2, \"a\": 1e400}",
+        ] {
+            let at = rest.find(piece).unwrap_or_else(|| panic!("{piece} in {added}"));
+            rest = &rest[at + piece.len()..];
+        }
+        let v: Value = serde_json::from_str(&added.replace("1e400", "1")).unwrap();
+        assert_eq!(
+            v["hooks"]["SessionStart"][1]["hooks"][0]["command"],
+            format!("/opt/bin/agentenv{HOOK_ARGS}")
+        );
+        assert_eq!(
+            v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+            "/opt/bin/agentenv hook claude pre-tool-use"
+        );
+        assert_eq!(v["permissions"]["deny"].as_array().unwrap().len(), 5);
+        // Again: nothing to do.
+        assert_eq!(add_wiring(&added, &w()).unwrap(), (added.clone(), Outcome::AlreadyPresent));
+        // Removal gives the original text back.
+        assert_eq!(remove_wiring(&added, &w()).unwrap(), (USER.to_string(), Outcome::Removed));
+        assert_eq!(remove_wiring(USER, &w()).unwrap().1, Outcome::NotPresent);
+    }
+
+    #[test]
+    fn an_empty_or_new_file_gets_everything_and_loses_it_again() {
+        for t in ["", "{}", "  \n"] {
+            let (added, _) = add_wiring(t, &w()).unwrap();
+            let v: Value = serde_json::from_str(&added).unwrap();
+            assert!(v["hooks"]["SessionStart"].is_array(), "{added}");
+            let (back, o) = remove_wiring(&added, &w()).unwrap();
+            assert_eq!(o, Outcome::Removed);
+            assert_eq!(back, "{}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_on_the_way_are_refused() {
+        let t = "{\"hooks\": {}, \"hooks\": {\"Stop\": []}}";
+        let e = add_wiring(t, &w()).unwrap_err();
+        assert!(e.contains("\"hooks\" appears twice") && e.contains("line 1, column 15"), "{e}");
+        let t = "{\"hooks\": {\"SessionStart\": [], \"SessionStart\": []}}";
+        assert!(add_wiring(t, &w()).is_err());
+        let t = "{\"permissions\": {\"deny\": [], \"deny\": []}, \"hooks\": {}}";
+        assert!(add_wiring(t, &w()).is_err());
+        let e = add_wiring("{\"hooks\": []}", &w()).unwrap_err();
+        assert_eq!(e, "\"hooks\" is not an object");
+        assert!(add_wiring("[1]", &w()).is_err());
+        let e = add_wiring("{\n  \"a\": secretvalue\n}", &w()).unwrap_err();
+        assert!(e.contains("line 2, column 8") && !e.contains("secretvalue"), "{e}");
+    }
+
+    #[test]
+    fn the_old_hooks_are_updated_in_place_not_duplicated() {
+        for old in [
+            "agentenv env --diff --format export --cache --into \"$CLAUDE_ENV_FILE\"",
+            "/usr/bin/agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q",
+        ] {
+            let t = json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": old}]}]}})
+                .to_string();
+            let (out, o) = add_wiring(&t, &w()).unwrap();
+            assert_eq!(o, Outcome::Updated);
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 1);
+            assert_eq!(
+                v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+                format!("/opt/bin/agentenv{HOOK_ARGS}")
+            );
+        }
+    }
+
+    #[test]
+    fn its_own_hook_is_recognised_whatever_the_path_holds() {
+        for path in [
+            "/usr/bin/agentenv",
+            "/my dir/agentenv",
+            "/x/a' b/agentenv",
+            "/x/it's/agentenv",
+            "/x/$(touch PWN)/`y`/\"q\"/agentenv",
+        ] {
+            let prog = sh_quote(path);
+            let wiring = Wiring::new(Client::Claude, &prog, false);
+            let (once, _) = add_wiring("{}", &wiring).unwrap();
+            let (twice, o) = add_wiring(&once, &wiring).unwrap();
+            assert_eq!(o, Outcome::AlreadyPresent, "{path}");
+            assert_eq!(once, twice);
+            assert_eq!(first_word(&wiring.pre_tool_use).unwrap().0, path);
+            // The quoted command runs the program it names under sh -c.
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {prog}")])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), path);
+            let (gone, _) = remove_wiring(&twice, &wiring).unwrap();
+            assert_eq!(gone, "{}");
+        }
+        for c in [
+            "other env --into \"$CLAUDE_ENV_FILE\"",
+            "/x/agentenv-old hook claude pre-tool-use",
+            "agentenv env --diff",
+            "agentenv hook claude pre-tool-use; rm -rf x",
+            "echo; agentenv hook claude pre-tool-use",
+            "$(agentenv) hook claude pre-tool-use",
+            "agentenv hook codex pre-tool-use",
+        ] {
+            assert_eq!(classify(c, Client::Claude), None, "{c}");
+        }
+        assert_eq!(
+            classify("\"/a b\"/agentenv hook codex pre-tool-use", Client::Codex),
+            Some(Ours::PreToolUse)
+        );
+    }
+
+    #[test]
+    fn codex_wiring_uses_its_env_file_and_no_permissions() {
+        let wc = Wiring::new(Client::Codex, "agentenv", false);
+        let (out, _) = add_wiring("{}", &wc).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .contains("--into \"$CODEX_ENV_FILE\""));
+        assert!(v.get("permissions").is_none());
+        // Claude's entries are not Codex's.
+        let (claude, _) = add_wiring("{}", &w()).unwrap();
+        assert_eq!(remove_wiring(&claude, &wc).unwrap().1, Outcome::NotPresent);
+    }
+
+    #[test]
+    fn export_values_swaps_the_start_hook_in_place() {
+        let (plain, _) = add_wiring("{}", &w()).unwrap();
+        let ev = Wiring::new(Client::Claude, "/opt/bin/agentenv", true);
+        let (out, o) = add_wiring(&plain, &ev).unwrap();
+        assert_eq!(o, Outcome::Updated);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "/opt/bin/agentenv hook claude session-start --export-values"
+        );
+        let (back, _) = add_wiring(&out, &w()).unwrap();
+        assert_eq!(back, plain);
+    }
+}
