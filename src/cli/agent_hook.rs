@@ -389,7 +389,7 @@ pub fn rewrite(original: &str, program: &str, entry: &Path, client: Client) -> S
     let entry = sq(&entry.to_string_lossy());
     let client = client.name();
     format!(
-        "if exec {{__ae_o}}>&1 {{__ae_e}}>&2 && exec {{__ae_s}}< <(exec {prog} hook {client} run {entry} 0>&1 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&-) && IFS= read -r -d '' -u $__ae_s __ae_x && eval \"$__ae_x\"; then\neval {q}\n__agentenv_end $?\nelse\n{{ exec {{__ae_s}}<&- {{__ae_o}}>&- {{__ae_e}}>&-; }} 2>/dev/null; printf '%s\\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2\neval {q}\nfi"
+        "if exec {{__ae_o}}>&1 {{__ae_e}}>&2 && exec {{__ae_s}}< <(exec {prog} hook {client} run {entry} 0>&1 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&-) && IFS= read -r -d '' -u $__ae_s __ae_x && eval \"$__ae_x\"; then\n: \"$__ae_o\"\neval {q}\n__agentenv_end $?\nelse\n{{ exec {{__ae_s}}<&- {{__ae_o}}>&- {{__ae_e}}>&-; }} 2>/dev/null; printf '%s\\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2\neval {q}\nfi"
     )
 }
 
@@ -546,7 +546,7 @@ fn run_command_helper(entry: &Path) -> Exit {
     // The redirections first: when they fail, nothing is exported and the
     // rewrite runs the command plainly.
     let mut prologue: Vec<u8> = format!(
-        "if exec {{__ae_c}}>{} >{} 2>{}; then\n",
+        "if exec {{__ae_c}}>{} >{} 2>{}; then\nunset __ae_x\n",
         p(&fifos.ctl),
         p(&fifos.out),
         p(&fifos.err)

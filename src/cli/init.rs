@@ -127,6 +127,9 @@ impl Client {
 #[derive(Debug, Clone)]
 pub struct Wiring {
     pub client: Client,
+    /// The program the hooks name (unquoted): a hook running it is ours
+    /// even when its file name is not `agentenv`.
+    pub program: String,
     pub session_start: String,
     pub pre_tool_use: String,
     pub matcher: &'static str,
@@ -149,6 +152,7 @@ impl Wiring {
         };
         Wiring {
             client,
+            program: first_word(program).map(|w| w.0).unwrap_or_default(),
             session_start,
             pre_tool_use: format!("{program} hook {} pre-tool-use", client.name()),
             matcher: match client {
@@ -252,9 +256,9 @@ enum Ours {
     PreToolUse,
 }
 
-fn classify(command: &str, client: Client) -> Option<Ours> {
+fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
     let (prog, rest) = first_word(command)?;
-    if prog.rsplit('/').next() != Some("agentenv") {
+    if prog.rsplit('/').next() != Some("agentenv") && prog != own {
         return None;
     }
     if rest.contains([';', '&', '|', '`', '(', ')', '<', '>', '\n', '\\']) {
@@ -272,12 +276,12 @@ fn classify(command: &str, client: Client) -> Option<Ours> {
     }
 }
 
-fn is_ours(hook: &Node, which: Ours, client: Client) -> bool {
+fn is_ours(hook: &Node, which: Ours, w: &Wiring) -> bool {
     hook.get("type").and_then(Node::as_str) == Some("command")
         && hook
             .get("command")
             .and_then(Node::as_str)
-            .and_then(|c| classify(c, client))
+            .and_then(|c| classify(c, w.client, &w.program))
             == Some(which)
 }
 
@@ -368,7 +372,7 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
                 continue;
             };
             for hook in list.items() {
-                if is_ours(hook, which, w.client) {
+                if is_ours(hook, which, w) {
                     let cmd = hook.get("command").expect("checked");
                     if found {
                         // A second one (an earlier init that did not
@@ -457,7 +461,7 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
                     continue;
                 };
                 for hook in list.items() {
-                    if is_ours(hook, which, w.client) {
+                    if is_ours(hook, which, w) {
                         let out = remove_hook_at(&text, groups, group, list, hook);
                         // An event (and `hooks`) left empty goes too.
                         let (out2, root2) = parse_root(&out)?;
@@ -789,7 +793,9 @@ mod tests {
             "\"Read(./secrets/**)\"",
             "\"alpha\": {\"b\": 2, \"a\": 1e400}",
         ] {
-            let at = rest.find(piece).unwrap_or_else(|| panic!("{piece} in {added}"));
+            let at = rest
+                .find(piece)
+                .unwrap_or_else(|| panic!("{piece} in {added}"));
             rest = &rest[at + piece.len()..];
         }
         let v: Value = serde_json::from_str(&added.replace("1e400", "1")).unwrap();
@@ -803,9 +809,15 @@ mod tests {
         );
         assert_eq!(v["permissions"]["deny"].as_array().unwrap().len(), 5);
         // Again: nothing to do.
-        assert_eq!(add_wiring(&added, &w()).unwrap(), (added.clone(), Outcome::AlreadyPresent));
+        assert_eq!(
+            add_wiring(&added, &w()).unwrap(),
+            (added.clone(), Outcome::AlreadyPresent)
+        );
         // Removal gives the original text back.
-        assert_eq!(remove_wiring(&added, &w()).unwrap(), (USER.to_string(), Outcome::Removed));
+        assert_eq!(
+            remove_wiring(&added, &w()).unwrap(),
+            (USER.to_string(), Outcome::Removed)
+        );
         assert_eq!(remove_wiring(USER, &w()).unwrap().1, Outcome::NotPresent);
     }
 
@@ -825,7 +837,10 @@ mod tests {
     fn duplicate_keys_on_the_way_are_refused() {
         let t = "{\"hooks\": {}, \"hooks\": {\"Stop\": []}}";
         let e = add_wiring(t, &w()).unwrap_err();
-        assert!(e.contains("\"hooks\" appears twice") && e.contains("line 1, column 15"), "{e}");
+        assert!(
+            e.contains("\"hooks\" appears twice") && e.contains("line 1, column 15"),
+            "{e}"
+        );
         let t = "{\"hooks\": {\"SessionStart\": [], \"SessionStart\": []}}";
         assert!(add_wiring(t, &w()).is_err());
         let t = "{\"permissions\": {\"deny\": [], \"deny\": []}, \"hooks\": {}}";
@@ -834,7 +849,10 @@ mod tests {
         assert_eq!(e, "\"hooks\" is not an object");
         assert!(add_wiring("[1]", &w()).is_err());
         let e = add_wiring("{\n  \"a\": secretvalue\n}", &w()).unwrap_err();
-        assert!(e.contains("line 2, column 8") && !e.contains("secretvalue"), "{e}");
+        assert!(
+            e.contains("line 2, column 8") && !e.contains("secretvalue"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -881,6 +899,13 @@ mod tests {
             let (gone, _) = remove_wiring(&twice, &wiring).unwrap();
             assert_eq!(gone, "{}");
         }
+        // Another file name: its own program's hook is still recognised.
+        let other = Wiring::new(Client::Claude, "/tmp/ae-build", false);
+        let (once, _) = add_wiring("{}", &other).unwrap();
+        assert_eq!(
+            add_wiring(&once, &other).unwrap().1,
+            Outcome::AlreadyPresent
+        );
         for c in [
             "other env --into \"$CLAUDE_ENV_FILE\"",
             "/x/agentenv-old hook claude pre-tool-use",
@@ -890,10 +915,18 @@ mod tests {
             "$(agentenv) hook claude pre-tool-use",
             "agentenv hook codex pre-tool-use",
         ] {
-            assert_eq!(classify(c, Client::Claude), None, "{c}");
+            assert_eq!(
+                classify(c, Client::Claude, "/usr/bin/agentenv"),
+                None,
+                "{c}"
+            );
         }
         assert_eq!(
-            classify("\"/a b\"/agentenv hook codex pre-tool-use", Client::Codex),
+            classify(
+                "\"/a b\"/agentenv hook codex pre-tool-use",
+                Client::Codex,
+                ""
+            ),
             Some(Ours::PreToolUse)
         );
     }
