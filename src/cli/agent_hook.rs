@@ -253,7 +253,7 @@ pub fn decide(
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let Some(entry) = sensitive_entry(base)? else {
+    let Some(entry) = sensitive_entry(base, client)? else {
         // Nothing sensitive in this session: nothing to do.
         return Ok(None);
     };
@@ -263,12 +263,19 @@ pub fn decide(
         "command".into(),
         Value::String(rewrite(command, &me, &entry, client)),
     );
-    Ok(Some(json!({
+    let mut out = json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "updatedInput": Value::Object(updated),
         }
-    })))
+    });
+    if client == Client::Codex {
+        // Codex applies updatedInput only with "allow", which there is
+        // not an approval (that is the PermissionRequest hook's): the
+        // command still goes through Codex's approval policy and sandbox.
+        out["hookSpecificOutput"]["permissionDecision"] = json!("allow");
+    }
+    Ok(Some(out))
 }
 
 fn deny(_client: Client) -> Value {
@@ -394,8 +401,10 @@ pub fn rewrite(original: &str, program: &str, entry: &Path, client: Client) -> S
 }
 
 /// The cache entry holding this session's sensitive variables (written
-/// now when missing or about to expire); `None` when there are none.
-fn sensitive_entry(base: &crate::core::Env) -> Result<Option<PathBuf>, String> {
+/// now when missing or about to expire); `None` when there are none. For
+/// Codex, which has no session env file before 0.172, the entry also
+/// holds the `export` lines of the public variables.
+fn sensitive_entry(base: &crate::core::Env, client: Client) -> Result<Option<PathBuf>, String> {
     use crate::session::cache;
     let mut opts = crate::session::Options::default();
     super::trust::gate(true, &mut opts, base);
@@ -409,7 +418,8 @@ fn sensitive_entry(base: &crate::core::Env) -> Result<Option<PathBuf>, String> {
             why.describe()
         ));
     }
-    let key = cache::key_with(&prepared, base, ENTRY_FORMAT, true, true);
+    let format = format!("{ENTRY_FORMAT} {}", client.name());
+    let key = cache::key_with(&prepared, base, &format, true, true);
     let later = std::time::SystemTime::now() + ENTRY_MARGIN;
     if let Some(bytes) = cache::lookup_at(&dir, &key, later) {
         return Ok((bytes != b"{}").then(|| dir.join(&key)));
@@ -417,11 +427,15 @@ fn sensitive_entry(base: &crate::core::Env) -> Result<Option<PathBuf>, String> {
     let session = prepared.assemble(base.clone());
     crate::log::notes(session.assembly.notes());
     let values = session.sensitive_values();
-    let text = entry_text(&values);
-    if values.is_empty() {
-        cache::store(&dir, &key, text.as_bytes());
-        return Ok(None);
-    }
+    let public = match client {
+        Client::Claude => String::new(),
+        Client::Codex => {
+            let mut view = super::session::session_view(&session, true);
+            super::session::keep_public(&session, &mut view);
+            crate::render::render(crate::render::Format::Export, &view)
+        }
+    };
+    let text = entry_text(&values, &public);
     if cache::create_dir(&dir).is_err() {
         return Err(format!(
             "cannot create the cache directory {}",
@@ -429,6 +443,9 @@ fn sensitive_entry(base: &crate::core::Env) -> Result<Option<PathBuf>, String> {
         ));
     }
     cache::store(&dir, &key, text.as_bytes());
+    if text == "{}" {
+        return Ok(None);
+    }
     match cache::lookup(&dir, &key) {
         Some(_) => Ok(Some(dir.join(&key))),
         None => Err(format!("cannot write the cache entry in {}", dir.display())),
@@ -455,29 +472,40 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// An entry: `{"vars": [[NAME, HEX-VALUE], …]}` (`{}` when none): names
-/// and values byte-exact, UTF-8 as the cache wants.
-fn entry_text(values: &[(String, Vec<u8>)]) -> String {
-    if values.is_empty() {
+/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "public": "export …"}`
+/// (`{}` when both are empty): names and values byte-exact, UTF-8 as the
+/// cache wants.
+fn entry_text(values: &[(String, Vec<u8>)], public: &str) -> String {
+    if values.is_empty() && public.trim().is_empty() {
         return "{}".into();
     }
     let vars: Vec<Value> = values.iter().map(|(k, v)| json!([k, hex(v)])).collect();
-    json!({ "vars": vars }).to_string()
+    json!({ "vars": vars, "public": public }).to_string()
 }
 
-fn parse_entry(bytes: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
+/// The sensitive variables and the public `export` lines of an entry.
+type Entry = (Vec<(String, Vec<u8>)>, String);
+
+fn parse_entry(bytes: &[u8]) -> Option<Entry> {
     let v: Value = serde_json::from_slice(bytes).ok()?;
+    let public = v
+        .get("public")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     let Some(vars) = v.get("vars") else {
-        return Some(Vec::new());
+        return Some((Vec::new(), public));
     };
-    vars.as_array()?
+    let vars = vars
+        .as_array()?
         .iter()
         .map(|p| {
             let name = p.get(0)?.as_str()?.to_string();
             let value = unhex(p.get(1)?.as_str()?)?;
             Some((name, value))
         })
-        .collect()
+        .collect::<Option<Vec<_>>>()?;
+    Some((vars, public))
 }
 
 /// A name the shell can assign.
@@ -530,7 +558,7 @@ fn run_command_helper(entry: &Path) -> Exit {
             entry.display()
         )));
     };
-    let Some(vars) = parse_entry(&bytes) else {
+    let Some((vars, public)) = parse_entry(&bytes) else {
         return Err(Failure::runtime(format!(
             "the cache entry {} is not agentenv's",
             entry.display()
@@ -552,6 +580,7 @@ fn run_command_helper(entry: &Path) -> Exit {
         p(&fifos.err)
     )
     .into_bytes();
+    prologue.extend_from_slice(public.as_bytes());
     for (name, value) in &vars {
         if shell_name(name) {
             prologue.extend_from_slice(b"export ");
@@ -611,8 +640,11 @@ mod tests {
             ("A".to_string(), b"x\xff\n'y".to_vec()),
             ("B".to_string(), Vec::new()),
         ];
-        assert_eq!(parse_entry(entry_text(&v).as_bytes()), Some(v));
-        assert_eq!(parse_entry(b"{}"), Some(Vec::new()));
+        assert_eq!(
+            parse_entry(entry_text(&v, "export X=1\n").as_bytes()),
+            Some((v, "export X=1\n".to_string()))
+        );
+        assert_eq!(parse_entry(b"{}"), Some((Vec::new(), String::new())));
         assert_eq!(parse_entry(b"not json"), None);
     }
 

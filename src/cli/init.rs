@@ -939,7 +939,7 @@ mod tests {
         assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
             .as_str()
             .unwrap()
-            .contains("--into \"$CODEX_ENV_FILE\""));
+            .ends_with(" hook codex session-start"));
         assert!(v.get("permissions").is_none());
         // Claude's entries are not Codex's.
         let (claude, _) = add_wiring("{}", &w()).unwrap();
