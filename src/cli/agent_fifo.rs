@@ -5,11 +5,12 @@
 //! fd 1 and `err` onto fd 2.
 //!
 //! The handshake with the shell:
-//! 1. the prologue (exports and redirections) goes to the sync pipe (fd 0);
-//! 2. the shell opens `ctl`, `out`, `err` for writing in that order; this
+//! 1. the directory goes to the sync pipe (fd 0), a line;
+//! 2. the shell opens `c` (ctl), `o` (out), `e` (err) for writing in that order; this
 //!    side opens them for reading in the same order (each open waits for
 //!    its writer), then removes the FIFOs and their directory, so nothing
-//!    else can open them;
+//!    else can open them; then the exports go to the sync pipe, ended by
+//!    NUL, and the shell `eval`s them;
 //! 3. when the command is over the shell writes a byte to `ctl` and closes
 //!    its ends. Each stream is read until its end, or — when a background
 //!    job the command started still holds it — until it has been idle for
@@ -62,6 +63,12 @@ impl Fifos {
         let dir = tempfile::Builder::new()
             .prefix("agentenv-cmd-")
             .tempdir_in(base_dir())?;
+        if dir.path().as_os_str().as_encoded_bytes().contains(&b'\n') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the temp directory's path holds a newline",
+            ));
+        }
         let mk = |name: &str| -> io::Result<PathBuf> {
             let p = dir.path().join(name);
             rustix::fs::mknodat(
@@ -74,9 +81,9 @@ impl Fifos {
             Ok(p)
         };
         Ok(Fifos {
-            ctl: mk("ctl")?,
-            out: mk("out")?,
-            err: mk("err")?,
+            ctl: mk("c")?,
+            out: mk("o")?,
+            err: mk("e")?,
             dir,
         })
     }
@@ -98,7 +105,11 @@ pub fn serve(
     use std::io::Write;
     let stdout = dup_std(std::io::stdout().as_fd())?;
     let stderr = dup_std(std::io::stderr().as_fd())?;
-    sync.write_all(prologue)?;
+    // The directory (a line; the shell opens `c`, `o`, `e` in it), then —
+    // once the shell's output goes into the FIFOs — the exports.
+    let mut line = fifos.dir.path().as_os_str().as_encoded_bytes().to_vec();
+    line.push(b'\n');
+    sync.write_all(&line)?;
     // The opens wait for the shell; a watchdog ends the wait.
     let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
     {
@@ -117,6 +128,7 @@ pub fn serve(
     let err = File::open(&fifos.err)?;
     opened.store(true, std::sync::atomic::Ordering::SeqCst);
     drop(fifos);
+    sync.write_all(prologue)?;
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     std::thread::scope(|s| {
         let streams = [(out, stdout), (err, stderr)];

@@ -238,7 +238,14 @@ pub fn decide(
         .unwrap_or_else(|| PathBuf::from("/"));
     if FILE_TOOLS.contains(&tool) {
         let stores = StorePaths::new(base);
-        for key in ["file_path", "notebook_path", "path", "pattern", "glob"] {
+        // Glob's `pattern` is a path pattern; Grep's is a regex (its
+        // `glob` filters names under `path`).
+        let keys: &[&str] = if tool == "Glob" {
+            &["path", "pattern"]
+        } else {
+            &["file_path", "notebook_path", "path", "glob"]
+        };
+        for &key in keys {
             if let Some(p) = input.get(key).and_then(Value::as_str) {
                 if stores.covers(&cwd, p) {
                     return Ok(Some(deny(client)));
@@ -396,7 +403,17 @@ pub fn rewrite(original: &str, program: &str, entry: &Path, client: Client) -> S
     let entry = sq(&entry.to_string_lossy());
     let client = client.name();
     format!(
-        "if exec {{__ae_o}}>&1 {{__ae_e}}>&2 && exec {{__ae_s}}< <(exec {prog} hook {client} run {entry} 0>&1 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&-) && IFS= read -r -d '' -u $__ae_s __ae_x && eval \"$__ae_x\"; then\n: \"$__ae_o\"\neval {q}\n__agentenv_end $?\nelse\n{{ exec {{__ae_s}}<&- {{__ae_o}}>&- {{__ae_e}}>&-; }} 2>/dev/null; printf '%s\\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2\neval {q}\nfi"
+        "if exec {{__ae_o}}>&1 {{__ae_e}}>&2 && exec {{__ae_s}}< <(exec {prog} hook {client} run {entry} 0>&1 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {{__ae_c}}>\"$__ae_d/c\" >\"$__ae_d/o\" 2>\"$__ae_d/e\"; then\n\
+         IFS= read -r -d '' -u $__ae_s __ae_x; eval \"$__ae_x\"; unset __ae_x __ae_d\n\
+         __agentenv_end() {{ [ -z \"${{__ae_c-}}\" ] && return \"$1\"; printf x >&$__ae_c; exec 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&- {{__ae_c}}>&-; unset __ae_c; IFS= read -r -u $__ae_s __ae_x; exec {{__ae_s}}<&-; unset __ae_x __ae_o __ae_e __ae_s; return \"$1\"; }}\n\
+         trap '__agentenv_end $?' EXIT\n\
+         : \"$__ae_o\"\n\
+         eval {q}\n\
+         __agentenv_end $?\n\
+         else\n\
+         {{ exec 1>&$__ae_o 2>&$__ae_e; exec {{__ae_s}}<&- {{__ae_o}}>&- {{__ae_e}}>&- {{__ae_c}}>&-; }} 2>/dev/null; unset __ae_d; printf '%s\\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2\n\
+         eval {q}\n\
+         fi"
     )
 }
 
@@ -570,17 +587,9 @@ fn run_command_helper(entry: &Path) -> Exit {
             crate::process::io_kind(&e)
         ))
     })?;
-    let p = |x: &Path| sq(&x.to_string_lossy());
-    // The redirections first: when they fail, nothing is exported and the
-    // rewrite runs the command plainly.
-    let mut prologue: Vec<u8> = format!(
-        "if exec {{__ae_c}}>{} >{} 2>{}; then\nunset __ae_x\n",
-        p(&fifos.ctl),
-        p(&fifos.out),
-        p(&fifos.err)
-    )
-    .into_bytes();
-    prologue.extend_from_slice(public.as_bytes());
+    // The exports (after the shell has redirected its output into the
+    // FIFOs: `agent_fifo::serve` sends the directory first).
+    let mut prologue: Vec<u8> = public.into_bytes();
     for (name, value) in &vars {
         if shell_name(name) {
             prologue.extend_from_slice(b"export ");
@@ -590,14 +599,6 @@ fn run_command_helper(entry: &Path) -> Exit {
             prologue.push(b'\n');
         }
     }
-    prologue.extend_from_slice(
-        format!(
-            "__agentenv_end() {{ [ -z \"${{__ae_c-}}\" ] && return \"$1\"; printf x >&$__ae_c; exec 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&- {{__ae_c}}>&-; unset __ae_c; IFS= read -r -u $__ae_s __ae_x; exec {{__ae_s}}<&-; unset __ae_x __ae_o __ae_e __ae_s; return \"$1\"; }}\n\
-             trap '__agentenv_end $?' EXIT\n\
-             else false; fi\n"
-        )
-        .as_bytes(),
-    );
     prologue.push(0);
     let masker = std::sync::Arc::new(crate::mask::Masker::new(vars));
     crate::cli::agent_fifo::serve(fifos, sync, &prologue, masker)

@@ -145,6 +145,9 @@ impl Wiring {
                 "{program} hook {} session-start --export-values",
                 client.name()
             )
+        } else if client == Client::Codex {
+            // Quiet where Codex has no $CODEX_ENV_FILE (0.171 and older).
+            format!("{program} hook codex session-start")
         } else {
             format!(
                 "{program} env --public-only --require-trust --diff --cache --into \"${var}\" -q"
@@ -491,7 +494,11 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
                     let out = jsonedit::remove_entry(&text, deny, i);
                     let (out2, root2) = parse_root(&out)?;
                     let perms2 = &root2.members()[pi].value;
-                    if perms2.members()[di].value.items().is_empty() {
+                    // An emptied `deny` goes only with a `permissions` that
+                    // held nothing else (the user's own `"deny": []` next
+                    // to other keys stays).
+                    if perms2.members()[di].value.items().is_empty() && perms2.members().len() == 1
+                    {
                         let out3 = jsonedit::remove_entry(&out2, perms2, di);
                         let (out4, root4) = parse_root(&out3)?;
                         if root4.members()[pi].value.members().is_empty() {

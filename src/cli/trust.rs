@@ -23,7 +23,12 @@ pub struct HookArgs {
     #[arg(value_name = "EVENT")]
     pub event: Option<String>,
     /// (Internal.) The event's arguments.
-    #[arg(value_name = "ARG", hide = true, trailing_var_arg = true)]
+    #[arg(
+        value_name = "ARG",
+        hide = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
     pub event_args: Vec<std::ffi::OsString>,
     /// (Internal: run by the integration.) Print the shell code of one load.
     #[arg(long = "load", hide = true)]
