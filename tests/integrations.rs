@@ -611,15 +611,6 @@ fn init(t: &Tree, args: &[&str]) -> Run {
         .args(args)
 }
 
-/// SETTINGS with agentenv's group appended to SessionStart.
-fn with_hook(command: &str) -> String {
-    let entry = format!(
-        "      }},\n      {{\n        \"hooks\": [\n          {{\n            \"type\": \"command\",\n            \"command\": {}\n          }}\n        ]\n      }}\n    ],\n    \"Stop\"",
-        serde_json::to_string(command).unwrap()
-    );
-    SETTINGS.replacen("      }\n    ],\n    \"Stop\"", &entry, 1)
-}
-
 mod init_claude {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -428,10 +428,7 @@ pub fn render(value: &serde_json::Value, style: &Style, indent: &str) -> String 
 
 /// `value` rendered on one line (for a container written on one line).
 fn render_compact(value: &serde_json::Value) -> String {
-    // serde's compact form with a space after ':' and ',' reads like a
-    // hand-written one-line array.
-    let s = serde_json::to_string(value).expect("a Value serializes");
-    s
+    serde_json::to_string(value).expect("a Value serializes")
 }
 
 /// Text with `start..end` replaced by `with`.
