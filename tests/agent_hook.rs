@@ -39,7 +39,28 @@ impl World {
             "[vars]\nLOG_LEVEL = { public = true }\n",
         )
         .unwrap();
-        World { dir }
+        let w = World { dir };
+        // The session-start hook, as Claude Code runs it: the public
+        // variables and the functions the rewrites call.
+        let out = Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("CLAUDE_ENV_FILE", w.env_file())
+            .current_dir(w.proj())
+            .args(["hook", "claude", "session-start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, b"");
+        w
+    }
+    fn env_file(&self) -> PathBuf {
+        self.dir.path().join("claude-env.sh")
     }
     fn home(&self) -> PathBuf {
         self.dir.path().join("home")
@@ -104,7 +125,9 @@ impl World {
         let cwd_file = self.dir.path().join("cwd");
         let _ = std::fs::remove_file(&cwd_file);
         let q = format!("'{}'", cmd.replace('\'', "'\\''"));
-        let script = format!("eval {q} && pwd -P >| '{}'", cwd_file.display());
+        // Claude Code pastes $CLAUDE_ENV_FILE before the command.
+        let env_file = std::fs::read_to_string(self.env_file()).unwrap();
+        let script = format!("{env_file}\neval {q} && pwd -P >| '{}'", cwd_file.display());
         let mut c = Command::new("bash");
         c.env_clear()
             .env("HOME", self.home())
@@ -211,7 +234,10 @@ fn status_cd_stdin_and_exports_are_the_commands_own() {
         .env("PATH", "/usr/bin:/bin")
         .env("TMPDIR", w.dir.path())
         .current_dir(w.proj())
-        .args(["-c", &cmd])
+        .args([
+            "-c",
+            &format!("{}\n{cmd}", std::fs::read_to_string(w.env_file()).unwrap()),
+        ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -405,7 +431,7 @@ fn the_hooks_print_no_value() {
             false,
         ),
     ] {
-        let file = w.dir.path().join("claude-env.sh");
+        let file = w.dir.path().join("claude-env-2.sh");
         let _ = std::fs::remove_file(&file);
         let out = Command::new(support::agentenv_bin())
             .env_clear()
@@ -419,6 +445,7 @@ fn the_hooks_print_no_value() {
         assert!(out.status.success(), "{}", s(&out.stderr));
         let body = std::fs::read_to_string(&file).unwrap();
         assert!(body.contains("LOG_LEVEL"), "{body}");
+        assert!(body.contains("__agentenv_begin()"), "the functions");
         assert_eq!(body.contains("zqCANARY"), !public_only, "{body}");
         assert!(!s(&out.stderr).contains("zqCANARY"));
         assert!(!s(&out.stdout).contains("zqCANARY"));

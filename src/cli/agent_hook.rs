@@ -98,9 +98,11 @@ pub fn run(client: Client, event: &str, args: &[OsString]) -> Exit {
 pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment holds the values of the sensitive variables (init --export-values): the agent can print them into its context. Run `agentenv init claude` (or codex) without --export-values to keep them out.";
 
 /// `hook CLIENT session-start [--export-values]`: the session env into
-/// `$CLAUDE_ENV_FILE` / `$CODEX_ENV_FILE` — the public variables only, or
-/// every value with `--export-values`, which then warns the user (stderr
-/// and the hook's `systemMessage`, never the model's context).
+/// `$CLAUDE_ENV_FILE` / `$CODEX_ENV_FILE` — the public variables only
+/// (`env --public-only --require-trust --diff --cache --into`), or every
+/// value with `--export-values`, which then warns the user (stderr and the
+/// hook's `systemMessage`, never the model's context) — and [`FUNCTIONS`],
+/// which the rewritten commands call.
 fn session_start(client: Client, args: &[OsString]) -> Exit {
     let export_values = match args {
         [] => false,
@@ -137,6 +139,22 @@ fn session_start(client: Client, args: &[OsString]) -> Exit {
         public_only: !export_values,
     };
     let status = super::session::run_env(args)?;
+    // The functions the rewritten commands call (no value in them).
+    let path = Path::new(file);
+    let current = std::fs::read_to_string(path).unwrap_or_default();
+    crate::fsutil::write_atomic(
+        path,
+        with_functions(&current).as_bytes(),
+        crate::fsutil::Mode::Private,
+        false,
+    )
+    .map_err(|e| {
+        Failure::runtime(format!(
+            "${var} {}: cannot write it ({})",
+            path.display(),
+            crate::process::io_kind(&e)
+        ))
+    })?;
     if export_values {
         crate::warn!("{}", EXPORT_VALUES_WARNING.trim_start_matches("agentenv: "));
         let msg = json!({ "systemMessage": EXPORT_VALUES_WARNING }).to_string() + "\n";
@@ -260,7 +278,7 @@ pub fn decide(
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let Some(entry) = sensitive_entry(base, client)? else {
+    let Some((entry, prologue)) = sensitive_entry(base, client)? else {
         // Nothing sensitive in this session: nothing to do.
         return Ok(None);
     };
@@ -268,7 +286,13 @@ pub fn decide(
     let mut updated: Map<String, Value> = input.clone();
     updated.insert(
         "command".into(),
-        Value::String(rewrite(command, &me, &entry, client)),
+        Value::String(rewrite(
+            command,
+            &me,
+            (client == Client::Codex).then_some(prologue.as_path()),
+            &entry,
+            client,
+        )),
     );
     let mut out = json!({
         "hookSpecificOutput": {
@@ -380,40 +404,126 @@ fn self_program() -> String {
         .unwrap_or_else(|| "agentenv".to_string())
 }
 
-/// Single-quote `s` for bash: every byte literal, `'` as `'\''`.
-pub fn sq(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
-        }
+/// The shell functions of a rewritten command (no value in them):
+/// `__agentenv_begin PROGRAM CLIENT ENTRY` starts the helper, redirects
+/// the shell's output into its FIFOs, reads the exports and sets an EXIT
+/// trap; `__agentenv_end` (the trap) hands the output back and waits until
+/// the helper has written all of it. When anything fails, begin says so
+/// and the command runs plainly, without the sensitive variables. Claude
+/// Code gets them through `$CLAUDE_ENV_FILE` (the session-start hook),
+/// Codex by sourcing [`prologue_path`].
+pub const FUNCTIONS: &str = r#": agentenv-hook-begin: the functions of a rewritten command, no value
+__agentenv_end() {
+  set -- "$?"
+  [ -z "${__ae_c-}" ] && return "$1"
+  printf x >&$__ae_c
+  exec 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&- {__ae_c}>&-
+  unset __ae_c
+  IFS= read -r -u $__ae_s __ae_x
+  exec {__ae_s}<&-
+  unset __ae_x __ae_o __ae_e __ae_s
+  return "$1"
+}
+__agentenv_begin() {
+  unset __ae_c
+  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" run "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e"; then
+    IFS= read -r -d '' -u $__ae_s __ae_x
+    eval "$__ae_x"
+    unset __ae_x __ae_d
+    trap __agentenv_end EXIT
+  else
+    { exec 1>&$__ae_o 2>&$__ae_e; exec {__ae_s}<&- {__ae_o}>&- {__ae_e}>&- {__ae_c}>&-; } 2>/dev/null
+    unset __ae_d __ae_c __ae_o __ae_e __ae_s
+    printf '%s\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2
+  fi
+}
+: agentenv-hook-end
+"#;
+
+/// Codex's prologue file: `<user store>/.cache/agent-hook.bash`.
+pub fn prologue_path(user_root: &Path) -> PathBuf {
+    user_root.join(".cache").join("agent-hook.bash")
+}
+
+/// Write Codex's prologue file when it is missing or not this version's.
+fn ensure_prologue(user_root: &Path) -> Result<PathBuf, String> {
+    let path = prologue_path(user_root);
+    let text = format!("{FUNCTIONS}__agentenv_begin \"$@\"\n");
+    if std::fs::read(&path).is_ok_and(|b| b == text.as_bytes()) {
+        return Ok(path);
     }
-    out.push('\'');
+    let dir = path.parent().expect("a parent");
+    crate::session::cache::create_dir(dir)
+        .and_then(|()| {
+            crate::fsutil::write_atomic(
+                &path,
+                text.as_bytes(),
+                crate::fsutil::Mode::Exactly(0o600),
+                false,
+            )
+        })
+        .map_err(|e| {
+            format!(
+                "cannot write {} ({})",
+                path.display(),
+                crate::process::io_kind(&e)
+            )
+        })?;
+    Ok(path)
+}
+
+/// `FILE` with its functions block replaced by [`FUNCTIONS`] (or added).
+pub fn with_functions(file: &str) -> String {
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in file.split_inclusive('\n') {
+        if line.starts_with(": agentenv-hook-begin") {
+            skipping = true;
+            continue;
+        }
+        if skipping {
+            if line.starts_with(": agentenv-hook-end") {
+                skipping = false;
+            }
+            continue;
+        }
+        out.push_str(line);
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(FUNCTIONS);
     out
 }
 
+/// A word for the rewrite: bare when plain, else single-quoted.
+fn word(s: &str) -> String {
+    super::init::sh_quote(s)
+}
+
 /// The command that runs `original` in the agent's shell with the
-/// sensitive variables of `entry` and its output masked (module doc).
-pub fn rewrite(original: &str, program: &str, entry: &Path, client: Client) -> String {
-    let q = sq(original);
-    let prog = sq(program);
-    let entry = sq(&entry.to_string_lossy());
-    let client = client.name();
+/// sensitive variables of `entry` and its output masked (module doc). The
+/// original text stays as it is, on lines of its own after one call
+/// (Claude Code: `__agentenv_begin …`, which a permission rule
+/// `Bash(__agentenv_begin:*)` allows; Codex: `. FILE …`), so the client's
+/// permission rules see the command's own words, and its status is the
+/// last one, as without agentenv.
+pub fn rewrite(
+    original: &str,
+    program: &str,
+    prologue: Option<&Path>,
+    entry: &Path,
+    client: Client,
+) -> String {
+    let call = match prologue {
+        Some(p) => format!(". {}", word(&p.to_string_lossy())),
+        None => "__agentenv_begin".to_string(),
+    };
     format!(
-        "if exec {{__ae_o}}>&1 {{__ae_e}}>&2 && exec {{__ae_s}}< <(exec {prog} hook {client} run {entry} 0>&1 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {{__ae_c}}>\"$__ae_d/c\" >\"$__ae_d/o\" 2>\"$__ae_d/e\"; then\n\
-         IFS= read -r -d '' -u $__ae_s __ae_x; eval \"$__ae_x\"; unset __ae_x __ae_d\n\
-         __agentenv_end() {{ [ -z \"${{__ae_c-}}\" ] && return \"$1\"; printf x >&$__ae_c; exec 1>&$__ae_o 2>&$__ae_e {{__ae_o}}>&- {{__ae_e}}>&- {{__ae_c}}>&-; unset __ae_c; IFS= read -r -u $__ae_s __ae_x; exec {{__ae_s}}<&-; unset __ae_x __ae_o __ae_e __ae_s; return \"$1\"; }}\n\
-         trap '__agentenv_end $?' EXIT\n\
-         : \"$__ae_o\"\n\
-         eval {q}\n\
-         __agentenv_end $?\n\
-         else\n\
-         {{ exec 1>&$__ae_o 2>&$__ae_e; exec {{__ae_s}}<&- {{__ae_o}}>&- {{__ae_e}}>&- {{__ae_c}}>&-; }} 2>/dev/null; unset __ae_d; printf '%s\\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2\n\
-         eval {q}\n\
-         fi"
+        "{call} {} {} {}\n{original}",
+        word(program),
+        client.name(),
+        word(&entry.to_string_lossy()),
     )
 }
 
@@ -421,7 +531,10 @@ pub fn rewrite(original: &str, program: &str, entry: &Path, client: Client) -> S
 /// now when missing or about to expire); `None` when there are none. For
 /// Codex, which has no session env file before 0.172, the entry also
 /// holds the `export` lines of the public variables.
-fn sensitive_entry(base: &crate::core::Env, client: Client) -> Result<Option<PathBuf>, String> {
+fn sensitive_entry(
+    base: &crate::core::Env,
+    client: Client,
+) -> Result<Option<(PathBuf, PathBuf)>, String> {
     use crate::session::cache;
     let mut opts = crate::session::Options::default();
     super::trust::gate(true, &mut opts, base);
@@ -438,8 +551,12 @@ fn sensitive_entry(base: &crate::core::Env, client: Client) -> Result<Option<Pat
     let format = format!("{ENTRY_FORMAT} {}", client.name());
     let key = cache::key_with(&prepared, base, &format, true, true);
     let later = std::time::SystemTime::now() + ENTRY_MARGIN;
+    let user_root = prepared.scope.user_root.clone();
     if let Some(bytes) = cache::lookup_at(&dir, &key, later) {
-        return Ok((bytes != b"{}").then(|| dir.join(&key)));
+        if bytes == b"{}" {
+            return Ok(None);
+        }
+        return Ok(Some((dir.join(&key), ensure_prologue(&user_root)?)));
     }
     let session = prepared.assemble(base.clone());
     crate::log::notes(session.assembly.notes());
@@ -464,7 +581,7 @@ fn sensitive_entry(base: &crate::core::Env, client: Client) -> Result<Option<Pat
         return Ok(None);
     }
     match cache::lookup(&dir, &key) {
-        Some(_) => Ok(Some(dir.join(&key))),
+        Some(_) => Ok(Some((dir.join(&key), ensure_prologue(&user_root)?))),
         None => Err(format!("cannot write the cache entry in {}", dir.display())),
     }
 }
@@ -626,7 +743,7 @@ mod tests {
             "a\nb\n",
             "é\u{1}\u{7f}",
         ] {
-            let q = sq(s);
+            let q = super::super::init::sh_quote(s);
             let out = std::process::Command::new("bash")
                 .args(["-c", &format!("printf %s {q}")])
                 .output()

@@ -83,8 +83,7 @@ pub struct ClaudeArgs {
 }
 
 /// The Claude SessionStart command after the program.
-pub const HOOK_ARGS: &str =
-    " env --public-only --require-trust --diff --cache --into \"$CLAUDE_ENV_FILE\" -q";
+pub const HOOK_ARGS: &str = " hook claude session-start";
 
 /// Largest settings file read.
 const MAX_SETTINGS: u64 = 16 << 20;
@@ -100,6 +99,11 @@ pub const DENY_RULES: &[&str] = &[
     "Read(./.agents/**)",
     "Edit(./.agents/**)",
 ];
+
+/// `permissions.allow` rules of the Claude settings: the call that starts
+/// each rewritten command (a shell function the session-start hook
+/// defines).
+pub const ALLOW_RULES: &[&str] = &["Bash(__agentenv_begin:*)"];
 
 /// Which client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +138,10 @@ pub struct Wiring {
     pub pre_tool_use: String,
     pub matcher: &'static str,
     pub deny: &'static [&'static str],
+    /// `permissions.allow` rules (Claude Code's permission check then
+    /// lets the rewrite's one call through; the command's own words are
+    /// checked as ever).
+    pub allow: &'static [&'static str],
 }
 
 impl Wiring {
@@ -145,13 +153,12 @@ impl Wiring {
                 "{program} hook {} session-start --export-values",
                 client.name()
             )
-        } else if client == Client::Codex {
-            // Quiet where Codex has no $CODEX_ENV_FILE (0.171 and older).
-            format!("{program} hook codex session-start")
         } else {
-            format!(
-                "{program} env --public-only --require-trust --diff --cache --into \"${var}\" -q"
-            )
+            // `env --public-only --require-trust --diff --cache --into
+            // "$CLAUDE_ENV_FILE"`, plus the functions the rewritten
+            // commands call; quiet where Codex has no $CODEX_ENV_FILE.
+            let _ = var;
+            format!("{program} hook {} session-start", client.name())
         };
         Wiring {
             client,
@@ -165,6 +172,10 @@ impl Wiring {
             },
             deny: match client {
                 Client::Claude => DENY_RULES,
+                Client::Codex => &[],
+            },
+            allow: match client {
+                Client::Claude => ALLOW_RULES,
                 Client::Codex => &[],
             },
         }
@@ -400,9 +411,12 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
             )));
         }
     }
-    if !w.deny.is_empty() {
+    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+        if rules.is_empty() {
+            continue;
+        }
         let Some((_, perms)) = member(&text, &root, "permissions", "permissions", false)? else {
-            let v = json!({ "deny": w.deny });
+            let v = json!({ key: rules });
             return Ok(Some(jsonedit::add_member(
                 &text,
                 &root,
@@ -411,18 +425,19 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
                 &v,
             )));
         };
-        let Some((_, deny)) = member(&text, perms, "deny", "permissions.deny", true)? else {
+        let path = format!("permissions.{key}");
+        let Some((_, list)) = member(&text, perms, key, &path, true)? else {
             return Ok(Some(jsonedit::add_member(
                 &text,
                 perms,
                 &st,
-                "deny",
-                &json!(w.deny),
+                key,
+                &json!(rules),
             )));
         };
-        for rule in w.deny {
-            if !deny.items().iter().any(|n| n.as_str() == Some(rule)) {
-                return Ok(Some(jsonedit::add_item(&text, deny, &st, &json!(rule))));
+        for rule in rules {
+            if !list.items().iter().any(|n| n.as_str() == Some(rule)) {
+                return Ok(Some(jsonedit::add_item(&text, list, &st, &json!(rule))));
             }
         }
     }
@@ -483,33 +498,40 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
             }
         }
     }
-    if !w.deny.is_empty() {
-        if let Some((pi, perms)) = member(&text, &root, "permissions", "permissions", false)? {
-            if let Some((di, deny)) = member(&text, perms, "deny", "permissions.deny", true)? {
-                if let Some(i) = deny
-                    .items()
-                    .iter()
-                    .position(|n| n.as_str().is_some_and(|s| w.deny.contains(&s)))
-                {
-                    let out = jsonedit::remove_entry(&text, deny, i);
-                    let (out2, root2) = parse_root(&out)?;
-                    let perms2 = &root2.members()[pi].value;
-                    // An emptied `deny` goes only with a `permissions` that
-                    // held nothing else (the user's own `"deny": []` next
-                    // to other keys stays).
-                    if perms2.members()[di].value.items().is_empty() && perms2.members().len() == 1
-                    {
-                        let out3 = jsonedit::remove_entry(&out2, perms2, di);
-                        let (out4, root4) = parse_root(&out3)?;
-                        if root4.members()[pi].value.members().is_empty() {
-                            return Ok(Some(jsonedit::remove_entry(&out4, &root4, pi)));
-                        }
-                        return Ok(Some(out3));
-                    }
-                    return Ok(Some(out2));
-                }
-            }
+    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+        if rules.is_empty() {
+            continue;
         }
+        let Some((pi, perms)) = member(&text, &root, "permissions", "permissions", false)? else {
+            continue;
+        };
+        let path = format!("permissions.{key}");
+        let Some((di, list)) = member(&text, perms, key, &path, true)? else {
+            continue;
+        };
+        let Some(i) = list
+            .items()
+            .iter()
+            .position(|n| n.as_str().is_some_and(|s| rules.contains(&s)))
+        else {
+            continue;
+        };
+        let out = jsonedit::remove_entry(&text, list, i);
+        let (out2, root2) = parse_root(&out)?;
+        let perms2 = &root2.members()[pi].value;
+        // An emptied list takes `permissions` with it when that holds
+        // nothing else but empty `deny`/`allow` lists (the user's own
+        // `"deny": []` next to other rules stays).
+        let only_empty = perms2.members().iter().all(|m| {
+            (m.key == "deny" || m.key == "allow")
+                && m.value.is_array()
+                && m.value.items().is_empty()
+        });
+        let _ = di;
+        if only_empty {
+            return Ok(Some(jsonedit::remove_entry(&out2, &root2, pi)));
+        }
+        return Ok(Some(out2));
     }
     Ok(None)
 }
