@@ -651,7 +651,7 @@ mod init_claude {
         assert_eq!(keys, ["permissions", "env", "hooks", "model"], "key order");
         // The untouched parts, byte for byte.
         for piece in [
-            "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(npm run test:*)\"\n    ],\n",
+            "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(npm run test:*)\",\n      \"Bash(__agentenv_begin:*)\"\n    ],\n",
             "  \"env\": {\n    \"ZED\": \"1\",\n    \"ALPHA\": \"zqCANARYsettings\"\n  },\n",
             "\"Stop\": []\n  },\n  \"model\": \"opus\"\n}\n",
         ] {

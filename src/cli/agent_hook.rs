@@ -9,7 +9,7 @@
 //!     (so a `cd`, the exit status and everything else the client tracks
 //!     stay as without agentenv) between a prologue and an epilogue:
 //!     ```text
-//!     if exec {o}>&1 {e}>&2 && exec {s}< <(exec agentenv hook claude run ENTRY …)
+//!     if exec {o}>&1 {e}>&2 && exec {s}< <(exec agentenv hook claude run --entry ENTRY …)
 //!        && IFS= read -r -d '' -u $s x && eval "$x"; then
 //!       eval 'ORIGINAL'; __agentenv_end $?
 //!     else eval 'ORIGINAL'; fi
@@ -36,7 +36,6 @@
 
 use super::{Exit, Failure};
 use serde_json::{json, Map, Value};
-use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -77,13 +76,13 @@ impl Client {
 }
 
 /// `agentenv hook CLIENT EVENT [ARGS…]`.
-pub fn run(client: Client, event: &str, args: &[OsString]) -> Exit {
+pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path>) -> Exit {
     match event {
         "pre-tool-use" => pre_tool_use(client),
-        "session-start" => session_start(client, args),
-        "run" => match args {
-            [entry] => run_command_helper(Path::new(entry)),
-            _ => Err(Failure::usage("hook CLIENT run takes one ENTRY")),
+        "session-start" => session_start(client, export_values),
+        "run" => match entry {
+            Some(entry) => run_command_helper(entry),
+            None => Err(Failure::usage("hook CLIENT run needs --entry FILE")),
         },
         other => Err(Failure::usage(format!(
             "unknown hook event '{}' for {} (known: pre-tool-use, session-start)",
@@ -103,26 +102,20 @@ pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment ho
 /// value with `--export-values`, which then warns the user (stderr and the
 /// hook's `systemMessage`, never the model's context) — and [`FUNCTIONS`],
 /// which the rewritten commands call.
-fn session_start(client: Client, args: &[OsString]) -> Exit {
-    let export_values = match args {
-        [] => false,
-        [a] if a == "--export-values" => true,
-        _ => {
-            return Err(Failure::usage(
-                "hook CLIENT session-start takes only --export-values",
-            ))
-        }
-    };
+fn session_start(client: Client, export_values: bool) -> Exit {
     let var = match client {
         Client::Claude => "CLAUDE_ENV_FILE",
         Client::Codex => "CODEX_ENV_FILE",
     };
     let base = crate::core::process_env();
     let Some(file) = crate::core::get(&base, var).filter(|v| !v.is_empty()) else {
-        crate::warn!(
-            "hook {} session-start: ${var} is not set; nothing written",
-            client.name()
-        );
+        // Codex before 0.172 has no session env file: its PreToolUse hook
+        // brings the public variables too.
+        if client == Client::Codex {
+            crate::info!("hook codex session-start: ${var} is not set; nothing written");
+        } else {
+            crate::warn!("hook claude session-start: ${var} is not set; nothing written");
+        }
         return Ok(0);
     };
     let args = super::session::EnvArgs {
@@ -426,7 +419,7 @@ __agentenv_end() {
 }
 __agentenv_begin() {
   unset __ae_c
-  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" run "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e"; then
+  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" run --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e"; then
     IFS= read -r -d '' -u $__ae_s __ae_x
     eval "$__ae_x"
     unset __ae_x __ae_d

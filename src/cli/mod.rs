@@ -206,7 +206,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Completions(a) => completions::run(a),
         Command::Hook(a) => match agent_hook::Client::parse(&a.shell) {
             Some(client) => match &a.event {
-                Some(event) => agent_hook::run(client, event, &a.event_args),
+                Some(event) => agent_hook::run(client, event, a.export_values, a.entry.as_deref()),
                 None => Err(Failure::usage(format!(
                     "hook {}: name the event (pre-tool-use)",
                     a.shell

@@ -17,19 +17,18 @@ pub struct TrustArgs {
 pub struct HookArgs {
     /// bash, zsh or fish; or claude/codex with an EVENT (the agent hooks
     /// `init claude` / `init codex` install).
-    #[arg(value_name = "SHELL")]
+    #[arg(value_name = "SHELL", index = 1)]
     pub shell: String,
     /// For claude/codex: the hook event (pre-tool-use).
-    #[arg(value_name = "EVENT")]
+    #[arg(value_name = "EVENT", index = 2)]
     pub event: Option<String>,
-    /// (Internal.) The event's arguments.
-    #[arg(
-        value_name = "ARG",
-        hide = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true
-    )]
-    pub event_args: Vec<std::ffi::OsString>,
+    /// (claude/codex session-start) Every value into the session env file,
+    /// with a warning at each start (what `init --export-values` writes).
+    #[arg(long = "export-values", hide = true)]
+    pub export_values: bool,
+    /// (Internal: claude/codex run) The cache entry of the command.
+    #[arg(long = "entry", hide = true, value_name = "FILE")]
+    pub entry: Option<std::path::PathBuf>,
     /// (Internal: run by the integration.) Print the shell code of one load.
     #[arg(long = "load", hide = true)]
     pub load: bool,
