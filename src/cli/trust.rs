@@ -15,11 +15,11 @@ pub struct TrustArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
-    /// bash, zsh or fish; or claude/codex with an EVENT (the agent hooks
-    /// `init claude` / `init codex` install).
+    /// bash, zsh or fish.
     #[arg(value_name = "SHELL", index = 1)]
     pub shell: String,
-    /// For claude/codex: the hook event (pre-tool-use).
+    /// With SHELL claude or codex: the agent hook event, pre-tool-use or
+    /// session-start (what `init claude` / `init codex` install).
     #[arg(value_name = "EVENT", index = 2)]
     pub event: Option<String>,
     /// (claude/codex session-start) Every value into the session env file,
