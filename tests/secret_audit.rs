@@ -165,6 +165,32 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         "proj/.agents/pre.local.env",
         &format!("import time\nX={v}\n$(exit 3)\n"),
     );
+    // Declarations (SPEC §14.1): malformed entries holding canaries, a
+    // file that is not TOML, and a project store that tries to make public
+    // what the user store, an overlay and the caller set. Nothing here is
+    // public, so `env --public-only` prints no canary.
+    let v = [
+        a.c("tomlbool"),
+        a.c("tomlfield"),
+        a.c("tomlkey"),
+        a.c("tomlval"),
+    ];
+    a.write(
+        "home/.agents/agentenv.toml",
+        &format!(
+            "[vars]\nPRE_NATIVE = {{ public = \"{}\" }}\nPRE_TWO = {{ public = true, x = \"{}\" }}\n\"{} *\" = {{ public = true }}\nBASHED = \"{}\"\n",
+            v[0], v[1], v[2], v[3]
+        ),
+    );
+    let v = a.c("tomlsyntax");
+    a.write(
+        "home/.agents/overlays/tool/agentenv.toml",
+        &format!("[vars]\nOVL = {{ public = true }}\nX = {v}\n"),
+    );
+    a.write(
+        "proj/.agents/agentenv.toml",
+        "[vars]\nPRE_NATIVE = { public = true }\nOVL = { public = true }\nCALLER_SECRET = { public = true }\n\"OV*\" = { public = true, description = \"overlay values\" }\n",
+    );
     let caller = [a.c("caller"), a.c("dotagents")];
     let caller_env = [
         ("CALLER_SECRET", caller[0].as_str()),
@@ -187,6 +213,47 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         a.run(&["env", "--format", fmt, "--diff"], &caller_env, true);
     }
     a.run(&["env", "-g", "--format", "json"], &caller_env, true);
+    // --public-only: only public variables, so stdout holds no canary in
+    // any format, full or --diff, from the cache or into a file.
+    for fmt in [
+        "export",
+        "dotenv",
+        "powershell",
+        "cmd",
+        "fish",
+        "json",
+        "ini",
+        "yaml",
+        "github",
+        "docker",
+        "auto",
+    ] {
+        a.run(
+            &["env", "--public-only", "--format", fmt],
+            &caller_env,
+            false,
+        );
+        a.run(
+            &["env", "--public-only", "--format", fmt, "--diff"],
+            &caller_env,
+            false,
+        );
+    }
+    for _ in 0..2 {
+        a.run(
+            &["env", "--public-only", "--diff", "--cache"],
+            &caller_env,
+            false,
+        );
+    }
+    let into = a.p("public.sh");
+    let into_arg = into.to_str().unwrap().to_string();
+    a.run(
+        &["env", "--public-only", "--diff", "--into", &into_arg],
+        &caller_env,
+        false,
+    );
+    a.clean_file(&into);
     // Error paths of env: a bad --format, a bad timeout, a missing store.
     a.run(&["env", "--format", "JSON"], &caller_env, false);
     a.run(&["env", "--timeout", "x"], &caller_env, false);
