@@ -611,15 +611,6 @@ fn init(t: &Tree, args: &[&str]) -> Run {
         .args(args)
 }
 
-/// SETTINGS with agentenv's group appended to SessionStart.
-fn with_hook(command: &str) -> String {
-    let entry = format!(
-        "      }},\n      {{\n        \"hooks\": [\n          {{\n            \"type\": \"command\",\n            \"command\": {}\n          }}\n        ]\n      }}\n    ],\n    \"Stop\"",
-        serde_json::to_string(command).unwrap()
-    );
-    SETTINGS.replacen("      }\n    ],\n    \"Stop\"", &entry, 1)
-}
-
 mod init_claude {
     use super::*;
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -633,14 +624,39 @@ mod init_claude {
         t
     }
 
-    /// SETTINGS with this binary's hook.
-    fn want() -> String {
-        let bin = support::agentenv_bin();
-        with_hook(&format!(
-            "{}{}",
-            bin.display(),
-            agentenv::internals::cli::HOOK_ARGS
-        ))
+    /// The settings `init claude` wrote are SETTINGS with agentenv's
+    /// entries added: every original byte kept in order, the hooks and
+    /// deny rules there (checked by taking them out again elsewhere).
+    fn assert_wired(text: &str) {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let bin = support::agentenv_bin().display().to_string();
+        assert_eq!(
+            v["hooks"]["SessionStart"][1]["hooks"][0]["command"],
+            format!("{bin}{}", agentenv::internals::cli::HOOK_ARGS)
+        );
+        assert_eq!(
+            v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+            format!("{bin} hook claude pre-tool-use")
+        );
+        assert_eq!(
+            v["hooks"]["PreToolUse"][0]["hooks"][0]["command"],
+            "echo pre"
+        );
+        assert_eq!(v["hooks"]["SessionStart"][0]["hooks"][0]["timeout"], 5);
+        assert!(v["permissions"]["deny"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("Read(~/.agents/**)")));
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["permissions", "env", "hooks", "model"], "key order");
+        // The untouched parts, byte for byte.
+        for piece in [
+            "{\n  \"permissions\": {\n    \"allow\": [\n      \"Bash(npm run test:*)\",\n      \"Bash(__agentenv_begin:*)\"\n    ],\n",
+            "  \"env\": {\n    \"ZED\": \"1\",\n    \"ALPHA\": \"zqCANARYsettings\"\n  },\n",
+            "\"Stop\": []\n  },\n  \"model\": \"opus\"\n}\n",
+        ] {
+            assert!(text.contains(piece), "{piece:?} in {text}");
+        }
     }
 
     fn mode(p: &Path) -> u32 {
@@ -650,11 +666,12 @@ mod init_claude {
     #[test]
     fn dry_run_prints_the_result_and_writes_nothing() {
         let t = settings();
-        init(&t, &["--dry-run"])
-            .stdout(want())
-            .stderr_has("dry run: would add")
+        let shown = init(&t, &["--dry-run"])
+            .stderr_has("dry run: would have added")
             .run();
         assert_eq!(t.read(FILE), SETTINGS);
+        init(&t, &[]).run();
+        assert_eq!(shown.stdout, t.read(FILE), "the dry run showed the result");
     }
 
     #[test]
@@ -662,9 +679,12 @@ mod init_claude {
         let t = settings();
         init(&t, &[])
             .stdout("")
-            .stderr_has("agentenv: added the SessionStart hook to $W/home/.claude/settings.json")
+            .stderr_has(
+                "agentenv: added agentenv's hooks and deny rules in $W/home/.claude/settings.json",
+            )
+            .stderr_has("--require-trust")
             .run();
-        assert_eq!(t.read(FILE), want());
+        assert_wired(&t.read(FILE));
         assert_eq!(mode(&t.path(FILE)), 0o640, "mode kept");
     }
 
@@ -672,10 +692,11 @@ mod init_claude {
     fn again_changes_nothing_and_says_so() {
         let t = settings();
         init(&t, &[]).run();
+        let wired = t.read(FILE);
         // The file is not even rewritten.
         let md = std::fs::metadata(t.path(FILE)).unwrap();
         init(&t, &["--user"]).stderr_has("already in").run();
-        assert_eq!(t.read(FILE), want());
+        assert_eq!(t.read(FILE), wired);
         let again = std::fs::metadata(t.path(FILE)).unwrap();
         assert_eq!(again.modified().unwrap(), md.modified().unwrap());
         assert_eq!(again.ino(), md.ino());
@@ -688,9 +709,69 @@ mod init_claude {
         init(&t, &["--remove"]).run();
         assert_eq!(t.read(FILE), SETTINGS, "the original again");
         init(&t, &["--remove"])
-            .stderr_has("no agentenv SessionStart hook")
+            .stderr_has("none of agentenv's hooks")
             .run();
         assert_eq!(t.read(FILE), SETTINGS);
+    }
+
+    #[test]
+    fn big_numbers_and_duplicate_keys_stay_as_they_are() {
+        let body = "{\"env\":{\"TOKEN\":\"a\"},\"env\":{\"OTHER\":\"b\"},\"n\":12345678901234567890123,\"big\":100000000000000000001,\"f\":1e400}\n";
+        let t = Tree::new().file(FILE, body);
+        init(&t, &[]).run();
+        let text = t.read(FILE);
+        assert!(
+            text.starts_with(body.trim_end().trim_end_matches('}')),
+            "{text}"
+        );
+        init(&t, &["--remove"]).run();
+        assert_eq!(t.read(FILE), body);
+        // A duplicate on the way to agentenv's entries: refused, untouched.
+        let body = "{\"hooks\": {},\n \"hooks\": {\"Stop\": []}}";
+        let t = Tree::new().file(FILE, body);
+        init(&t, &[])
+            .status(1)
+            .stderr_has("the key \"hooks\" appears twice in one object (again at line 2, column 2)")
+            .stderr_has("the file was not changed")
+            .run();
+        assert_eq!(t.read(FILE), body);
+    }
+
+    #[test]
+    fn a_project_link_out_of_the_project_is_refused() {
+        let t = Tree::new()
+            .file("home/.docker/config.json", "{\"auths\": {}}")
+            .dir("home/repo/.claude");
+        std::os::unix::fs::symlink(
+            "../../.docker/config.json",
+            t.path("home/repo/.claude/settings.json"),
+        )
+        .unwrap();
+        init(&t, &["--project", "repo"])
+            .status(1)
+            .stderr_has("leads out of the project")
+            .run();
+        assert_eq!(t.read("home/.docker/config.json"), "{\"auths\": {}}");
+        // A .claude directory that is such a link too.
+        let t = Tree::new()
+            .file("home/elsewhere/settings.json", "{}")
+            .dir("home/repo");
+        std::os::unix::fs::symlink(t.path("home/elsewhere"), t.path("home/repo/.claude")).unwrap();
+        init(&t, &["--project", "repo"]).status(1).run();
+        assert_eq!(t.read("home/elsewhere/settings.json"), "{}");
+        // A link inside the project is followed.
+        let t = Tree::new()
+            .file("home/repo/conf/claude.json", "{}")
+            .dir("home/repo/.claude");
+        std::os::unix::fs::symlink(
+            "../conf/claude.json",
+            t.path("home/repo/.claude/settings.json"),
+        )
+        .unwrap();
+        init(&t, &["--project", "repo"]).run();
+        assert!(t
+            .read("home/repo/conf/claude.json")
+            .contains("pre-tool-use"));
     }
 
     #[test]
@@ -760,7 +841,7 @@ mod init_claude {
             .is_symlink());
         let text = t.read("home/dotfiles/claude.json");
         assert!(
-            text.starts_with("{\n  \"model\": \"opus\",\n  \"hooks\": {"),
+            text.starts_with("{\"model\": \"opus\", \"hooks\": {"),
             "{text}"
         );
         assert!(!text.ends_with('\n'), "no final newline before, none after");
@@ -793,7 +874,7 @@ mod init_claude {
     fn invalid_json_is_refused_untouched() {
         for (body, line, col) in [
             ("{\n  \"env\": {\"K\": zqCANARYbad}\n}\n", 2, 16),
-            ("{\n  \"env\": {\"K\": \"zqCANARYopen\n", 3, 0),
+            ("{\n  \"env\": {\"K\": \"zqCANARYopen\n", 2, 29),
             ("{\"a\": 1,}\n", 1, 9),
             ("// comment zqCANARY\n{}", 1, 1),
         ] {
@@ -837,7 +918,15 @@ mod init_claude {
         ignore = "needs bash, zsh and fish"
     )]
     fn the_hook_command_runs() {
-        let t = Tree::session().file("home/.agents/env", "FROM_STORE='a b'\n");
+        let t = Tree::session()
+            .file(
+                "home/.agents/env",
+                "FROM_STORE='a b'\nSECRET=zqCANARYhook\n",
+            )
+            .file(
+                "home/.agents/agentenv.toml",
+                "[vars]\nFROM_STORE = { public = true }\n",
+            );
         init(&t, &[]).run();
         let v: serde_json::Value = serde_json::from_str(&t.read(FILE)).unwrap();
         let command = v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
@@ -869,6 +958,10 @@ mod init_claude {
                 .stdout("")
                 .stderr("")
                 .run();
+            assert!(
+                !t.read(&format!("claude-env-{i}.sh")).contains("zqCANARY"),
+                "public only"
+            );
             t.command("bash")
                 .arg("-c")
                 .arg(". \"$1\" && printf '%s' \"$FROM_STORE\"")

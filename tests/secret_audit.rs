@@ -880,6 +880,20 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     a.run(&["init", "claude", "--dry-run"], &[], true);
     a.run(&["init", "claude", "--remove", "--dry-run"], &[], true);
     a.run(&["init", "claude", "--remove"], &[], false);
+    // init codex: the same for $CODEX_HOME/hooks.json.
+    let codex_home = a.p("home/.codex").to_str().unwrap().to_string();
+    a.write(
+        "home/.codex/hooks.json",
+        &format!("{{\"hooks\": {{}}, \"x\": \"{}\"}}", sv[0]),
+    );
+    let ce = [("CODEX_HOME", codex_home.as_str())];
+    a.run(&["init", "codex"], &ce, false);
+    a.run(&["init", "codex", "--dry-run"], &ce, true);
+    a.run(&["init", "codex", "--remove"], &ce, false);
+    // The agent hooks on events that are not JSON, or name a store.
+    a.run(&["hook", "claude", "pre-tool-use"], &[], false);
+    a.run(&["hook", "codex", "pre-tool-use"], &[], false);
+    a.run(&["hook", "claude", "session-start"], &[], false);
     std::fs::write(&settings, format!("{{\"env\": {{\"TOKEN\": {}}}}}", sv[1])).unwrap();
     a.run(&["init", "claude"], &[], false);
     a.run(&["init", "claude", "--dry-run"], &[], false);

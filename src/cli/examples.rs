@@ -170,19 +170,26 @@ pub const DENY: &str = examples!(
 );
 
 pub const INIT: &str = examples!(
-    "# Add the SessionStart hook to ~/.claude/settings.json"
+    "# Wire Claude Code (~/.claude/settings.json)"
     "agentenv init claude"
     "# Show the project's settings file with the hook, write nothing"
     "agentenv init claude --project . --dry-run"
 );
 
 pub const INIT_CLAUDE: &str = examples!(
-    "# Add the SessionStart hook to ~/.claude/settings.json"
+    "# Wire ~/.claude/settings.json: public variables in the session, secrets per command"
     "agentenv init claude"
     "# To the project's .claude/settings.json, shown first"
     "agentenv init claude --project . --dry-run"
-    "# Take agentenv's hook out again"
+    "# Take agentenv's hooks and deny rules out again"
     "agentenv init claude --remove"
+);
+
+pub const INIT_CODEX: &str = examples!(
+    "# Wire ~/.codex/hooks.json"
+    "agentenv init codex"
+    "# Show it first"
+    "agentenv init codex --dry-run"
 );
 
 pub const STATUS: &str = examples!(

@@ -1,74 +1,191 @@
-//! `agentenv init claude [--user | --project DIR] [--dry-run] [--remove]`
-//! (SPEC §12): add (or take out) the Claude Code SessionStart hook that
-//! loads the session env into `$CLAUDE_ENV_FILE`.
+//! `agentenv init claude|codex [--user | --project DIR] [--dry-run]
+//! [--remove] [--export-values]` (SPEC §12, §14.3): wire an agent so that
+//! its session holds no sensitive value.
 //!
-//! The settings file is edited as a JSON tree whose objects keep their key
-//! order (serde_json's `preserve_order`), so every other key, hook and
-//! entry stays where it was; it is written back with 2-space indentation,
-//! atomically (temp file + rename, through a symlink to its target), keeping
-//! an existing file's mode (a new one is 0600: Claude settings can hold an
-//! `env` map). A file that is not valid JSON is left untouched and named
-//! with the line and column of the error, never its text.
+//! Claude Code (`settings.json`) gets:
+//! * a `SessionStart` hook writing only the **public** variables into
+//!   `$CLAUDE_ENV_FILE` (`agentenv env --public-only --require-trust
+//!   --diff --cache --into "$CLAUDE_ENV_FILE" -q`: the client pastes that
+//!   file into the command line of every shell command, so nothing
+//!   sensitive may be in it; nothing on stdout, which reaches the model);
+//! * a `PreToolUse` hook (`agentenv hook claude pre-tool-use`) on the shell
+//!   tool — each command runs with the sensitive variables and masked
+//!   output (`agent_hook`) — and on the file tools, which it denies a
+//!   store's paths;
+//! * `permissions.deny` rules for the stores (`Read(~/.agents/**)`, …).
 //!
-//! **How the hook names agentenv.** In the user settings (`--user`, the
-//! default) the command starts with agentenv's absolute path: Claude Code
-//! runs hooks with the environment it was started with, and when it is
-//! started from a desktop launcher or an IDE that `PATH` often lacks the
-//! directory agentenv was installed into (`~/.cargo/bin`, `~/.local/bin`),
-//! so a bare name would fail with "command not found" and the session would
-//! silently start without its environment. The path is the `PATH` entry that
-//! is the running binary when there is one (a package manager's stable
-//! symlink rather than a versioned directory behind it), else the running
-//! binary itself; running `init claude` again after moving agentenv updates
-//! the entry in place. In a project's settings (`--project DIR`), which are
-//! committed and shared, the command uses the bare name `agentenv`: an
-//! absolute path from one machine would be wrong on every other.
+//! `--export-values` restores the earlier wiring (every value in the
+//! agent's environment) for a client that cannot rewrite commands; its
+//! start hook then says so to the user at every session start.
 //!
-//! An entry is agentenv's when a command hook runs a program whose file name
-//! is `agentenv` as `agentenv env … --into "$CLAUDE_ENV_FILE" …` (a simple
-//! command, any flags: the hand-written hook of earlier READMEs counts);
-//! that is what `--remove` takes out. "Already present" means that entry's
-//! command is exactly the one `init` would write; any other agentenv entry
-//! is rewritten to it in place.
+//! Codex (`hooks.json` in `$CODEX_HOME`, else `~/.codex`, or `DIR/.codex`)
+//! gets the same two hooks with `$CODEX_ENV_FILE`.
+//!
+//! **The file is edited as text** (`jsonedit`): only agentenv's own
+//! entries are inserted, replaced or removed; every other byte stays —
+//! whitespace, key order, big numbers, escapes, duplicate keys in objects
+//! `init` does not look into. A duplicate key on the way to agentenv's
+//! entries, or a file that is not JSON, is refused with a line and column
+//! (never text), and the file is left as it was. A project's settings file
+//! (or its `.claude` directory) that is a symbolic link leading out of the
+//! project is refused: a cloned repository must not choose which of the
+//! user's files `init` rewrites.
+//!
+//! **How the hooks name agentenv.** In the user settings the command starts
+//! with agentenv's absolute path (a launcher's `PATH` often lacks
+//! `~/.cargo/bin`): the `PATH` entry that is the running binary, else the
+//! binary itself, single-quoted when it needs it. In a project's settings
+//! (committed, shared) the bare name `agentenv`.
+//!
+//! An entry is agentenv's when a command hook's first word — parsed as the
+//! shell parses it, quotes and all — names a file called `agentenv`, and the
+//! rest is `env … --into "$CLAUDE_ENV_FILE"` (also the hand-written hook of
+//! earlier READMEs) / `"$CODEX_ENV_FILE"`, or `hook claude|codex …`.
+//! Re-running updates such an entry in place; `--remove` takes them out.
 
+use super::jsonedit::{self, Node, Style};
 use super::{say, Exit, Failure};
-use serde_json::{Map, Value};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum InitCommand {
-    /// Add the SessionStart hook for Claude Code to its settings.json.
+    /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
     #[command(after_help = super::examples::INIT_CLAUDE)]
     Claude(ClaudeArgs),
+    /// Wire Codex the same way (its hooks.json).
+    #[command(after_help = super::examples::INIT_CODEX)]
+    Codex(ClaudeArgs),
 }
 
 #[derive(Debug, clap::Args)]
 pub struct ClaudeArgs {
-    /// Edit the user settings: $CLAUDE_CONFIG_DIR/settings.json, else
-    /// ~/.claude/settings.json (the default).
+    /// Edit the user's file: Claude Code's $CLAUDE_CONFIG_DIR/settings.json,
+    /// else ~/.claude/settings.json; Codex's $CODEX_HOME/hooks.json, else
+    /// ~/.codex/hooks.json (the default).
     #[arg(long = "user", conflicts_with = "project")]
     pub user: bool,
-    /// Edit DIR/.claude/settings.json (shared with the project; the hook
-    /// names `agentenv` by bare name there).
+    /// Edit DIR/.claude/settings.json (DIR/.codex/hooks.json), shared with
+    /// the project; the hooks name `agentenv` by bare name there.
     #[arg(long = "project", value_name = "DIR")]
     pub project: Option<PathBuf>,
     /// Print the resulting file on stdout; write nothing.
     #[arg(long = "dry-run")]
     pub dry_run: bool,
-    /// Take out agentenv's entry (only that).
+    /// Take out agentenv's entries (only those).
     #[arg(long = "remove")]
     pub remove: bool,
+    /// The earlier wiring: every value (sensitive ones too) in the agent's
+    /// environment, for a client that cannot rewrite commands. Each session
+    /// start then warns the user.
+    #[arg(long = "export-values", conflicts_with = "remove")]
+    pub export_values: bool,
 }
 
-/// The hook command after the program.
-pub const HOOK_ARGS: &str = " env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q";
+/// The Claude SessionStart command after the program.
+pub const HOOK_ARGS: &str = " hook claude session-start";
 
 /// Largest settings file read.
 const MAX_SETTINGS: u64 = 16 << 20;
 
+/// The file tools the PreToolUse hook watches besides the shell.
+const CLAUDE_MATCHER: &str =
+    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|NotebookRead|Grep|Glob|LS";
+
+/// `permissions.deny` rules of the Claude settings.
+pub const DENY_RULES: &[&str] = &[
+    "Read(~/.agents/**)",
+    "Edit(~/.agents/**)",
+    "Read(./.agents/**)",
+    "Edit(./.agents/**)",
+];
+
+/// `permissions.allow` rules of the Claude settings: the call that starts
+/// each rewritten command (a shell function the session-start hook
+/// defines).
+pub const ALLOW_RULES: &[&str] = &["Bash(__agentenv_begin:*)"];
+
+/// Which client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    Claude,
+    Codex,
+}
+
+impl Client {
+    fn name(self) -> &'static str {
+        match self {
+            Client::Claude => "claude",
+            Client::Codex => "codex",
+        }
+    }
+    fn env_file_var(self) -> &'static str {
+        match self {
+            Client::Claude => "CLAUDE_ENV_FILE",
+            Client::Codex => "CODEX_ENV_FILE",
+        }
+    }
+}
+
+/// What `init` writes: the commands of the two hooks, and the deny rules.
+#[derive(Debug, Clone)]
+pub struct Wiring {
+    pub client: Client,
+    /// The program the hooks name (unquoted): a hook running it is ours
+    /// even when its file name is not `agentenv`.
+    pub program: String,
+    pub session_start: String,
+    pub pre_tool_use: String,
+    pub matcher: &'static str,
+    pub deny: &'static [&'static str],
+    /// `permissions.allow` rules (Claude Code's permission check then
+    /// lets the rewrite's one call through; the command's own words are
+    /// checked as ever).
+    pub allow: &'static [&'static str],
+}
+
+impl Wiring {
+    /// The wiring naming agentenv as `program` (already shell-quoted).
+    pub fn new(client: Client, program: &str, export_values: bool) -> Wiring {
+        let var = client.env_file_var();
+        let session_start = if export_values {
+            format!(
+                "{program} hook {} session-start --export-values",
+                client.name()
+            )
+        } else {
+            // `env --public-only --require-trust --diff --cache --into
+            // "$CLAUDE_ENV_FILE"`, plus the functions the rewritten
+            // commands call; quiet where Codex has no $CODEX_ENV_FILE.
+            let _ = var;
+            format!("{program} hook {} session-start", client.name())
+        };
+        Wiring {
+            client,
+            program: first_word(program).map(|w| w.0).unwrap_or_default(),
+            session_start,
+            pre_tool_use: format!("{program} hook {} pre-tool-use", client.name()),
+            matcher: match client {
+                Client::Claude => CLAUDE_MATCHER,
+                // Codex's shell tool (and its aliases) and apply_patch.
+                Client::Codex => "^(Bash|shell|exec_command|local_shell|unified_exec|apply_patch)$",
+            },
+            deny: match client {
+                Client::Claude => DENY_RULES,
+                Client::Codex => &[],
+            },
+            allow: match client {
+                Client::Claude => ALLOW_RULES,
+                Client::Codex => &[],
+            },
+        }
+    }
+}
+
 pub fn run(c: InitCommand) -> Exit {
     match c {
-        InitCommand::Claude(a) => run_claude(a),
+        InitCommand::Claude(a) => run_init(Client::Claude, a),
+        InitCommand::Codex(a) => run_init(Client::Codex, a),
     }
 }
 
@@ -95,201 +212,427 @@ pub fn sh_quote(s: &str) -> String {
     }
 }
 
-/// The program part of `command` when it is agentenv's hook: a program
-/// whose file name is `agentenv` (bare, a path, or a single-quoted path),
-/// then ` env …` writing `--into "$CLAUDE_ENV_FILE"` (any flag order, so
-/// the hand-written hook of earlier READMEs counts too), and nothing that
-/// would make it a compound command.
-fn hook_program(command: &str) -> Option<String> {
-    let (prog, rest) = if let Some(q) = command.strip_prefix('\'') {
-        // '…' with '\'' for each quote inside, up to the first space.
-        let end = q
-            .find("' ")
-            .or_else(|| q.strip_suffix('\'').map(|p| p.len()))?;
-        let quoted = &q[..end];
-        (quoted.replace("'\\''", "'"), &q[end + 1..])
-    } else {
-        let end = command.find(' ')?;
-        (command[..end].to_string(), &command[end..])
-    };
-    if prog.is_empty() || (!command.starts_with('\'') && prog.contains(['\'', '"', '\t'])) {
+/// The first shell word of `command` (quotes removed as `sh` removes
+/// them) and the rest after it; `None` when it holds an expansion or an
+/// operator (then it is not a plain program name).
+fn first_word(command: &str) -> Option<(String, &str)> {
+    let mut word = String::new();
+    let mut chars = command.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if word.is_empty() {
+                    continue;
+                }
+                return Some((word, &command[i..]));
+            }
+            '\'' => loop {
+                match chars.next() {
+                    Some((_, '\'')) => break,
+                    Some((_, c)) => word.push(c),
+                    None => return None,
+                }
+            },
+            '"' => loop {
+                match chars.next() {
+                    Some((_, '"')) => break,
+                    Some((_, '\\')) => match chars.next() {
+                        Some((_, c @ ('"' | '\\' | '$' | '`'))) => word.push(c),
+                        Some((_, '\n')) => {}
+                        Some((_, c)) => {
+                            word.push('\\');
+                            word.push(c);
+                        }
+                        None => return None,
+                    },
+                    Some((_, '$' | '`')) => return None,
+                    Some((_, c)) => word.push(c),
+                    None => return None,
+                }
+            },
+            '\\' => match chars.next() {
+                Some((_, c)) => word.push(c),
+                None => return None,
+            },
+            '$' | '`' | ';' | '&' | '|' | '<' | '>' | '(' | ')' | '\n' | '*' | '?' | '[' => {
+                return None
+            }
+            c => word.push(c),
+        }
+    }
+    (!word.is_empty()).then_some((word, ""))
+}
+
+/// Which of agentenv's hooks `command` is, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ours {
+    SessionStart,
+    PreToolUse,
+}
+
+fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
+    let (prog, rest) = first_word(command)?;
+    if prog.rsplit('/').next() != Some("agentenv") && prog != own {
         return None;
     }
-    let name = prog.rsplit('/').next().unwrap_or(&prog);
-    if name != "agentenv" {
+    if rest.contains([';', '&', '|', '`', '(', ')', '<', '>', '\n', '\\']) {
         return None;
     }
     let words: Vec<&str> = rest.split_whitespace().collect();
-    if words.first() != Some(&"env") {
-        return None;
+    let var = format!("\"${}\"", client.env_file_var());
+    match words.as_slice() {
+        ["env", ..] if words.windows(2).any(|w| w[0] == "--into" && w[1] == var) => {
+            Some(Ours::SessionStart)
+        }
+        ["hook", c, "session-start", ..] if *c == client.name() => Some(Ours::SessionStart),
+        ["hook", c, "pre-tool-use", ..] if *c == client.name() => Some(Ours::PreToolUse),
+        _ => None,
     }
-    let into = words
-        .windows(2)
-        .any(|w| w[0] == "--into" && w[1] == "\"$CLAUDE_ENV_FILE\"");
-    let plain = !rest.contains([';', '&', '|', '`', '(', ')', '<', '>', '\n', '\\']);
-    (into && plain).then_some(prog)
 }
 
-fn is_ours(hook: &Value) -> bool {
-    hook.get("type").and_then(Value::as_str) == Some("command")
+fn is_ours(hook: &Node, which: Ours, w: &Wiring) -> bool {
+    hook.get("type").and_then(Node::as_str) == Some("command")
         && hook
             .get("command")
-            .and_then(Value::as_str)
-            .and_then(hook_program)
-            .is_some()
+            .and_then(Node::as_str)
+            .and_then(|c| classify(c, w.client, &w.program))
+            == Some(which)
 }
 
-/// Where in the tree a shape error is.
-fn shape_error(what: &str, want: &str) -> String {
-    format!("\"{what}\" is not {want}")
+fn event_name(which: Ours) -> &'static str {
+    match which {
+        Ours::SessionStart => "SessionStart",
+        Ours::PreToolUse => "PreToolUse",
+    }
 }
 
-/// Add agentenv's hook with `command` to `root` (pure). `Err` names the
-/// key whose shape is wrong.
-pub fn add_hook(root: &mut Value, command: &str) -> Result<Outcome, String> {
-    let Value::Object(top) = root else {
-        return Err("the top level is not a JSON object".into());
-    };
-    let hooks = top
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    let Value::Object(hooks) = hooks else {
-        return Err(shape_error("hooks", "an object"));
-    };
-    let start = hooks
-        .entry("SessionStart")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    let Value::Array(groups) = start else {
-        return Err(shape_error("hooks.SessionStart", "an array"));
-    };
-    // Already there (any agentenv path): same command, or update it.
-    for group in groups.iter_mut() {
-        let Some(Value::Array(list)) = group.get_mut("hooks") else {
-            continue;
+fn group_for(w: &Wiring, which: Ours) -> Value {
+    match which {
+        Ours::SessionStart => json!({"hooks": [{"type": "command", "command": w.session_start}]}),
+        Ours::PreToolUse => json!({
+            "matcher": w.matcher,
+            "hooks": [{"type": "command", "command": w.pre_tool_use}]
+        }),
+    }
+}
+
+/// The object member `key` of `obj`, which must be unique and of the
+/// right kind; `path` names it in messages.
+fn member<'a>(
+    text: &str,
+    obj: &'a Node,
+    key: &str,
+    path: &str,
+    want_array: bool,
+) -> Result<Option<(usize, &'a Node)>, String> {
+    let found = obj
+        .get_unique(text, key)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if let Some((_, n)) = found {
+        let ok = if want_array {
+            n.is_array()
+        } else {
+            n.is_object()
         };
-        for hook in list.iter_mut() {
-            if is_ours(hook) {
-                if hook.get("command").and_then(Value::as_str) == Some(command) {
-                    return Ok(Outcome::AlreadyPresent);
+        if !ok {
+            return Err(format!(
+                "\"{path}\" is not {}",
+                if want_array { "an array" } else { "an object" }
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// The text with `root` parsed (an empty file is `{}`).
+fn parse_root(text: &str) -> Result<(String, Node), String> {
+    let text = if text.trim().is_empty() {
+        "{}".to_string()
+    } else {
+        text.to_string()
+    };
+    let root = jsonedit::parse(&text)?.expect("not empty");
+    if !root.is_object() {
+        return Err("the top level is not a JSON object".into());
+    }
+    Ok((text, root))
+}
+
+/// One step of adding: the edited text, or `None` when nothing is left
+/// to do. `updated` is set when an entry was rewritten in place.
+fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>, String> {
+    let (text, root) = parse_root(text)?;
+    let st = Style::of(&text);
+    let Some((_, hooks)) = member(&text, &root, "hooks", "hooks", false)? else {
+        let v = json!({
+            "SessionStart": [group_for(w, Ours::SessionStart)],
+            "PreToolUse": [group_for(w, Ours::PreToolUse)],
+        });
+        return Ok(Some(jsonedit::add_member(&text, &root, &st, "hooks", &v)));
+    };
+    for which in [Ours::SessionStart, Ours::PreToolUse] {
+        let ev = event_name(which);
+        let want = match which {
+            Ours::SessionStart => &w.session_start,
+            Ours::PreToolUse => &w.pre_tool_use,
+        };
+        let Some((_, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
+            let v = json!([group_for(w, which)]);
+            return Ok(Some(jsonedit::add_member(&text, hooks, &st, ev, &v)));
+        };
+        let mut found = false;
+        for group in groups.items() {
+            let Some(list) = group.get("hooks").filter(|l| l.is_array()) else {
+                continue;
+            };
+            for hook in list.items() {
+                if is_ours(hook, which, w) {
+                    let cmd = hook.get("command").expect("checked");
+                    if found {
+                        // A second one (an earlier init that did not
+                        // recognise its own): take it out.
+                        return Ok(Some(remove_hook_at(&text, groups, group, list, hook)));
+                    }
+                    found = true;
+                    if cmd.as_str() != Some(want.as_str()) {
+                        *updated = true;
+                        let q = serde_json::to_string(want).expect("a string serializes");
+                        return Ok(Some(jsonedit::replace(&text, cmd, &q)));
+                    }
                 }
-                hook["command"] = Value::String(command.to_string());
-                return Ok(Outcome::Updated);
+            }
+        }
+        if !found {
+            return Ok(Some(jsonedit::add_item(
+                &text,
+                groups,
+                &st,
+                &group_for(w, which),
+            )));
+        }
+    }
+    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+        if rules.is_empty() {
+            continue;
+        }
+        let Some((_, perms)) = member(&text, &root, "permissions", "permissions", false)? else {
+            let v = json!({ key: rules });
+            return Ok(Some(jsonedit::add_member(
+                &text,
+                &root,
+                &st,
+                "permissions",
+                &v,
+            )));
+        };
+        let path = format!("permissions.{key}");
+        let Some((_, list)) = member(&text, perms, key, &path, true)? else {
+            return Ok(Some(jsonedit::add_member(
+                &text,
+                perms,
+                &st,
+                key,
+                &json!(rules),
+            )));
+        };
+        for rule in rules {
+            if !list.items().iter().any(|n| n.as_str() == Some(rule)) {
+                return Ok(Some(jsonedit::add_item(&text, list, &st, &json!(rule))));
             }
         }
     }
-    let mut entry = Map::new();
-    entry.insert("type".into(), Value::String("command".into()));
-    entry.insert("command".into(), Value::String(command.to_string()));
-    let mut group = Map::new();
-    group.insert("hooks".into(), Value::Array(vec![Value::Object(entry)]));
-    groups.push(Value::Object(group));
-    Ok(Outcome::Added)
+    Ok(None)
 }
 
-/// Take agentenv's hook out of `root` (pure): only its hook objects, plus a
-/// group, `SessionStart` or `hooks` that held nothing else.
-pub fn remove_hook(root: &mut Value) -> Result<Outcome, String> {
-    let Value::Object(top) = root else {
-        return Err("the top level is not a JSON object".into());
-    };
-    let Some(hooks) = top.get_mut("hooks") else {
-        return Ok(Outcome::NotPresent);
-    };
-    let Value::Object(hooks) = hooks else {
-        return Err(shape_error("hooks", "an object"));
-    };
-    let Some(start) = hooks.get_mut("SessionStart") else {
-        return Ok(Outcome::NotPresent);
-    };
-    let Value::Array(groups) = start else {
-        return Err(shape_error("hooks.SessionStart", "an array"));
-    };
-    let mut removed = false;
-    groups.retain_mut(|group| {
-        let Some(Value::Array(list)) = group.get_mut("hooks") else {
-            return true;
-        };
-        let before = list.len();
-        list.retain(|h| !is_ours(h));
-        if list.len() == before {
-            return true;
+/// Remove `hook` (in `list`, the `hooks` of `group`, an item of
+/// `groups`): the group goes when it held nothing else.
+fn remove_hook_at(text: &str, groups: &Node, group: &Node, list: &Node, hook: &Node) -> String {
+    if list.items().len() == 1 {
+        let gi = groups
+            .items()
+            .iter()
+            .position(|g| g.start == group.start)
+            .expect("an item");
+        jsonedit::remove_entry(text, groups, gi)
+    } else {
+        let hi = list
+            .items()
+            .iter()
+            .position(|h| h.start == hook.start)
+            .expect("an item");
+        jsonedit::remove_entry(text, list, hi)
+    }
+}
+
+/// One step of removing: the edited text, or `None` when nothing of
+/// agentenv's is left.
+fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
+    let (text, root) = parse_root(text)?;
+    if let Some((hi, hooks)) = member(&text, &root, "hooks", "hooks", false)? {
+        for which in [Ours::SessionStart, Ours::PreToolUse] {
+            let ev = event_name(which);
+            let Some((ei, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
+                continue;
+            };
+            for group in groups.items() {
+                let Some(list) = group.get("hooks").filter(|l| l.is_array()) else {
+                    continue;
+                };
+                for hook in list.items() {
+                    if is_ours(hook, which, w) {
+                        let out = remove_hook_at(&text, groups, group, list, hook);
+                        // An event (and `hooks`) left empty goes too.
+                        let (out2, root2) = parse_root(&out)?;
+                        let hooks2 = &root2.members()[hi].value;
+                        if hooks2.members()[ei].value.items().is_empty() {
+                            let out3 = jsonedit::remove_entry(&out2, hooks2, ei);
+                            let (out4, root4) = parse_root(&out3)?;
+                            if root4.members()[hi].value.members().is_empty() {
+                                return Ok(Some(jsonedit::remove_entry(&out4, &root4, hi)));
+                            }
+                            return Ok(Some(out3));
+                        }
+                        return Ok(Some(out2));
+                    }
+                }
+            }
         }
-        removed = true;
-        !list.is_empty()
-    });
-    if !removed {
-        return Ok(Outcome::NotPresent);
     }
-    if groups.is_empty() {
-        hooks.shift_remove("SessionStart");
-        if hooks.is_empty() {
-            top.shift_remove("hooks");
+    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+        if rules.is_empty() {
+            continue;
         }
-    }
-    Ok(Outcome::Removed)
-}
-
-/// Line and column (1-based) of byte `at` in `bytes`.
-fn line_col(bytes: &[u8], at: usize) -> (usize, usize) {
-    let before = &bytes[..at.min(bytes.len())];
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    let start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    (line, at - start + 1)
-}
-
-/// Parse a settings file: `Err` is a message naming the line and column of
-/// the first error, never the text.
-pub fn parse_settings(bytes: &[u8]) -> Result<Value, String> {
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Object(Map::new()));
-    }
-    // serde_json reads UTF-8 text only inside strings; report a bad byte
-    // anywhere at its own position.
-    if let Err(e) = std::str::from_utf8(bytes) {
-        let (l, c) = line_col(bytes, e.valid_up_to());
-        return Err(format!("not valid JSON: not UTF-8 at line {l}, column {c}"));
-    }
-    serde_json::from_slice::<Value>(bytes).map_err(|e| {
-        let what = match e.classify() {
-            serde_json::error::Category::Eof => "unexpected end",
-            _ => "syntax error",
+        let Some((pi, perms)) = member(&text, &root, "permissions", "permissions", false)? else {
+            continue;
         };
-        format!(
-            "not valid JSON: {what} at line {}, column {}",
-            e.line(),
-            e.column()
-        )
-    })
-}
-
-/// The settings as 2-space JSON, with a final newline when `newline`.
-pub fn format_settings(v: &Value, newline: bool) -> String {
-    let mut s = serde_json::to_string_pretty(v).expect("a Value serializes");
-    if newline {
-        s.push('\n');
+        let path = format!("permissions.{key}");
+        let Some((di, list)) = member(&text, perms, key, &path, true)? else {
+            continue;
+        };
+        let Some(i) = list
+            .items()
+            .iter()
+            .position(|n| n.as_str().is_some_and(|s| rules.contains(&s)))
+        else {
+            continue;
+        };
+        let out = jsonedit::remove_entry(&text, list, i);
+        let (out2, root2) = parse_root(&out)?;
+        let perms2 = &root2.members()[pi].value;
+        // An emptied list takes `permissions` with it when that holds
+        // nothing else but empty `deny`/`allow` lists (the user's own
+        // `"deny": []` next to other rules stays).
+        let only_empty = perms2.members().iter().all(|m| {
+            (m.key == "deny" || m.key == "allow")
+                && m.value.is_array()
+                && m.value.items().is_empty()
+        });
+        let _ = di;
+        if only_empty {
+            return Ok(Some(jsonedit::remove_entry(&out2, &root2, pi)));
+        }
+        return Ok(Some(out2));
     }
-    s
+    Ok(None)
 }
 
-/// The settings file `init claude` edits.
-fn settings_path(a: &ClaudeArgs, env: &crate::core::Env) -> Result<PathBuf, String> {
+/// Add (or update) agentenv's entries in the settings `text` (pure).
+pub fn add_wiring(text: &str, w: &Wiring) -> Result<(String, Outcome), String> {
+    let mut cur = text.to_string();
+    let mut updated = false;
+    let mut steps = 0;
+    while let Some(next) = add_step(&cur, w, &mut updated)? {
+        cur = next;
+        steps += 1;
+        assert!(steps < 64, "init: the edit does not converge");
+    }
+    let outcome = match (steps, updated) {
+        (0, _) => Outcome::AlreadyPresent,
+        (_, true) => Outcome::Updated,
+        _ => Outcome::Added,
+    };
+    Ok((cur, outcome))
+}
+
+/// Take agentenv's entries out of the settings `text` (pure).
+pub fn remove_wiring(text: &str, w: &Wiring) -> Result<(String, Outcome), String> {
+    let mut cur = text.to_string();
+    let mut steps = 0;
+    while let Some(next) = remove_step(&cur, w)? {
+        cur = next;
+        steps += 1;
+        assert!(steps < 256, "init: the removal does not converge");
+    }
+    Ok((
+        cur,
+        if steps == 0 {
+            Outcome::NotPresent
+        } else {
+            Outcome::Removed
+        },
+    ))
+}
+
+/// The file `init` edits.
+fn settings_path(
+    client: Client,
+    a: &ClaudeArgs,
+    env: &crate::core::Env,
+) -> Result<PathBuf, String> {
     let cwd = crate::fsutil::current_dir()?;
+    let (dir_name, file_name, var) = match client {
+        Client::Claude => (".claude", "settings.json", "CLAUDE_CONFIG_DIR"),
+        Client::Codex => (".codex", "hooks.json", "CODEX_HOME"),
+    };
     if let Some(dir) = &a.project {
         let dir = cwd.join(dir);
         if !dir.is_dir() {
             return Err(format!("--project {}: not a directory", dir.display()));
         }
-        return Ok(dir.join(".claude").join("settings.json"));
+        return Ok(dir.join(dir_name).join(file_name));
     }
-    if let Some(d) = crate::core::get(env, "CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Ok(cwd.join(d).join("settings.json"));
+    if let Some(d) = crate::core::get(env, var).filter(|d| !d.is_empty()) {
+        return Ok(cwd.join(d).join(file_name));
     }
     match crate::core::get(env, "HOME").filter(|h| !h.is_empty()) {
-        Some(h) => Ok(Path::new(h).join(".claude").join("settings.json")),
+        Some(h) => Ok(Path::new(h).join(dir_name).join(file_name)),
         None => Err("HOME is not set; name the file's project with --project DIR".into()),
+    }
+}
+
+/// For `--project DIR`: refuse a settings file (or its directory) that a
+/// symbolic link places outside the project.
+fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
+    let root = std::fs::canonicalize(project).map_err(|e| {
+        format!(
+            "--project {}: {}",
+            project.display(),
+            crate::process::io_kind(&e)
+        )
+    })?;
+    let dir = path.parent().expect("DIR/.claude/…");
+    // The directory: where it really is (when it exists).
+    let real_dir = match std::fs::canonicalize(dir) {
+        Ok(d) => d,
+        Err(_) => return Ok(()), // created by init, inside the project
+    };
+    let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let t = std::fs::read_link(path).map_err(|e| crate::process::io_kind(&e))?;
+        let t = real_dir.join(t);
+        match std::fs::canonicalize(&t) {
+            Ok(c) => c,
+            Err(_) => super::agent_hook::normalize(&t),
+        }
+    } else {
+        real_dir.join(path.file_name().expect("a file name"))
+    };
+    if target.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "it is a symbolic link (or in one) that leads out of the project, to {}; not written (edit that file yourself, or replace the link)",
+            target.display()
+        ))
     }
 }
 
@@ -310,10 +653,15 @@ fn own_program(env: &crate::core::Env) -> Option<String> {
     on_path.unwrap_or(exe).into_os_string().into_string().ok()
 }
 
-fn run_claude(a: ClaudeArgs) -> Exit {
+fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     let env = crate::core::process_env();
-    let path = settings_path(&a, &env).map_err(Failure::runtime)?;
+    let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
     let shown = path.display();
+    let unchanged =
+        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
+    if let Some(project) = &a.project {
+        check_inside_project(project, &path).map_err(unchanged)?;
+    }
     let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
         Ok(b) => (b, true),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
@@ -324,86 +672,98 @@ fn run_claude(a: ClaudeArgs) -> Exit {
             )));
         }
     };
-    let unchanged =
-        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
-    // A UTF-8 byte order mark is kept; serde_json would refuse it.
+    // A UTF-8 byte order mark is kept.
     const BOM: &[u8] = b"\xef\xbb\xbf";
     let bom = bytes.starts_with(BOM);
-    let mut root = parse_settings(bytes.strip_prefix(BOM).unwrap_or(&bytes)).map_err(unchanged)?;
-    let outcome = if a.remove {
-        remove_hook(&mut root)
+    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        Err(e) => {
+            let (l, c) = jsonedit::line_col(body, e.valid_up_to());
+            return Err(unchanged(format!(
+                "not valid JSON: not UTF-8 at line {l}, column {c}"
+            )));
+        }
+    };
+    let program = if a.project.is_some() {
+        "agentenv".to_string()
     } else {
-        let program = if a.project.is_some() {
-            "agentenv".to_string()
-        } else {
-            match own_program(&env) {
-                Some(p) => sh_quote(&p),
-                None => {
-                    crate::warn!(
-                        "agentenv's own path is not UTF-8; the hook names it by bare name"
-                    );
-                    "agentenv".to_string()
-                }
+        match own_program(&env) {
+            Some(p) => sh_quote(&p),
+            None => {
+                crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
+                "agentenv".to_string()
             }
-        };
-        add_hook(&mut root, &format!("{program}{HOOK_ARGS}"))
+        }
     };
-    let outcome = outcome.map_err(unchanged)?;
-    let changed = matches!(
-        outcome,
-        Outcome::Added | Outcome::Updated | Outcome::Removed
-    );
-    let newline = !exists || bytes.ends_with(b"\n");
-    let text = if changed || !exists {
-        let mut t = format_settings(&root, newline);
-        // Keep the file's line ends (CRLF when it used them) and its BOM.
-        if bytes.windows(2).any(|w| w == b"\r\n") {
-            t = t.replace('\n', "\r\n");
-        }
-        if bom {
-            t.insert(0, '\u{feff}');
-        }
-        t
+    let wiring = Wiring::new(client, &program, a.export_values);
+    let (mut out, outcome) = if a.remove {
+        remove_wiring(text, &wiring)
     } else {
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    if a.dry_run {
-        super::write_stdout(text.as_bytes())?;
+        add_wiring(text, &wiring)
     }
+    .map_err(unchanged)?;
+    if !exists && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if bom {
+        out.insert(0, '\u{feff}');
+    }
+    if a.dry_run {
+        super::write_stdout(out.as_bytes())?;
+    }
+    let what = match client {
+        Client::Claude => "agentenv's hooks and deny rules",
+        Client::Codex => "agentenv's hooks",
+    };
     match outcome {
         Outcome::AlreadyPresent => {
             say(format_args!(
-                "the SessionStart hook is already in {shown}; nothing changed"
+                "{what} are already in {shown}; nothing changed"
             ));
             return Ok(0);
         }
         Outcome::NotPresent => {
-            say(format_args!(
-                "no agentenv SessionStart hook in {shown}; nothing changed"
-            ));
+            say(format_args!("none of {what} in {shown}; nothing changed"));
             return Ok(0);
         }
         _ => {}
     }
     if !a.dry_run {
-        write_settings(&path, text.as_bytes(), exists).map_err(|e| {
+        write_settings(&path, out.as_bytes(), exists).map_err(|e| {
             Failure::runtime(format!(
                 "{shown}: cannot write it ({})",
                 crate::process::io_kind(&e)
             ))
         })?;
     }
-    let did = match (outcome, a.dry_run) {
-        (Outcome::Added, false) => "added the SessionStart hook to",
-        (Outcome::Added, true) => "dry run: would add the SessionStart hook to",
-        (Outcome::Updated, false) => "updated agentenv's path in the SessionStart hook of",
-        (Outcome::Updated, true) => {
-            "dry run: would update agentenv's path in the SessionStart hook of"
-        }
-        (_, false) => "removed agentenv's SessionStart hook from",
-        (_, true) => "dry run: would remove agentenv's SessionStart hook from",
+    let did = match outcome {
+        Outcome::Added => "added",
+        Outcome::Updated => "updated",
+        _ => "removed",
     };
-    say(format_args!("{did} {shown}"));
+    let to = if outcome == Outcome::Removed {
+        "from"
+    } else {
+        "in"
+    };
+    let dry = if a.dry_run {
+        "dry run: would have "
+    } else {
+        ""
+    };
+    say(format_args!("{dry}{did} {what} {to} {shown}"));
+    if outcome != Outcome::Removed {
+        if a.export_values {
+            crate::warn!(
+                "--export-values: every value, sensitive ones too, goes into the agent's environment and command lines; each session start will say so"
+            );
+        } else {
+            say(format_args!(
+                "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
+            ));
+        }
+    }
     Ok(0)
 }
 
@@ -430,135 +790,203 @@ fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()
 mod tests {
     use super::*;
 
-    const CMD: &str = "/opt/bin/agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q";
+    fn w() -> Wiring {
+        Wiring::new(Client::Claude, "/opt/bin/agentenv", false)
+    }
 
-    #[test]
-    fn add_keeps_everything_else_in_order() {
-        let text = r#"{
+    const USER: &str = r#"{
   "zeta": 1,
+  "big": 12345678901234567890123,
+  "env": {"A": "1"}, "env": {"B": "2"},
   "hooks": {
     "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}],
     "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "other"}]}]
   },
-  "alpha": {"b": 2, "a": 1}
-}"#;
-        let mut v = parse_settings(text.as_bytes()).unwrap();
-        assert_eq!(add_hook(&mut v, CMD), Ok(Outcome::Added));
-        let out = format_settings(&v, true);
-        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["zeta", "hooks", "alpha"]);
-        assert!(out.contains("\"alpha\": {\n    \"b\": 2,\n    \"a\": 1\n  }"));
-        let start = v["hooks"]["SessionStart"].as_array().unwrap();
-        assert_eq!(start.len(), 2);
-        assert_eq!(start[0]["hooks"][0]["command"], "other");
-        assert_eq!(start[1]["hooks"][0]["command"], CMD);
-        // Idempotent.
-        assert_eq!(add_hook(&mut v, CMD), Ok(Outcome::AlreadyPresent));
-        assert_eq!(format_settings(&v, true), out);
-        // Another agentenv path: updated in place.
-        let moved = CMD.replace("/opt/bin/agentenv", "agentenv");
-        assert_eq!(add_hook(&mut v, &moved), Ok(Outcome::Updated));
-        assert_eq!(v["hooks"]["SessionStart"][1]["hooks"][0]["command"], moved);
-        // Remove takes out only ours, and the group it made.
-        assert_eq!(remove_hook(&mut v), Ok(Outcome::Removed));
-        assert_eq!(remove_hook(&mut v), Ok(Outcome::NotPresent));
-        assert_eq!(
-            v,
-            parse_settings(text.as_bytes()).unwrap(),
-            "back to the original"
-        );
-    }
+  "permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(./secrets/**)"]},
+  "alpha": {"b": 2, "a": 1e400}
+}
+"#;
 
     #[test]
-    fn remove_cleans_up_only_what_held_nothing_else() {
-        let mut v = Value::Object(Map::new());
-        add_hook(&mut v, CMD).unwrap();
-        remove_hook(&mut v).unwrap();
-        assert_eq!(v, serde_json::json!({}));
-        // Ours shares a group with another hook: only ours goes.
-        let mut v = serde_json::json!({"hooks": {"SessionStart": [{"hooks": [
-            {"type": "command", "command": "echo hi"},
-            {"type": "command", "command": CMD}
-        ]}]}});
-        remove_hook(&mut v).unwrap();
-        assert_eq!(
-            v,
-            serde_json::json!({"hooks": {"SessionStart": [{"hooks": [
-                {"type": "command", "command": "echo hi"}
-            ]}]}})
-        );
-    }
-
-    #[test]
-    fn the_old_hand_written_hook_is_updated_not_duplicated() {
-        let old = "agentenv env --diff --format export --cache --into \"$CLAUDE_ENV_FILE\"";
-        let mut v = serde_json::json!({"hooks": {"SessionStart": [
-            {"hooks": [{"type": "command", "command": old}]}
-        ]}});
-        assert_eq!(add_hook(&mut v, CMD), Ok(Outcome::Updated));
-        assert_eq!(
-            v,
-            serde_json::json!({"hooks": {"SessionStart": [
-                {"hooks": [{"type": "command", "command": CMD}]}
-            ]}})
-        );
-    }
-
-    #[test]
-    fn which_commands_are_ours() {
-        for c in [
-            CMD.to_string(),
-            format!("agentenv{HOOK_ARGS}"),
-            format!("'/my dir/agentenv'{HOOK_ARGS}"),
+    fn add_and_remove_keep_every_other_byte() {
+        let (added, o) = add_wiring(USER, &w()).unwrap();
+        assert_eq!(o, Outcome::Added);
+        // Everything that was there is still there, byte for byte, in order.
+        let mut rest = added.as_str();
+        for piece in [
+            "\"zeta\": 1,",
+            "\"big\": 12345678901234567890123,",
+            "\"env\": {\"A\": \"1\"}, \"env\": {\"B\": \"2\"},",
+            "{\"type\": \"command\", \"command\": \"x\"}",
+            "\"command\": \"other\"}]}",
+            "\"Read(./secrets/**)\"",
+            "\"alpha\": {\"b\": 2, \"a\": 1e400}",
         ] {
-            assert!(hook_program(&c).is_some(), "{c}");
+            let at = rest
+                .find(piece)
+                .unwrap_or_else(|| panic!("{piece} in {added}"));
+            rest = &rest[at + piece.len()..];
         }
-        // The hand-written hook of earlier READMEs.
+        let v: Value = serde_json::from_str(&added.replace("1e400", "1")).unwrap();
         assert_eq!(
-            hook_program("agentenv env --diff --format export --cache --into \"$CLAUDE_ENV_FILE\""),
-            Some("agentenv".to_string())
+            v["hooks"]["SessionStart"][1]["hooks"][0]["command"],
+            format!("/opt/bin/agentenv{HOOK_ARGS}")
         );
-        for c in [
-            format!("other{HOOK_ARGS}"),
-            format!("/x/agentenv-old{HOOK_ARGS}"),
-            "agentenv env".to_string(),
-            "agentenv env --diff".to_string(),
-            "agentenv exec -- x --into \"$CLAUDE_ENV_FILE\"".to_string(),
-            format!("agentenv{HOOK_ARGS} && rm -rf x"),
-            format!("agentenv{HOOK_ARGS}; echo"),
-            format!("echo; agentenv{HOOK_ARGS}"),
-            format!("'agentenv{HOOK_ARGS}"),
-        ] {
-            assert!(hook_program(&c).is_none(), "{c}");
-        }
-        assert_eq!(sh_quote("/usr/bin/agentenv"), "/usr/bin/agentenv");
-        assert_eq!(sh_quote("/a b/it's"), "'/a b/it'\\''s'");
         assert_eq!(
-            hook_program(&format!("{}{HOOK_ARGS}", sh_quote("/a b/it's/agentenv"))),
-            Some("/a b/it's/agentenv".to_string())
+            v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+            "/opt/bin/agentenv hook claude pre-tool-use"
         );
+        assert_eq!(v["permissions"]["deny"].as_array().unwrap().len(), 5);
+        // Again: nothing to do.
+        assert_eq!(
+            add_wiring(&added, &w()).unwrap(),
+            (added.clone(), Outcome::AlreadyPresent)
+        );
+        // Removal gives the original text back.
+        assert_eq!(
+            remove_wiring(&added, &w()).unwrap(),
+            (USER.to_string(), Outcome::Removed)
+        );
+        assert_eq!(remove_wiring(USER, &w()).unwrap().1, Outcome::NotPresent);
     }
 
     #[test]
-    fn shape_and_syntax_errors_name_no_text() {
-        let e = parse_settings(b"{\n  \"a\": secretvalue\n}").unwrap_err();
-        assert_eq!(e, "not valid JSON: syntax error at line 2, column 8");
-        let e = parse_settings(b"{\"a\": \"x").unwrap_err();
+    fn an_empty_or_new_file_gets_everything_and_loses_it_again() {
+        for t in ["", "{}", "  \n"] {
+            let (added, _) = add_wiring(t, &w()).unwrap();
+            let v: Value = serde_json::from_str(&added).unwrap();
+            assert!(v["hooks"]["SessionStart"].is_array(), "{added}");
+            let (back, o) = remove_wiring(&added, &w()).unwrap();
+            assert_eq!(o, Outcome::Removed);
+            assert_eq!(back, "{}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_on_the_way_are_refused() {
+        let t = "{\"hooks\": {}, \"hooks\": {\"Stop\": []}}";
+        let e = add_wiring(t, &w()).unwrap_err();
         assert!(
-            e.starts_with("not valid JSON: unexpected end at line 1"),
+            e.contains("\"hooks\" appears twice") && e.contains("line 1, column 15"),
             "{e}"
         );
-        let e = parse_settings(b"{\n\"a\": \"\xff\"}").unwrap_err();
-        assert_eq!(e, "not valid JSON: not UTF-8 at line 2, column 7");
-        assert_eq!(parse_settings(b"  \n").unwrap(), serde_json::json!({}));
-        let mut v = serde_json::json!([1]);
-        assert!(add_hook(&mut v, CMD).is_err());
-        let mut v = serde_json::json!({"hooks": []});
-        assert_eq!(
-            add_hook(&mut v, CMD),
-            Err("\"hooks\" is not an object".into())
+        let t = "{\"hooks\": {\"SessionStart\": [], \"SessionStart\": []}}";
+        assert!(add_wiring(t, &w()).is_err());
+        let t = "{\"permissions\": {\"deny\": [], \"deny\": []}, \"hooks\": {}}";
+        assert!(add_wiring(t, &w()).is_err());
+        let e = add_wiring("{\"hooks\": []}", &w()).unwrap_err();
+        assert_eq!(e, "\"hooks\" is not an object");
+        assert!(add_wiring("[1]", &w()).is_err());
+        let e = add_wiring("{\n  \"a\": secretvalue\n}", &w()).unwrap_err();
+        assert!(
+            e.contains("line 2, column 8") && !e.contains("secretvalue"),
+            "{e}"
         );
-        let mut v = serde_json::json!({"hooks": {"SessionStart": {}}});
-        assert!(remove_hook(&mut v).is_err());
+    }
+
+    #[test]
+    fn the_old_hooks_are_updated_in_place_not_duplicated() {
+        for old in [
+            "agentenv env --diff --format export --cache --into \"$CLAUDE_ENV_FILE\"",
+            "/usr/bin/agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q",
+        ] {
+            let t = json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": old}]}]}})
+                .to_string();
+            let (out, o) = add_wiring(&t, &w()).unwrap();
+            assert_eq!(o, Outcome::Updated);
+            let v: Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 1);
+            assert_eq!(
+                v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+                format!("/opt/bin/agentenv{HOOK_ARGS}")
+            );
+        }
+    }
+
+    #[test]
+    fn its_own_hook_is_recognised_whatever_the_path_holds() {
+        for path in [
+            "/usr/bin/agentenv",
+            "/my dir/agentenv",
+            "/x/a' b/agentenv",
+            "/x/it's/agentenv",
+            "/x/$(touch PWN)/`y`/\"q\"/agentenv",
+        ] {
+            let prog = sh_quote(path);
+            let wiring = Wiring::new(Client::Claude, &prog, false);
+            let (once, _) = add_wiring("{}", &wiring).unwrap();
+            let (twice, o) = add_wiring(&once, &wiring).unwrap();
+            assert_eq!(o, Outcome::AlreadyPresent, "{path}");
+            assert_eq!(once, twice);
+            assert_eq!(first_word(&wiring.pre_tool_use).unwrap().0, path);
+            // The quoted command runs the program it names under sh -c.
+            let out = std::process::Command::new("sh")
+                .args(["-c", &format!("printf %s {prog}")])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), path);
+            let (gone, _) = remove_wiring(&twice, &wiring).unwrap();
+            assert_eq!(gone, "{}");
+        }
+        // Another file name: its own program's hook is still recognised.
+        let other = Wiring::new(Client::Claude, "/tmp/ae-build", false);
+        let (once, _) = add_wiring("{}", &other).unwrap();
+        assert_eq!(
+            add_wiring(&once, &other).unwrap().1,
+            Outcome::AlreadyPresent
+        );
+        for c in [
+            "other env --into \"$CLAUDE_ENV_FILE\"",
+            "/x/agentenv-old hook claude pre-tool-use",
+            "agentenv env --diff",
+            "agentenv hook claude pre-tool-use; rm -rf x",
+            "echo; agentenv hook claude pre-tool-use",
+            "$(agentenv) hook claude pre-tool-use",
+            "agentenv hook codex pre-tool-use",
+        ] {
+            assert_eq!(
+                classify(c, Client::Claude, "/usr/bin/agentenv"),
+                None,
+                "{c}"
+            );
+        }
+        assert_eq!(
+            classify(
+                "\"/a b\"/agentenv hook codex pre-tool-use",
+                Client::Codex,
+                ""
+            ),
+            Some(Ours::PreToolUse)
+        );
+    }
+
+    #[test]
+    fn codex_wiring_uses_its_env_file_and_no_permissions() {
+        let wc = Wiring::new(Client::Codex, "agentenv", false);
+        let (out, _) = add_wiring("{}", &wc).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(v["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with(" hook codex session-start"));
+        assert!(v.get("permissions").is_none());
+        // Claude's entries are not Codex's.
+        let (claude, _) = add_wiring("{}", &w()).unwrap();
+        assert_eq!(remove_wiring(&claude, &wc).unwrap().1, Outcome::NotPresent);
+    }
+
+    #[test]
+    fn export_values_swaps_the_start_hook_in_place() {
+        let (plain, _) = add_wiring("{}", &w()).unwrap();
+        let ev = Wiring::new(Client::Claude, "/opt/bin/agentenv", true);
+        let (out, o) = add_wiring(&plain, &ev).unwrap();
+        assert_eq!(o, Outcome::Updated);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
+            "/opt/bin/agentenv hook claude session-start --export-values"
+        );
+        let (back, _) = add_wiring(&out, &w()).unwrap();
+        assert_eq!(back, plain);
     }
 }

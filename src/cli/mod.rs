@@ -1,11 +1,14 @@
 //! The command line: clap definitions and dispatch. Each command's
 //! arguments and runner live in their own file.
 
+pub(crate) mod agent_fifo;
+pub(crate) mod agent_hook;
 pub(crate) mod completions;
 pub(crate) mod dotenv;
 pub(crate) mod examples;
 pub(crate) mod harness;
 pub(crate) mod init;
+pub(crate) mod jsonedit;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod session;
@@ -206,7 +209,16 @@ pub fn run(cli: Cli) -> i32 {
         Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
         Command::Completions(a) => completions::run(a),
-        Command::Hook(a) => trust::run_hook(a),
+        Command::Hook(a) => match agent_hook::Client::parse(&a.shell) {
+            Some(client) => match &a.event {
+                Some(event) => agent_hook::run(client, event, a.export_values, a.entry.as_deref()),
+                None => Err(Failure::usage(format!(
+                    "hook {}: name the event (pre-tool-use)",
+                    a.shell
+                ))),
+            },
+            None => trust::run_hook(a),
+        },
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
         Command::Init(c) => init::run(c),

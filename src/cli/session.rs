@@ -328,7 +328,7 @@ fn write_into(path: &std::path::Path, text: &str) -> Exit {
 
 /// What `env` renders of an assembled session: `--diff` or full mode
 /// (inherited `DOTAGENTS_*` hidden).
-fn session_view(session: &crate::session::Session, diff: bool) -> crate::render::View {
+pub(crate) fn session_view(session: &crate::session::Session, diff: bool) -> crate::render::View {
     let base = session.assembly.base();
     let changes = session.assembly.result();
     if diff {
@@ -341,7 +341,10 @@ fn session_view(session: &crate::session::Session, diff: bool) -> crate::render:
 /// `--public-only`: drop every assignment whose variable is not public
 /// (a sensitive value a layer set, or a base-environment value no layer
 /// set); removals carry no value and stay. Returns the names left out.
-fn keep_public(session: &crate::session::Session, view: &mut crate::render::View) -> Vec<String> {
+pub(crate) fn keep_public(
+    session: &crate::session::Session,
+    view: &mut crate::render::View,
+) -> Vec<String> {
     let mut left_out = Vec::new();
     view.assignments.retain(|(k, _)| {
         let public = session.is_public(k);

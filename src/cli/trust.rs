@@ -16,8 +16,19 @@ pub struct TrustArgs {
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
     /// bash, zsh or fish.
-    #[arg(value_name = "SHELL")]
+    #[arg(value_name = "SHELL", index = 1)]
     pub shell: String,
+    /// With SHELL claude or codex: the agent hook event, pre-tool-use or
+    /// session-start (what `init claude` / `init codex` install).
+    #[arg(value_name = "EVENT", index = 2)]
+    pub event: Option<String>,
+    /// (claude/codex session-start) Every value into the session env file,
+    /// with a warning at each start (what `init --export-values` writes).
+    #[arg(long = "export-values", hide = true)]
+    pub export_values: bool,
+    /// (Internal: claude/codex run) The cache entry of the command.
+    #[arg(long = "entry", hide = true, value_name = "FILE")]
+    pub entry: Option<std::path::PathBuf>,
     /// (Internal: run by the integration.) Print the shell code of one load.
     #[arg(long = "load", hide = true)]
     pub load: bool,
@@ -101,6 +112,12 @@ pub fn run_hook(a: HookArgs) -> Exit {
             crate::render::py_repr(&a.shell)
         )));
     };
+    if a.event.is_some() {
+        return Err(Failure::usage(format!(
+            "hook {}: takes no EVENT (events are for claude and codex)",
+            a.shell
+        )));
+    }
     let text = if a.load {
         let input = crate::hook::LoadInput {
             shell,
