@@ -159,6 +159,8 @@ fn how(line: &str) -> How {
         How::Shell("zsh", &["-f", "-c"])
     } else if line.contains("hook fish") {
         How::Shell("fish", &["--no-config", "-c"])
+    } else if line.contains("agentenv set ") {
+        How::Never("reads the value from a terminal (tests/set.rs types it)")
     } else if line.contains("Invoke-Expression") {
         How::Never("PowerShell syntax")
     } else {

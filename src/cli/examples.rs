@@ -183,6 +183,13 @@ pub const STATUS: &str = examples!(
     "agentenv status ~/src/project --format json"
 );
 
+pub const SET: &str = examples!(
+    "# Type this project's GH_TOKEN into .agents/local.env (asked twice)"
+    "agentenv set GH_TOKEN"
+    "# A key for every project, in the user store's env file"
+    "agentenv set OPENAI_API_KEY --user"
+);
+
 pub const MAN: &str = examples!(
     "# Read the page of every command"
     "agentenv man | man -l -"

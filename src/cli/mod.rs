@@ -9,6 +9,7 @@ pub(crate) mod init;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod session;
+pub(crate) mod set;
 pub(crate) mod status;
 pub(crate) mod trust;
 
@@ -68,6 +69,9 @@ pub enum Command {
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
+    /// Type a secret into a store file at the terminal, never echoed (refuses without a terminal).
+    #[command(after_help = examples::SET)]
+    Set(set::SetArgs),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
 }
@@ -206,6 +210,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Deny(a) => trust::run_deny(a),
         Command::Init(c) => init::run(c),
         Command::Status(a) => status::run(a),
+        Command::Set(a) => set::run(a),
         Command::Man(a) => man::run(a),
     })
 }

@@ -23,6 +23,7 @@ pub(crate) mod scope;
 pub(crate) mod script;
 pub(crate) mod shell;
 pub(crate) mod steps;
+pub(crate) mod storefile;
 pub(crate) mod trace;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
