@@ -14,9 +14,11 @@
 mod assembly;
 mod changes;
 pub mod explain;
+mod sensitivity;
 
 pub use assembly::{Action, Assembly, LayerInfo, LayerKind, LayerRecord, Level, Note, Touch};
 pub use changes::ChangeSet;
+pub use sensitivity::{DecidedBy, Sensitivity, MIN_MASKED_LEN};
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};

@@ -21,14 +21,17 @@ pub(crate) mod paths;
 pub(crate) mod pyjson;
 pub(crate) mod scope;
 pub(crate) mod script;
+pub(crate) mod sensitive;
 pub(crate) mod shell;
 pub(crate) mod steps;
 pub(crate) mod storefile;
 pub(crate) mod trace;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
+pub use crate::core::{DecidedBy, Sensitivity};
 use scope::{Scope, ScopeInput, WalkEntry};
-use std::ffi::OsStr;
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -98,12 +101,58 @@ pub struct Session {
     pub prepared: Prepared,
     /// The layers, their provenance, the result and the notes.
     pub assembly: Assembly,
+    /// Per variable the result sets: public or sensitive, and why
+    /// (`sensitive.rs`).
+    sensitivity: BTreeMap<OsString, Sensitivity>,
 }
 
 impl Session {
     /// The full result (set + removed) of the assembly.
     pub fn changes(&self) -> &ChangeSet {
         self.assembly.result()
+    }
+
+    /// Whether the final value of `name` is public, who decided, and its
+    /// description (SPEC §14.1). A variable the layers set is sensitive
+    /// unless agentenv computes it or the `agentenv.toml` of the store or
+    /// overlay that set it declares it public. A variable no layer set
+    /// (the base environment's, or absent) is not public
+    /// ([`DecidedBy::Base`]).
+    pub fn sensitivity(&self, name: impl AsRef<OsStr>) -> Sensitivity {
+        self.sensitivity
+            .get(name.as_ref())
+            .cloned()
+            .unwrap_or(Sensitivity {
+                public: false,
+                description: None,
+                decided_by: DecidedBy::Base,
+            })
+    }
+
+    /// `self.sensitivity(name).public`: may the final value of `name` be
+    /// shown (`env --public-only`)? `false` for a variable no layer set.
+    pub fn is_public(&self, name: impl AsRef<OsStr>) -> bool {
+        self.sensitivity
+            .get(name.as_ref())
+            .is_some_and(|s| s.public)
+    }
+
+    /// The sensitive values: `(name, final value bytes)` of every variable
+    /// the session's result sets that is not public, in byte order of the
+    /// names (a name that is not UTF-8 is given lossily). What a masker
+    /// masks; values of every length are listed (a masker skips those under
+    /// [`crate::core::MIN_MASKED_LEN`] bytes). Variables no layer set (the
+    /// base environment's) are not listed: they are the caller's own.
+    pub fn sensitive_values(&self) -> Vec<(String, Vec<u8>)> {
+        self.assembly
+            .result()
+            .assigned()
+            .iter()
+            .filter(|(k, _)| !self.is_public(k))
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect()
     }
 }
 
@@ -328,10 +377,32 @@ impl Prepared {
 
         computed(&mut a, info(LayerKind::Proxy), identity::proxy);
 
+        let sensitivity = self.classify(&mut a);
         Session {
             prepared: self,
             assembly: a,
+            sensitivity,
         }
+    }
+
+    /// Read the `agentenv.toml` of every store and overlay in scope and
+    /// decide each set variable's sensitivity; the files' warnings become
+    /// notes.
+    fn classify(&self, a: &mut Assembly) -> BTreeMap<OsString, Sensitivity> {
+        let s = &self.scope;
+        let mut notes = Vec::new();
+        let mut decls = BTreeMap::new();
+        let dirs = s.stores.iter().map(|st| &st.path);
+        for dir in dirs.chain(s.overlays.iter().map(|o| &o.path)) {
+            if let Some(d) = sensitive::Declarations::load(dir, &s.cwd, &mut notes) {
+                decls.insert(dir.clone(), d);
+            }
+        }
+        let out = sensitive::classify(a, &decls, &mut notes);
+        for n in notes {
+            a.note(n);
+        }
+        out
     }
 
     /// One env file's layer: run it, then its `-v` line.
@@ -539,5 +610,69 @@ mod tests {
         let user_main = format!("{}: sourced with bash", user.join("env").display());
         assert!(debug.contains(&user_pre.as_str()), "{debug:?}");
         assert!(debug.contains(&user_main.as_str()), "{debug:?}");
+    }
+}
+
+#[cfg(test)]
+mod sensitivity_tests {
+    use super::*;
+
+    #[test]
+    fn layer_values_are_sensitive_unless_their_own_store_declares_them() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let user = w.join("home/.agents");
+        let proj = w.join("proj/.agents");
+        std::fs::create_dir_all(&user).unwrap();
+        std::fs::create_dir_all(&proj).unwrap();
+        std::fs::write(
+            user.join("env"),
+            "TOKEN=user-secret\nLOG_LEVEL=debug\nFEATURE_X=on\n",
+        )
+        .unwrap();
+        std::fs::write(
+            user.join("agentenv.toml"),
+            "[vars]\nLOG_LEVEL = { public = true, description = \"log level\" }\n\"FEATURE_*\" = { public = true }\n",
+        )
+        .unwrap();
+        std::fs::write(proj.join("env"), "PROJ=p-value\n").unwrap();
+        std::fs::write(
+            proj.join("agentenv.toml"),
+            "[vars]\nTOKEN = { public = true }\nPROJ = { public = true }\n",
+        )
+        .unwrap();
+        let mut base = Env::new();
+        base.insert("HOME".into(), w.join("home").into());
+        base.insert("PATH".into(), "/usr/bin:/bin".into());
+        base.insert("AGENTS_SYSTEM_ROOT".into(), w.join("none").into());
+        base.insert("BASE_ONLY".into(), "b".into());
+        let opts = Options {
+            cwd: Some(w.join("proj")),
+            ..Default::default()
+        };
+        let s = assemble(&opts, base).unwrap();
+        assert!(s.is_public("LOG_LEVEL") && s.is_public("FEATURE_X") && s.is_public("PROJ"));
+        assert!(s.is_public("AGENTS_HOME") && s.is_public("PATH"));
+        // The project store cannot unmask the user store's value.
+        assert!(!s.is_public("TOKEN"));
+        assert_eq!(
+            s.sensitivity("TOKEN").decided_by,
+            DecidedBy::Store(user.clone())
+        );
+        assert!(!s.is_public("BASE_ONLY"));
+        assert_eq!(s.sensitivity("BASE_ONLY").decided_by, DecidedBy::Base);
+        let l = s.sensitivity("LOG_LEVEL");
+        assert_eq!(l.description.as_deref(), Some("log level"));
+        assert_eq!(
+            l.decided_by,
+            DecidedBy::Declaration {
+                file: user.join("agentenv.toml"),
+                line: 2
+            }
+        );
+        assert_eq!(
+            s.sensitive_values(),
+            vec![("TOKEN".to_string(), b"user-secret".to_vec())]
+        );
     }
 }

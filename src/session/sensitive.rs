@@ -1,0 +1,550 @@
+//! Sensitive unless declared public (SPEC §14.1): which final values of a
+//! session are secret.
+//!
+//! - A value an env file sets (plain or `env.py`, either tier, a store or
+//!   an overlay) is sensitive, unless the `agentenv.toml` at the root of
+//!   that same store or overlay declares the name (or a `PREFIX_*`) with
+//!   `public = true`.
+//! - The variables agentenv computes are public by name, whoever set the
+//!   final value: `AGENTS_HOME`, `AGENTS_PROJECT_ROOT`, `AGENTS_PYTHON`,
+//!   `AGENTS_PYTHONPATH`, every `*_OVERLAY_ROOT`, the identity variables,
+//!   `PATH`, `PYTHONPATH` and the proxy variables — except a proxy URL that
+//!   holds a user or password, which is sensitive.
+//! - A declaration covers only values a layer of its own store or overlay
+//!   set: a variable whose final value came from another store, or from
+//!   the base environment (no layer set it, or a layer set the base's
+//!   value again), is never made public by it. A declared-public value that
+//!   holds a sensitive value of another store stays sensitive (a warning
+//!   says so).
+//!
+//! `agentenv.toml` is read with the `toml` crate's spanned parser: an
+//! unknown field, a wrong type or a bad key is a warning naming the file and
+//! line (never the text there) and the entry is ignored; a file that is not
+//! TOML is ignored as a whole. Either way, what it would have declared stays
+//! sensitive. `dotagents` does not read the file.
+
+use crate::core::{Assembly, DecidedBy, LayerKind, Note, Sensitivity, MIN_MASKED_LEN};
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// The declarations file at the root of a store or an overlay.
+pub const FILE_NAME: &str = "agentenv.toml";
+
+/// Largest `agentenv.toml` read; a larger one is ignored with a warning.
+const MAX_FILE: u64 = 1 << 20;
+
+/// One entry of `[vars]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    public: bool,
+    description: Option<String>,
+    line: u32,
+}
+
+/// One store's or overlay's declarations.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Declarations {
+    file: PathBuf,
+    exact: BTreeMap<String, Entry>,
+    /// `PREFIX_*` entries (the prefix without `*`), longest first.
+    prefixes: Vec<(String, Entry)>,
+}
+
+fn line_of(text: &str, offset: usize) -> u32 {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u32
+        + 1
+}
+
+/// What a `[vars]` key is: a name, a prefix (`*` removed), or neither.
+fn key_shape(key: &str) -> Option<(bool, &str)> {
+    use crate::compat::ident;
+    match key.strip_suffix('*') {
+        Some(prefix) => {
+            let b = prefix.as_bytes();
+            let ok = b.first().is_none_or(|&c| ident::is_start(c))
+                && b.iter().all(|&c| ident::is_continue(c));
+            ok.then_some((true, prefix))
+        }
+        None => ident::is_name(key.as_bytes()).then_some((false, key)),
+    }
+}
+
+impl Declarations {
+    /// Parse `text` (the content of `file`). Every problem is a warning in
+    /// `notes` naming the file and line, never the text found there.
+    pub(crate) fn parse(file: &Path, text: &[u8], notes: &mut Vec<Note>) -> Declarations {
+        use toml::de::{DeTable, DeValue};
+        let mut out = Declarations {
+            file: file.to_path_buf(),
+            ..Default::default()
+        };
+        let shown = file.display();
+        let Ok(text) = std::str::from_utf8(text) else {
+            notes.push(Note::warning(format!(
+                "{shown}: not UTF-8; ignored (the variables it would declare stay sensitive)"
+            )));
+            return out;
+        };
+        let doc = match DeTable::parse(text) {
+            Ok(doc) => doc,
+            Err(e) => {
+                let at = e
+                    .span()
+                    .map(|s| format!(":{}", line_of(text, s.start)))
+                    .unwrap_or_default();
+                notes.push(Note::warning(format!(
+                    "{shown}{at}: not valid TOML; the file is ignored (the variables it would declare stay sensitive)"
+                )));
+                return out;
+            }
+        };
+        // Collected with their lines and given in file order (the
+        // parser's tables are sorted by key).
+        let mut found: Vec<(u32, String)> = Vec::new();
+        let warn = |found: &mut Vec<(u32, String)>, at: usize, what: &str| {
+            let line = line_of(text, at);
+            found.push((
+                line,
+                format!("{shown}:{line}: {what}; entry ignored (stays sensitive)"),
+            ));
+        };
+        for (k, v) in doc.get_ref().iter() {
+            if k.get_ref().as_ref() != "vars" {
+                warn(
+                    &mut found,
+                    k.span().start,
+                    "unknown top-level key (only [vars] is read)",
+                );
+                continue;
+            }
+            let DeValue::Table(vars) = v.get_ref() else {
+                warn(&mut found, k.span().start, "[vars] is not a table");
+                continue;
+            };
+            for (name, decl) in vars.iter() {
+                let at = name.span().start;
+                let Some((is_prefix, key)) = key_shape(name.get_ref()) else {
+                    warn(
+                        &mut found,
+                        at,
+                        "a key of [vars] is neither a variable name nor a PREFIX_* (letters, digits, _, then *)",
+                    );
+                    continue;
+                };
+                let DeValue::Table(fields) = decl.get_ref() else {
+                    warn(
+                        &mut found,
+                        at,
+                        &format!(
+                            "{key}: not a table like {{ public = true, description = \"…\" }}"
+                        ),
+                    );
+                    continue;
+                };
+                let mut entry = Entry {
+                    public: false,
+                    description: None,
+                    line: line_of(text, at),
+                };
+                let mut bad = None;
+                for (field, value) in fields.iter() {
+                    let fat = field.span().start;
+                    match (field.get_ref().as_ref(), value.get_ref()) {
+                        ("public", DeValue::Boolean(b)) => entry.public = *b,
+                        ("public", _) => {
+                            bad = Some((fat, "public is not a boolean (true or false)"));
+                        }
+                        ("description", DeValue::String(s)) => {
+                            entry.description = Some(s.to_string());
+                        }
+                        ("description", _) => {
+                            bad = Some((fat, "description is not a string"));
+                        }
+                        _ => bad = Some((fat, "unknown field (only public and description)")),
+                    }
+                    if bad.is_some() {
+                        break;
+                    }
+                }
+                if let Some((fat, why)) = bad {
+                    let printed = if is_prefix {
+                        format!("{key}*: {why}")
+                    } else {
+                        format!("{key}: {why}")
+                    };
+                    warn(&mut found, fat, &printed);
+                    continue;
+                }
+                if is_prefix {
+                    out.prefixes.push((key.to_string(), entry));
+                } else {
+                    out.exact.insert(key.to_string(), entry);
+                }
+            }
+        }
+        found.sort_by_key(|(line, _)| *line);
+        notes.extend(found.into_iter().map(|(_, w)| Note::warning(w)));
+        // Longest prefix first: the most specific declaration wins.
+        out.prefixes.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        out
+    }
+
+    /// The `agentenv.toml` of the store or overlay at `dir` (relative paths
+    /// against `cwd`); `None` when there is none.
+    pub(crate) fn load(dir: &Path, cwd: &Path, notes: &mut Vec<Note>) -> Option<Declarations> {
+        let file = dir.join(FILE_NAME);
+        let full = super::paths::at(&file, cwd);
+        // Missing (or a dangling link): nothing declared.
+        std::fs::metadata(&full).ok()?;
+        match crate::fsutil::read_input(&full, MAX_FILE) {
+            Ok(text) => Some(Declarations::parse(&file, &text, notes)),
+            Err(e) => {
+                notes.push(Note::warning(format!(
+                    "{}: cannot read it ({}); ignored (the variables it would declare stay sensitive)",
+                    file.display(),
+                    crate::process::io_kind(&e)
+                )));
+                None
+            }
+        }
+    }
+
+    /// The entry covering `name`: the exact name, else the longest prefix.
+    fn lookup(&self, name: &[u8]) -> Option<&Entry> {
+        if let Some(e) = std::str::from_utf8(name)
+            .ok()
+            .and_then(|n| self.exact.get(n))
+        {
+            return Some(e);
+        }
+        self.prefixes
+            .iter()
+            .find(|(p, _)| name.starts_with(p.as_bytes()))
+            .map(|(_, e)| e)
+    }
+}
+
+const PROXY_NAMES: &[&str] = &[
+    "AGENTS_PROXY",
+    "AGENTS_WEBFETCH_PROXY_URL",
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+    "NO_PROXY",
+    "no_proxy",
+];
+
+const COMPUTED_NAMES: &[&str] = &[
+    "AGENTS_HOME",
+    "AGENTS_PROJECT_ROOT",
+    "AGENTS_PYTHON",
+    "AGENTS_PYTHONPATH",
+    "AGENTS_HARNESS",
+    "AGENTS_VENDOR",
+    "AGENTS_MODEL",
+    "AGENT",
+    "PATH",
+    "PYTHONPATH",
+];
+
+const OVERLAY_ROOT_SUFFIX: &[u8] = b"_OVERLAY_ROOT";
+
+/// Is `name` one of the proxy variables?
+pub(crate) fn is_proxy_name(name: &[u8]) -> bool {
+    PROXY_NAMES.iter().any(|p| p.as_bytes() == name)
+}
+
+/// Is `name` a variable agentenv computes (public by name)? The proxy
+/// variables are not in this list: see [`has_userinfo`].
+pub(crate) fn is_computed_name(name: &[u8]) -> bool {
+    COMPUTED_NAMES.iter().any(|p| p.as_bytes() == name)
+        || (name.len() > OVERLAY_ROOT_SUFFIX.len() && name.ends_with(OVERLAY_ROOT_SUFFIX))
+}
+
+/// Does a proxy URL carry a user or password (`scheme://user:pw@host`, or
+/// `user@host` without a scheme): an `@` in the authority part.
+pub(crate) fn has_userinfo(value: &[u8]) -> bool {
+    let rest = match value.windows(3).position(|w| w == b"://") {
+        Some(i) => &value[i + 3..],
+        None => value,
+    };
+    let end = rest
+        .iter()
+        .position(|&c| matches!(c, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    rest[..end].contains(&b'@')
+}
+
+/// What decides each set variable, before the cross-store check.
+struct Decided {
+    sensitivity: Sensitivity,
+    /// The store or overlay whose layer set the final value.
+    origin: Option<PathBuf>,
+}
+
+/// The final value's setter: the layer of the last set or override.
+fn setter(a: &Assembly, name: &OsStr) -> Option<usize> {
+    a.touches(name)
+        .iter()
+        .rev()
+        .find(|t| {
+            matches!(
+                t.action,
+                crate::core::Action::Set | crate::core::Action::Override
+            )
+        })
+        .map(|t| t.layer)
+}
+
+fn agentenv(public: bool) -> Sensitivity {
+    Sensitivity {
+        public,
+        description: None,
+        decided_by: DecidedBy::Agentenv,
+    }
+}
+
+/// The sensitivity of every variable the session's result sets (keyed by
+/// name); `decls` holds the declarations of each store and overlay
+/// directory. Warnings (a declared-public value holding another store's
+/// sensitive value) go to `notes`.
+pub(crate) fn classify(
+    a: &Assembly,
+    decls: &BTreeMap<PathBuf, Declarations>,
+    notes: &mut Vec<Note>,
+) -> BTreeMap<OsString, Sensitivity> {
+    let mut decided: BTreeMap<OsString, Decided> = BTreeMap::new();
+    for (name, value) in a.result().assigned() {
+        let n = name.as_bytes();
+        let d = if is_proxy_name(n) {
+            Decided {
+                sensitivity: agentenv(!has_userinfo(value.as_bytes())),
+                origin: None,
+            }
+        } else if is_computed_name(n) {
+            Decided {
+                sensitivity: agentenv(true),
+                origin: None,
+            }
+        } else {
+            decide_layer_set(a, name, value, decls)
+        };
+        decided.insert(name.clone(), d);
+    }
+    // A declared-public value that holds a sensitive value another store
+    // or overlay set stays sensitive: a declaration covers its own
+    // store's values only, also when they are copied.
+    let secrets: Vec<(OsString, &[u8], Option<PathBuf>)> = decided
+        .iter()
+        .filter(|(_, d)| !d.sensitivity.public)
+        .filter_map(|(k, d)| {
+            let v = a.result().assigned().get(k)?.as_bytes();
+            (v.len() >= MIN_MASKED_LEN).then(|| (k.clone(), v, d.origin.clone()))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for (name, d) in decided {
+        let mut s = d.sensitivity;
+        if s.public && matches!(s.decided_by, DecidedBy::Declaration { .. }) {
+            let value = a
+                .result()
+                .assigned()
+                .get(&name)
+                .map(|v| v.as_bytes())
+                .unwrap_or(b"");
+            let held = secrets
+                .iter()
+                .find(|(_, v, origin)| *origin != d.origin && contains(value, v));
+            if let Some((other, _, origin)) = held {
+                notes.push(Note::warning(format!(
+                    "{}: {} is declared public, but its value holds the value of {}, which {} set; it stays sensitive",
+                    s.decided_by,
+                    name.to_string_lossy(),
+                    other.to_string_lossy(),
+                    origin
+                        .as_ref()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_else(|| "agentenv".into()),
+                )));
+                s.public = false;
+                s.decided_by = match origin {
+                    Some(p) => DecidedBy::Store(p.clone()),
+                    None => DecidedBy::Agentenv,
+                };
+            }
+        }
+        out.insert(name, s);
+    }
+    out
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A variable not computed by agentenv: its setter's store decides.
+fn decide_layer_set(
+    a: &Assembly,
+    name: &OsStr,
+    value: &OsStr,
+    decls: &BTreeMap<PathBuf, Declarations>,
+) -> Decided {
+    let Some(layer) = setter(a, name) else {
+        return Decided {
+            sensitivity: Sensitivity {
+                public: false,
+                description: None,
+                decided_by: DecidedBy::Base,
+            },
+            origin: None,
+        };
+    };
+    let info = &a.layers()[layer].info;
+    let from_file = matches!(info.kind, LayerKind::EnvScript | LayerKind::PlainFile);
+    let origin = info
+        .path
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
+    let (true, Some(root)) = (from_file, origin) else {
+        // A computed layer set a name outside the list: still agentenv's.
+        return Decided {
+            sensitivity: agentenv(true),
+            origin: None,
+        };
+    };
+    let entry = decls
+        .get(&root)
+        .and_then(|d| Some((d, d.lookup(name.as_bytes())?)));
+    // The base's own value set again came from the base: no declaration
+    // makes it public.
+    if a.base().get(name).map(OsString::as_os_str) == Some(value) {
+        return Decided {
+            sensitivity: Sensitivity {
+                public: false,
+                description: entry.and_then(|(_, e)| e.description.clone()),
+                decided_by: DecidedBy::Base,
+            },
+            origin: Some(root),
+        };
+    }
+    let sensitivity = match entry {
+        Some((d, e)) => Sensitivity {
+            public: e.public,
+            description: e.description.clone(),
+            decided_by: DecidedBy::Declaration {
+                file: d.file.clone(),
+                line: e.line,
+            },
+        },
+        None => Sensitivity {
+            public: false,
+            description: None,
+            decided_by: DecidedBy::Store(root.clone()),
+        },
+    };
+    Decided {
+        sensitivity,
+        origin: Some(root),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> (Declarations, Vec<String>) {
+        let mut notes = Vec::new();
+        let d = Declarations::parse(Path::new("/s/agentenv.toml"), text.as_bytes(), &mut notes);
+        (d, notes.into_iter().map(|n| n.text).collect())
+    }
+
+    #[test]
+    fn names_and_prefixes() {
+        let (d, w) = parse(
+            "[vars]\nLOG_LEVEL = { public = true, description = \"log level\" }\n\"FEATURE_*\" = { public = true }\n\"FEATURE_SECRET_*\" = { public = false }\nGH_TOKEN = { description = \"gh\" }\n",
+        );
+        assert!(w.is_empty(), "{w:?}");
+        let e = d.lookup(b"LOG_LEVEL").unwrap();
+        assert_eq!((e.public, e.line), (true, 2));
+        assert_eq!(e.description.as_deref(), Some("log level"));
+        assert!(d.lookup(b"FEATURE_X").unwrap().public);
+        assert!(!d.lookup(b"FEATURE_SECRET_X").unwrap().public);
+        assert!(!d.lookup(b"GH_TOKEN").unwrap().public);
+        assert!(d.lookup(b"OTHER").is_none());
+    }
+
+    #[test]
+    fn bad_entries_warn_with_their_line_and_are_ignored() {
+        let (d, w) = parse(
+            "[vars]\nA = { public = \"yes-canary\" }\nB = { pubic = true }\n\"C D\" = { public = true }\nE = true\nF = { public = true, description = 3 }\nG = { public = true }\n[other]\n",
+        );
+        assert!(d.lookup(b"A").is_none() && d.lookup(b"B").is_none());
+        assert!(d.lookup(b"E").is_none() && d.lookup(b"F").is_none());
+        assert!(d.lookup(b"G").unwrap().public);
+        let lines: Vec<&str> = w.iter().map(|t| t.split(": ").next().unwrap()).collect();
+        assert_eq!(
+            lines,
+            [
+                "/s/agentenv.toml:2",
+                "/s/agentenv.toml:3",
+                "/s/agentenv.toml:4",
+                "/s/agentenv.toml:5",
+                "/s/agentenv.toml:6",
+                "/s/agentenv.toml:8"
+            ]
+        );
+        assert!(w
+            .iter()
+            .all(|t| !t.contains("canary") && !t.contains("C D")));
+    }
+
+    #[test]
+    fn invalid_toml_is_ignored_whole() {
+        let (d, w) = parse("[vars]\nA = { public = true }\nB = = x-canary\n");
+        assert_eq!(
+            d,
+            Declarations {
+                file: "/s/agentenv.toml".into(),
+                ..Default::default()
+            }
+        );
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("/s/agentenv.toml:3: not valid TOML"),
+            "{w:?}"
+        );
+        assert!(!w[0].contains("canary"));
+        let (_, w) = parse("[vars]\nA = {}\nA = {}\n");
+        assert!(w[0].starts_with("/s/agentenv.toml:3:"), "{w:?}");
+        let mut notes = Vec::new();
+        Declarations::parse(Path::new("/s/agentenv.toml"), b"\xff", &mut notes);
+        assert!(notes[0].text.contains("not UTF-8"));
+    }
+
+    #[test]
+    fn proxy_userinfo() {
+        assert!(has_userinfo(b"http://u:p@proxy:3128"));
+        assert!(has_userinfo(b"http://u@proxy"));
+        assert!(has_userinfo(b"u:p@proxy:3128"));
+        assert!(!has_userinfo(b"http://proxy:3128/a@b"));
+        assert!(!has_userinfo(b"http://proxy:3128"));
+        assert!(!has_userinfo(b"localhost,.internal"));
+    }
+
+    #[test]
+    fn computed_names() {
+        assert!(is_computed_name(b"TOOLS_OVERLAY_ROOT"));
+        assert!(!is_computed_name(b"_OVERLAY_ROOT"));
+        assert!(is_computed_name(b"PATH") && !is_computed_name(b"TOKEN"));
+    }
+}
