@@ -30,6 +30,7 @@ mod expand;
 mod fsutil;
 mod hook;
 mod log;
+mod mask;
 mod process;
 mod trust;
 
@@ -50,6 +51,14 @@ pub mod internals {
     pub use crate::session::cache::key_for;
     pub use crate::session::native::{evaluate, Outcome};
     pub use crate::session::shell::SOURCE_SCRIPT;
+
+    /// The masker (SPEC §14.2): forms, [`Masker`](crate::mask::Masker),
+    /// the streaming writer (`agentenv audit`, the tests, benches, fuzz).
+    pub mod mask {
+        pub use crate::mask::{
+            forms, pump, Form, Found, MaskWriter, Masker, Needle, IDLE, MIN_LEN,
+        };
+    }
 
     /// The clap tree and man pages (`tests/examples.rs`, `tests/packaging.rs`).
     pub mod cli {

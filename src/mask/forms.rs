@@ -1,0 +1,466 @@
+//! The forms of a value (SPEC §14.2): the value itself, each line of a
+//! multi-line value, and the encodings a tool is likely to print it in.
+//!
+//! The encoders are written here by hand (a few lines each, exact, no
+//! dependency): base64 in both alphabets at the three byte offsets, hex,
+//! percent-encoding, the JSON string escapes of `JSON.stringify` and
+//! Python's `json.dumps`, and the export format's single quoting (that one
+//! is the renderer's own [`crate::render::sh_quote`]). Each form is the
+//! text *between* the delimiters a tool adds (quotes), so it matches
+//! inside a longer line.
+
+use std::collections::HashSet;
+
+/// A value shorter than this (and a line of a multi-line value shorter
+/// than this) is not masked: it would shred ordinary output.
+pub const MIN_LEN: usize = 4;
+
+/// How a value appears in output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// The value itself.
+    Raw,
+    /// One line of a multi-line value (split at LF, CR and CRLF).
+    Line,
+    /// Standard base64, as it appears when the value starts at byte
+    /// offset 0, 1 or 2 of a longer encoded input: the characters that
+    /// depend on neighbouring bytes, and the padding, are left out.
+    Base64,
+    /// [`Form::Base64`] in the URL-safe alphabet (`-` and `_`).
+    Base64Url,
+    /// Hex, lower case (`xxd -p`, `od`, Python's `.hex()`).
+    HexLower,
+    /// Hex, upper case.
+    HexUpper,
+    /// Percent-encoding of every byte outside `A–Z a–z 0–9 - . _ ~`
+    /// (upper-case hex digits). Two more spellings carry this form too,
+    /// where they differ: Python's `urllib.parse.quote` with its default
+    /// `safe='/'` (`/` kept), and JavaScript's `encodeURIComponent`
+    /// (`! ' ( ) *` kept).
+    Percent,
+    /// The JSON string escape of `JSON.stringify` (between the quotes).
+    JsonStringify,
+    /// Python's `json.dumps` with `ensure_ascii=True` (the default):
+    /// everything outside printable ASCII as `\uXXXX`, surrogate pairs
+    /// above U+FFFF.
+    JsonDumpsAscii,
+    /// Python's `json.dumps` with `ensure_ascii=False`.
+    JsonDumps,
+    /// The export format's single-quoted form (between the outer quotes:
+    /// `'` written as `'\''`, CR as `'"$(printf '\r')"'`).
+    ShellSingleQuoted,
+}
+
+impl Form {
+    /// A short stable name (`raw`, `line`, `base64`, `base64url`, `hex`,
+    /// `HEX`, `percent`, `json`, `json-ascii`, `json-utf8`, `shell`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Form::Raw => "raw",
+            Form::Line => "line",
+            Form::Base64 => "base64",
+            Form::Base64Url => "base64url",
+            Form::HexLower => "hex",
+            Form::HexUpper => "HEX",
+            Form::Percent => "percent",
+            Form::JsonStringify => "json",
+            Form::JsonDumpsAscii => "json-ascii",
+            Form::JsonDumps => "json-utf8",
+            Form::ShellSingleQuoted => "shell",
+        }
+    }
+}
+
+impl std::fmt::Display for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+fn is_line_end(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
+}
+
+/// The lines of `value`, split at LF, CR and CRLF.
+fn lines(value: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < value.len() {
+        if is_line_end(value[i]) {
+            out.push(&value[start..i]);
+            if value[i] == b'\r' && value.get(i + 1) == Some(&b'\n') {
+                i += 1;
+            }
+            start = i + 1;
+        }
+        i += 1;
+    }
+    out.push(&value[start..]);
+    out
+}
+
+/// Every form of `value` to mask, deduplicated, in a fixed order: the
+/// value itself ([`Form::Raw`], when it holds no line end), each line of
+/// a multi-line value ([`Form::Line`], lines of at least [`MIN_LEN`]
+/// bytes), then the encodings of the whole value and of each such line.
+/// A form that equals an earlier one (or the value), holds a line end, or
+/// is shorter than [`MIN_LEN`] is left out; a value shorter than
+/// [`MIN_LEN`] has no forms at all.
+pub fn forms(value: &[u8]) -> Vec<(Form, Vec<u8>)> {
+    let mut out: Vec<(Form, Vec<u8>)> = Vec::new();
+    if value.len() < MIN_LEN {
+        return out;
+    }
+    let mut seen: HashSet<Vec<u8>> = HashSet::new();
+    let mut add = |out: &mut Vec<(Form, Vec<u8>)>, form: Form, bytes: Vec<u8>| {
+        if bytes.len() >= MIN_LEN
+            && !bytes.iter().any(|&b| is_line_end(b))
+            && seen.insert(bytes.clone())
+        {
+            out.push((form, bytes));
+        }
+    };
+    let multi = value.iter().any(|&b| is_line_end(b));
+    let mut units: Vec<&[u8]> = vec![value];
+    if multi {
+        for l in lines(value) {
+            if l.len() >= MIN_LEN {
+                add(&mut out, Form::Line, l.to_vec());
+                units.push(l);
+            }
+        }
+    } else {
+        add(&mut out, Form::Raw, value.to_vec());
+    }
+    for unit in units {
+        for (form, bytes) in encodings(unit) {
+            add(&mut out, form, bytes);
+        }
+    }
+    out
+}
+
+/// The encoded forms of one unit (the value or one of its lines), before
+/// deduplication.
+fn encodings(v: &[u8]) -> Vec<(Form, Vec<u8>)> {
+    let mut out = Vec::with_capacity(15);
+    for offset in 0..3 {
+        out.push((Form::Base64, base64_at(v, offset, STD)));
+    }
+    for offset in 0..3 {
+        out.push((Form::Base64Url, base64_at(v, offset, URL)));
+    }
+    out.push((Form::HexLower, hex(v, b"0123456789abcdef")));
+    out.push((Form::HexUpper, hex(v, b"0123456789ABCDEF")));
+    out.push((Form::Percent, percent(v, b"")));
+    out.push((Form::Percent, percent(v, b"/")));
+    out.push((Form::Percent, percent(v, b"!'()*")));
+    out.push((Form::JsonStringify, json(v, Json::Stringify)));
+    out.push((Form::JsonDumpsAscii, json(v, Json::DumpsAscii)));
+    out.push((Form::JsonDumps, json(v, Json::Dumps)));
+    out.push((Form::ShellSingleQuoted, shell(v)));
+    out
+}
+
+const STD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// The base64 characters that depend only on `v` when `v` starts at byte
+/// `offset` (0, 1 or 2, modulo 3) of a longer input: character `i` of an
+/// encoding carries bits `6i .. 6i+6`, and `v` holds bits
+/// `8·offset .. 8·(offset+len)`; the characters wholly inside are kept.
+/// No padding (`=` only ends an encoding, where the last characters
+/// depend on what follows).
+pub(crate) fn base64_at(v: &[u8], offset: usize, alphabet: &[u8; 64]) -> Vec<u8> {
+    let mut input = vec![0u8; offset];
+    input.extend_from_slice(v);
+    // Two more zero bytes so every character of interest is computed from
+    // whole 3-byte groups; the ones they influence are cut off below.
+    input.extend_from_slice(&[0, 0]);
+    let first = (8 * offset).div_ceil(6);
+    let end = 8 * (offset + v.len()) / 6;
+    let mut chars = Vec::with_capacity(input.len() / 3 * 4 + 4);
+    for g in input.chunks(3) {
+        let b = [g[0], *g.get(1).unwrap_or(&0), *g.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for k in 0..4 {
+            chars.push(alphabet[((n >> (18 - 6 * k)) & 63) as usize]);
+        }
+    }
+    chars[first..end].to_vec()
+}
+
+/// Plain base64 with `=` padding (for tests and the fuzz target).
+#[allow(dead_code)] // tests, fuzz
+pub(crate) fn base64_padded(v: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for g in v.chunks(3) {
+        let b = [g[0], *g.get(1).unwrap_or(&0), *g.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= g.len() {
+                out.push(STD[((n >> (18 - 6 * k)) & 63) as usize]);
+            } else {
+                out.push(b'=');
+            }
+        }
+    }
+    out
+}
+
+fn hex(v: &[u8], digits: &[u8; 16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 2);
+    for &b in v {
+        out.push(digits[usize::from(b >> 4)]);
+        out.push(digits[usize::from(b & 15)]);
+    }
+    out
+}
+
+/// Percent-encoding; `also_safe`: bytes kept besides the unreserved ones.
+fn percent(v: &[u8], also_safe: &[u8]) -> Vec<u8> {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = Vec::with_capacity(v.len() * 3);
+    for &b in v {
+        if b.is_ascii_alphanumeric()
+            || matches!(b, b'-' | b'.' | b'_' | b'~')
+            || also_safe.contains(&b)
+        {
+            out.push(b);
+        } else {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Json {
+    Stringify,
+    DumpsAscii,
+    Dumps,
+}
+
+/// The JSON string escape of `v`, between the quotes.
+///
+/// Bytes that are not UTF-8 are written as each tool receives them from
+/// the environment: node decodes with U+FFFD replacement; Python's
+/// `os.environ` keeps them as lone surrogates (`surrogateescape`), which
+/// `ensure_ascii` writes as `\udcXX` and `ensure_ascii=False` writes back
+/// as the raw byte.
+fn json(v: &[u8], kind: Json) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() + 8);
+    let u4 = |out: &mut Vec<u8>, n: u32| {
+        out.extend_from_slice(format!("\\u{n:04x}").as_bytes());
+    };
+    for chunk in v.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => out.extend_from_slice(b"\\\""),
+                '\\' => out.extend_from_slice(b"\\\\"),
+                '\n' => out.extend_from_slice(b"\\n"),
+                '\r' => out.extend_from_slice(b"\\r"),
+                '\t' => out.extend_from_slice(b"\\t"),
+                '\u{8}' => out.extend_from_slice(b"\\b"),
+                '\u{c}' => out.extend_from_slice(b"\\f"),
+                c if (c as u32) < 0x20 => u4(&mut out, c as u32),
+                c if kind == Json::DumpsAscii && !(' '..='~').contains(&c) => {
+                    let n = c as u32;
+                    if n >= 0x10000 {
+                        let m = n - 0x10000;
+                        u4(&mut out, 0xd800 + (m >> 10));
+                        u4(&mut out, 0xdc00 + (m & 0x3ff));
+                    } else {
+                        u4(&mut out, n);
+                    }
+                }
+                c => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
+        let bad = chunk.invalid();
+        if !bad.is_empty() {
+            match kind {
+                Json::Stringify => out.extend_from_slice("\u{fffd}".as_bytes()),
+                Json::DumpsAscii => {
+                    for &b in bad {
+                        u4(&mut out, 0xdc00 + u32::from(b));
+                    }
+                }
+                Json::Dumps => out.extend_from_slice(bad),
+            }
+        }
+    }
+    out
+}
+
+/// What the export format writes between the outer single quotes.
+fn shell(v: &[u8]) -> Vec<u8> {
+    let mut s = String::with_capacity(v.len() + 2);
+    crate::render::sh_quote(&mut s, &crate::render::lossy_text(v));
+    let b = s.into_bytes();
+    b[1..b.len() - 1].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(v: &[u8], f: Form) -> Vec<Vec<u8>> {
+        forms(v)
+            .into_iter()
+            .filter(|(g, _)| *g == f)
+            .map(|(_, b)| b)
+            .collect()
+    }
+
+    #[test]
+    fn short_values_have_no_forms() {
+        assert!(forms(b"abc").is_empty());
+        assert!(forms(b"").is_empty());
+        assert!(!forms(b"abcd").is_empty());
+    }
+
+    #[test]
+    fn names_are_stable() {
+        let all = [
+            (Form::Raw, "raw"),
+            (Form::Line, "line"),
+            (Form::Base64, "base64"),
+            (Form::Base64Url, "base64url"),
+            (Form::HexLower, "hex"),
+            (Form::HexUpper, "HEX"),
+            (Form::Percent, "percent"),
+            (Form::JsonStringify, "json"),
+            (Form::JsonDumpsAscii, "json-ascii"),
+            (Form::JsonDumps, "json-utf8"),
+            (Form::ShellSingleQuoted, "shell"),
+        ];
+        for (f, s) in all {
+            assert_eq!(f.as_str(), s);
+        }
+    }
+
+    #[test]
+    fn base64_at_offsets_matches_real_encodings_with_prefixes() {
+        // base64("hunter22") = aHVudGVyMjI=; the last char before '='
+        // depends on the next byte.
+        assert_eq!(base64_at(b"hunter22", 0, STD), b"aHVudGVyMj");
+        // "x" + v, "xy" + v: the characters after the prefix's influence.
+        for (prefix, off) in [(&b"x"[..], 1), (&b"xy"[..], 2), (&b"xyz"[..], 0)] {
+            for suffix in [&b""[..], b"Q", b"QR", b"QRS"] {
+                let v = b"hunter22 s3cr3t";
+                let mut whole = prefix.to_vec();
+                whole.extend_from_slice(v);
+                whole.extend_from_slice(suffix);
+                let enc = base64_padded(&whole);
+                let f = base64_at(v, off, STD);
+                assert!(
+                    enc.windows(f.len()).any(|w| w == f),
+                    "{} in {}",
+                    String::from_utf8_lossy(&f),
+                    String::from_utf8_lossy(&enc)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn base64_url_uses_its_alphabet() {
+        let v = [0xfbu8, 0xff, 0xfe, 0xfb, 0xff, 0xfe];
+        assert_eq!(base64_at(&v, 0, STD), b"+//++//+");
+        assert_eq!(base64_at(&v, 0, URL), b"-__--__-");
+        assert!(form(&v, Form::Base64Url).contains(&b"-__--__-".to_vec()));
+    }
+
+    #[test]
+    fn hex_percent_json_shell() {
+        let v = "a\"b\\c d&e+f/g'h\u{e9}\u{1f600}\t".as_bytes();
+        assert!(form(v, Form::HexLower)[0].starts_with(b"6122625c6320642665"));
+        assert_eq!(
+            form(v, Form::Percent),
+            vec![
+                b"a%22b%5Cc%20d%26e%2Bf%2Fg%27h%C3%A9%F0%9F%98%80%09".to_vec(),
+                b"a%22b%5Cc%20d%26e%2Bf/g%27h%C3%A9%F0%9F%98%80%09".to_vec(),
+                b"a%22b%5Cc%20d%26e%2Bf%2Fg'h%C3%A9%F0%9F%98%80%09".to_vec(),
+            ]
+        );
+        assert_eq!(
+            form(v, Form::JsonStringify)[0],
+            "a\\\"b\\\\c d&e+f/g'h\u{e9}\u{1f600}\\t".as_bytes()
+        );
+        assert_eq!(
+            form(v, Form::JsonDumpsAscii)[0],
+            b"a\\\"b\\\\c d&e+f/g'h\\u00e9\\ud83d\\ude00\\t"
+        );
+        // ensure_ascii=False equals JSON.stringify here: deduplicated.
+        assert!(form(v, Form::JsonDumps).is_empty());
+        assert_eq!(
+            form(v, Form::ShellSingleQuoted)[0],
+            "a\"b\\c d&e+f/g'\\''h\u{e9}\u{1f600}\t".as_bytes()
+        );
+    }
+
+    #[test]
+    fn forms_equal_to_the_value_are_left_out() {
+        // Nothing to escape: json and shell equal the value; hex differs.
+        let v = b"plainvalue";
+        let got = forms(v);
+        assert_eq!(got[0], (Form::Raw, v.to_vec()));
+        assert!(got.iter().skip(1).all(|(_, b)| b != v));
+        assert!(form(v, Form::JsonStringify).is_empty());
+        assert!(form(v, Form::ShellSingleQuoted).is_empty());
+        assert_eq!(form(v, Form::HexLower).len(), 1);
+        let mut all: Vec<&Vec<u8>> = got.iter().map(|(_, b)| b).collect();
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), got.len(), "deduplicated");
+    }
+
+    #[test]
+    fn multi_line_values_register_lines_and_single_line_encodings() {
+        let v = b"first line\r\nsecond\rno\nthird line";
+        let got = forms(v);
+        assert!(form(v, Form::Raw).is_empty(), "raw spans a line end");
+        assert_eq!(
+            form(v, Form::Line),
+            vec![
+                b"first line".to_vec(),
+                b"second".to_vec(),
+                b"third line".to_vec()
+            ]
+        );
+        // The whole value's JSON escape is one line.
+        assert!(form(v, Form::JsonStringify)
+            .contains(&b"first line\\r\\nsecond\\rno\\nthird line".to_vec()));
+        assert!(got
+            .iter()
+            .all(|(_, b)| !b.contains(&b'\n') && !b.contains(&b'\r') && b.len() >= MIN_LEN));
+        // The export form of a value with LF spans lines: only per line.
+        assert!(form(v, Form::ShellSingleQuoted).is_empty());
+        // A CR alone is written as $(printf '\r'): one line.
+        assert_eq!(
+            form(b"ab'c\rdefg", Form::ShellSingleQuoted),
+            vec![
+                b"ab'\\''c'\"$(printf '\\r')\"'defg".to_vec(),
+                b"ab'\\''c".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_in_json_forms() {
+        let v = b"ab\xffcd\xe9";
+        assert_eq!(
+            form(v, Form::JsonDumpsAscii),
+            vec![b"ab\\udcffcd\\udce9".to_vec()]
+        );
+        assert_eq!(
+            form(v, Form::JsonStringify),
+            vec!["ab\u{fffd}cd\u{fffd}".as_bytes().to_vec()]
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! The masker (SPEC §14.2): replace, in a byte stream, every form of a
+//! sensitive value with `[REDACTED:NAME]`.
+//!
+//! - [`forms`] lists the forms of one value ([`Form`]).
+//! - [`Masker`] holds the needles of a set of `(name, value)` pairs in one
+//!   Aho-Corasick automaton (leftmost-longest) and masks a whole buffer.
+//! - [`MaskWriter`] does the same on a stream: bytes in, bytes out; a
+//!   complete line is released as soon as it ends, the tail of an
+//!   unfinished line as soon as further bytes decide it (or on
+//!   [`MaskWriter::release_pending`], which [`pump`] calls after
+//!   [`IDLE`] without new bytes).
+//!
+//! Byte-level throughout: invalid UTF-8 and binary data pass unchanged
+//! outside masked spans. No needle holds a line end (CR or LF), so no
+//! match spans one — the invariant the streaming rules rest on.
+//!
+//! The module does no printing and holds no value beyond the masker's own
+//! needles.
+
+mod forms;
+#[allow(dead_code)] // wired into exec/launch next
+mod sensitive;
+mod stream;
+
+#[allow(unused_imports)]
+pub(crate) use forms::{base64_at, base64_padded};
+pub use forms::{forms, Form, MIN_LEN};
+#[allow(unused_imports)]
+pub(crate) use sensitive::{interim_session_sensitive, operator_sensitive};
+pub use stream::{pump, MaskWriter, IDLE};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+
+/// One string to mask: the variable it belongs to, its form and its
+/// bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Needle {
+    /// The variable (the first in byte order among those holding the same
+    /// needle).
+    pub name: String,
+    /// Which form of the variable's value it is.
+    pub form: Form,
+    /// The bytes searched for.
+    pub bytes: Vec<u8>,
+}
+
+/// One match: which needle, and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    /// Index into [`Masker::needles`].
+    pub needle: usize,
+    /// First byte of the match.
+    pub start: usize,
+    /// One past its last byte.
+    pub end: usize,
+}
+
+/// The needles of a set of values, ready to search.
+pub struct Masker {
+    needles: Vec<Needle>,
+    /// `[REDACTED:NAME]` per needle.
+    replacement: Vec<Vec<u8>>,
+    ac: Option<AhoCorasick>,
+    /// Needle indices in byte order of their bytes (prefix look-ups).
+    sorted: Vec<usize>,
+    /// Bytes a needle starts with.
+    first: [bool; 256],
+    /// The longest needle's length.
+    max_len: usize,
+}
+
+impl std::fmt::Debug for Masker {
+    // Never the needles' bytes.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Masker")
+            .field("needles", &self.needles.len())
+            .finish()
+    }
+}
+
+impl Masker {
+    /// The masker of `pairs` (name, value). When several names hold the
+    /// same value (or a form of one equals a form of another), the first
+    /// name in byte order wins. Values shorter than [`MIN_LEN`] give no
+    /// needle.
+    pub fn new(pairs: impl IntoIterator<Item = (String, Vec<u8>)>) -> Masker {
+        let mut pairs: Vec<(String, Vec<u8>)> = pairs.into_iter().collect();
+        pairs.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()).then(a.1.cmp(&b.1)));
+        let mut needles: Vec<Needle> = Vec::new();
+        let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+        for (name, value) in &pairs {
+            for (form, bytes) in forms(value) {
+                if seen.insert(bytes.clone()) {
+                    needles.push(Needle {
+                        name: name.clone(),
+                        form,
+                        bytes,
+                    });
+                }
+            }
+        }
+        let ac = if needles.is_empty() {
+            None
+        } else {
+            Some(
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::LeftmostLongest)
+                    .build(needles.iter().map(|n| &n.bytes))
+                    .expect("needles are few and small enough for an automaton"),
+            )
+        };
+        let replacement = needles
+            .iter()
+            .map(|n| format!("[REDACTED:{}]", n.name).into_bytes())
+            .collect();
+        let mut sorted: Vec<usize> = (0..needles.len()).collect();
+        sorted.sort_by(|&a, &b| needles[a].bytes.cmp(&needles[b].bytes));
+        let mut first = [false; 256];
+        for n in &needles {
+            first[usize::from(n.bytes[0])] = true;
+        }
+        let max_len = needles.iter().map(|n| n.bytes.len()).max().unwrap_or(0);
+        Masker {
+            needles,
+            replacement,
+            ac,
+            sorted,
+            first,
+            max_len,
+        }
+    }
+
+    /// Every needle, in the order of [`Found::needle`].
+    pub fn needles(&self) -> &[Needle] {
+        &self.needles
+    }
+
+    /// No needle: masking changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// The leftmost-longest, non-overlapping matches in `hay`.
+    pub fn find_iter<'a, 'h>(&'a self, hay: &'h [u8]) -> impl Iterator<Item = Found> + 'a
+    where
+        'h: 'a,
+    {
+        self.ac.iter().flat_map(move |ac| {
+            ac.find_iter(hay).map(|m| Found {
+                needle: m.pattern().as_usize(),
+                start: m.start(),
+                end: m.end(),
+            })
+        })
+    }
+
+    /// `[REDACTED:NAME]` of needle `i`.
+    pub fn replacement(&self, i: usize) -> &[u8] {
+        &self.replacement[i]
+    }
+
+    /// `hay` with every match replaced.
+    pub fn mask(&self, hay: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(hay.len());
+        self.mask_into(hay, &mut out);
+        out
+    }
+
+    /// [`Masker::mask`], appending to `out`.
+    pub fn mask_into(&self, hay: &[u8], out: &mut Vec<u8>) {
+        let mut pos = 0;
+        for f in self.find_iter(hay) {
+            out.extend_from_slice(&hay[pos..f.start]);
+            out.extend_from_slice(&self.replacement[f.needle]);
+            pos = f.end;
+        }
+        out.extend_from_slice(&hay[pos..]);
+    }
+
+    /// Is `s` (non-empty) a proper prefix of some needle, i.e. could more
+    /// bytes after it complete a match (or a longer one)?
+    fn extends(&self, s: &[u8]) -> bool {
+        let i = self
+            .sorted
+            .partition_point(|&n| self.needles[n].bytes.as_slice() < s);
+        // Needles starting with `s` are contiguous from `i`; the first may
+        // be `s` itself, then the next (if it starts with `s`) is longer.
+        self.sorted[i..]
+            .iter()
+            .take(2)
+            .map(|&n| &self.needles[n].bytes)
+            .any(|b| b.len() > s.len() && b.starts_with(s))
+    }
+
+    /// The first position `p >= from` of `t` where `t[p..]` could still
+    /// grow into a match (`t.len()` when there is none).
+    fn hold_from(&self, t: &[u8], from: usize) -> usize {
+        let lo = from.max((t.len() + 1).saturating_sub(self.max_len));
+        (lo..t.len())
+            .find(|&p| self.first[usize::from(t[p])] && self.extends(&t[p..]))
+            .unwrap_or(t.len())
+    }
+
+    /// Mask the decided part of `t`, the tail of an unfinished line (no
+    /// line end in it), into `out`; returns where the undecided rest
+    /// starts. A match is decided when no match could start before it once
+    /// more bytes come, and it cannot grow; so everything before the first
+    /// position that is a proper prefix of a needle is decided.
+    fn mask_decided(&self, t: &[u8], out: &mut Vec<u8>) -> usize {
+        let mut pos = 0;
+        let mut hold = self.hold_from(t, 0);
+        for f in self.find_iter(t) {
+            if hold < pos {
+                hold = self.hold_from(t, pos);
+            }
+            if f.start >= hold {
+                break;
+            }
+            out.extend_from_slice(&t[pos..f.start]);
+            out.extend_from_slice(&self.replacement[f.needle]);
+            pos = f.end;
+        }
+        if hold < pos {
+            hold = self.hold_from(t, pos);
+        }
+        out.extend_from_slice(&t[pos..hold]);
+        hold
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(pairs: &[(&str, &[u8])]) -> Masker {
+        Masker::new(pairs.iter().map(|(k, v)| (k.to_string(), v.to_vec())))
+    }
+
+    #[test]
+    fn masks_raw_and_encoded_forms_naming_the_variable() {
+        let k = m(&[("TOKEN", b"hunter2hunter2"), ("PW", b"p@ss word")]);
+        let out = k.mask(b"a hunter2hunter2 b aHVudGVyMmh1bnRlcjI= c p%40ss%20word\n");
+        assert_eq!(
+            out,
+            b"a [REDACTED:TOKEN] b [REDACTED:TOKEN]I= c [REDACTED:PW]\n".to_vec()
+        );
+    }
+
+    #[test]
+    fn the_first_name_in_byte_order_wins() {
+        let k = m(&[("ZED", b"samevalue"), ("ALPHA", b"samevalue"), ("B", b"xx")]);
+        assert_eq!(k.mask(b"samevalue"), b"[REDACTED:ALPHA]");
+        assert!(k.needles().iter().all(|n| n.name == "ALPHA"));
+    }
+
+    #[test]
+    fn leftmost_longest() {
+        let k = m(&[("SHORT", b"abcd"), ("LONG", b"abcdefgh")]);
+        assert_eq!(
+            k.mask(b"xabcdefghx abcdx"),
+            b"x[REDACTED:LONG]x [REDACTED:SHORT]x"
+        );
+    }
+
+    #[test]
+    fn empty_masker_changes_nothing() {
+        let k = m(&[("A", b"abc")]);
+        assert!(k.is_empty());
+        assert_eq!(k.mask(b"abc\xff"), b"abc\xff");
+        assert_eq!(k.find_iter(b"abc").count(), 0);
+    }
+
+    #[test]
+    fn debug_never_shows_values() {
+        let k = m(&[("A", b"s3cr3tvalue")]);
+        assert!(!format!("{k:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn decided_part_of_a_tail() {
+        let k = m(&[("A", b"abcdef"), ("B", b"abcdefghij")]);
+        let mut out = Vec::new();
+        // "abcdef" matched, but could grow into B's needle: held.
+        assert_eq!(k.mask_decided(b"xy abcdef", &mut out), 3);
+        assert_eq!(out, b"xy ");
+        out.clear();
+        // Decided: the next byte rules B out.
+        assert_eq!(k.mask_decided(b"abcdefX ab", &mut out), 8);
+        assert_eq!(out, b"[REDACTED:A]X ");
+        out.clear();
+        assert_eq!(k.mask_decided(b"nothing here", &mut out), 12);
+    }
+}
