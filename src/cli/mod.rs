@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. Each command's
 //! arguments and runner live in their own file.
 
+pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod dotenv;
 pub(crate) mod examples;
@@ -69,6 +70,9 @@ pub enum Command {
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
+    /// Find the stores' sensitive values (in every encoded form) in agent transcripts and shell histories.
+    #[command(after_help = examples::AUDIT)]
+    Audit(audit::AuditArgs),
     /// Type a secret into a store file at the terminal, never echoed (refuses without a terminal).
     #[command(after_help = examples::SET)]
     Set(set::SetArgs),
@@ -210,6 +214,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Deny(a) => trust::run_deny(a),
         Command::Init(c) => init::run(c),
         Command::Status(a) => status::run(a),
+        Command::Audit(a) => audit::run(a),
         Command::Set(a) => set::run(a),
         Command::Man(a) => man::run(a),
     })
