@@ -551,6 +551,49 @@ mod tests {
         }
     }
 
+    /// A file that changed after its scan (a session appending to its
+    /// transcript) is refused and left as it is; an unchanged one is
+    /// fixed with its mode kept.
+    #[test]
+    fn fix_refuses_a_file_changed_since_the_scan() {
+        let m = masker(&[("TOKEN", "s3cr3t-token-value")]);
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.jsonl");
+        fs::write(&p, "{\"a\":\"s3cr3t-token-value\"}\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        let scan = scan_file(&p, false, &m).unwrap();
+        assert_eq!(scan.findings, vec![Finding { line: 1, needle: 0 }]);
+        assert!(!scan.changed);
+        let mut f = fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(b"{\"b\":1}\n").unwrap();
+        drop(f);
+        let before = fs::read(&p).unwrap();
+        assert_eq!(fix_file(&p, &m, &scan.stamp), Err(FixRefused::Changed));
+        assert_eq!(fs::read(&p).unwrap(), before);
+        let scan = scan_file(&p, false, &m).unwrap();
+        let fixed = fix_file(&p, &m, &scan.stamp).unwrap();
+        assert_eq!(
+            fixed,
+            Fixed {
+                replaced: 1,
+                left: 0
+            }
+        );
+        assert_eq!(
+            fs::read_to_string(&p).unwrap(),
+            "{\"a\":\"[REDACTED:TOKEN]\"}\n{\"b\":1}\n"
+        );
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o640
+        );
+        assert_eq!(
+            fs::read_dir(d.path()).unwrap().count(),
+            1,
+            "a temp file was left"
+        );
+    }
+
     #[test]
     fn json_track_allows_only_clean_string_spans() {
         let may = |line: &str, at: usize, len: usize| {
