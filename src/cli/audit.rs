@@ -11,7 +11,27 @@ use crate::audit::{FixRefused, Fixed, Scan, ScanError};
 use crate::mask::Masker;
 use std::path::{Path, PathBuf};
 
+const AFTER_HELP: &str = "\
+Looks for every sensitive value of the session env would assemble here (values
+declared public in agentenv.toml and values under 4 bytes are left out) in
+every form the masker knows: raw, each line, base64 (both alphabets, any
+offset), hex, percent-encoding, JSON escapes, the export format's quoting.
+
+Default places: ~/.claude/projects, ~/.claude/session-env,
+~/.claude/history.jsonl ($CLAUDE_CONFIG_DIR), ~/.codex/sessions,
+~/.codex/history.jsonl ($CODEX_HOME), ~/.gemini/tmp, ~/.bash_history,
+~/.zsh_history, $XDG_DATA_HOME/fish/fish_history, $HISTFILE. Missing ones are
+skipped (-v names them).
+
+Prints FILE:LINE: NAME (form) per occurrence and a summary, never a value.
+Exit: 1 when anything was found, 0 when clean, 2 on a usage error.
+
+--fix cannot un-send: a value found in a transcript reached the model
+provider. Rotate it. --fix refuses symlinks, files of another user and files
+that changed during the scan; in a JSON line it replaces only inside strings.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::examples::after(AFTER_HELP, super::examples::AUDIT))]
 pub struct AuditArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,

@@ -71,10 +71,8 @@ pub enum Command {
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
     /// Find the stores' sensitive values (in every encoded form) in agent transcripts and shell histories.
-    #[command(after_help = examples::AUDIT)]
     Audit(audit::AuditArgs),
     /// Type a secret into a store file at the terminal, never echoed (refuses without a terminal).
-    #[command(after_help = examples::SET)]
     Set(set::SetArgs),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),

@@ -9,7 +9,18 @@ use std::fs::File;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+const AFTER_HELP: &str = "\
+The value is read from the terminal (/dev/tty) with echo off, twice; never
+from an argument, stdin or the environment. Without a terminal (an agent's
+shell tool, a pipe, CI) set refuses and writes nothing. Ctrl-C cancels.
+
+Writes NAME='value' into the store file (0600, temp file + rename): an
+existing NAME=... or export NAME=... is replaced in place, every other line
+kept; otherwise appended. Prints the name and the file only. A project store
+that was allowed and otherwise unchanged stays allowed.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = super::examples::after(AFTER_HELP, super::examples::SET))]
 pub struct SetArgs {
     /// The variable to set (a shell variable name).
     #[arg(value_name = "NAME")]
