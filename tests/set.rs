@@ -269,6 +269,11 @@ fn usage_errors_and_files_set_cannot_rewrite() {
             .code(),
         Some(2)
     );
+    // A project directory that does not exist is not created.
+    let out = run(&["set", "A", "--project", "no/such/dir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a directory"));
+    assert!(!t.path("proj/no").exists());
     // A file the editor does not follow is refused before any prompt,
     // naming the file and line.
     let out = run(&["set", "TOKEN"]);

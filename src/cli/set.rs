@@ -55,8 +55,29 @@ fn target(a: &SetArgs) -> Result<Target, Failure> {
         let s = crate::session::scope::user_store(None, &base)
             .map_err(|e| Failure::runtime(format!("set: cannot find the user store: {e}")))?;
         (s, false)
+    } else if let Some(dir) = &a.project {
+        let cwd = super::current_dir()?;
+        let dir = crate::session::paths::at(dir, &cwd).to_path_buf();
+        if !dir.is_dir() {
+            return Err(Failure::runtime(format!(
+                "set: {} is not a directory; nothing written",
+                dir.display()
+            )));
+        }
+        (super::trust::store_for(Some(&dir))?, true)
     } else {
-        (super::trust::store_for(a.project.as_deref())?, true)
+        let cwd = super::current_dir()?;
+        let home = crate::core::get(&base, "HOME").map(PathBuf::from);
+        match crate::trust::find_project_root(&cwd, home.as_deref()) {
+            Some(root) => (root.join(".agents"), true),
+            None => {
+                return Err(Failure::runtime(format!(
+                    "set: no project here: neither {} nor a directory above it (below $HOME) holds .agents; \
+                     name the store: agentenv set NAME --project DIR, or --user",
+                    cwd.display()
+                )))
+            }
+        }
     };
     if project {
         // $HOME/.agents is the user store (the collapse rule): no local.env.
