@@ -161,6 +161,22 @@ fn a_mismatch_or_ctrl_c_writes_nothing_and_restores_the_terminal() {
     assert!(!r.out.contains("half"), "{}", r.out);
     assert_eq!(fs::read_to_string(&file).unwrap(), LOCAL);
     assert_eq!(r.echo_after, Some(true), "Ctrl-C left echo off");
+
+    // SIGTERM and SIGHUP at the prompt: the terminal comes back too.
+    for (sig, status) in [("15", 143), ("1", 129)] {
+        let r = on_tty(
+            &t,
+            &["set", "TOKEN"],
+            &[
+                ("Value for TOKEN: ", "half"),
+                ("", &format!("!signal:{sig}")),
+            ],
+        );
+        assert_eq!(r.status, Some(status), "{}", r.out);
+        assert!(!r.out.contains("half"), "{}", r.out);
+        assert_eq!(fs::read_to_string(&file).unwrap(), LOCAL);
+        assert_eq!(r.echo_after, Some(true), "signal {sig} left echo off");
+    }
 }
 
 #[test]

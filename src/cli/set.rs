@@ -299,6 +299,7 @@ impl<'a> TtyReader<'a> {
         );
         quiet.special_codes[SpecialCodeIndex::VMIN] = 1;
         quiet.special_codes[SpecialCodeIndex::VTIME] = 0;
+        restore_on_signal(tty, &saved)?;
         tcsetattr(tty, OptionalActions::Flush, &quiet).map_err(fail)?;
         Ok(TtyReader {
             tty,
@@ -404,6 +405,34 @@ impl<'a> TtyReader<'a> {
             }
         }
     }
+}
+
+/// SIGTERM, SIGHUP (and SIGINT, SIGQUIT from elsewhere: the keyboard's
+/// arrive as bytes) while the terminal is quiet: put its settings back,
+/// then end as the signal would have (128 + N). Nothing was written yet
+/// at the prompt; after it, the write is a temp file + rename, so an end
+/// half-way leaves the store file as it was.
+fn restore_on_signal(tty: &File, saved: &rustix::termios::Termios) -> Result<(), Failure> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let fail = |e: std::io::Error| {
+        Failure::runtime(format!(
+            "set: cannot set up the terminal: {}",
+            crate::process::io_kind(&e)
+        ))
+    };
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGHUP, SIGINT, SIGQUIT, SIGTERM]).map_err(fail)?;
+    let fd = tty.try_clone().map_err(fail)?;
+    let saved = saved.clone();
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            let _ = rustix::termios::tcsetattr(&fd, rustix::termios::OptionalActions::Now, &saved);
+            let _ = (&fd).write_all(b"\r\n");
+            crate::error!("set: ended by a signal; nothing written");
+            std::process::exit(128 + sig);
+        }
+    });
+    Ok(())
 }
 
 impl Drop for TtyReader<'_> {

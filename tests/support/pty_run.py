@@ -4,7 +4,7 @@ usage: python3 pty_run.py ARGV-JSON STEPS-JSON
 
 STEPS is a list of [wait_for, type]: wait (bounded) until the terminal has
 shown `wait_for` since the previous step, then type `type` (both strings;
-"\\u0003" is Ctrl-C). After the last step the driver reads until the program
+"\\u0003" is Ctrl-C; "!signal:N" sends signal N to the program instead). After the last step the driver reads until the program
 closes the terminal and exits. It prints one JSON object:
 {"out": everything the terminal showed, "status": the exit status (or
 -signal), "error": null or what went wrong ("timeout waiting for …")}.
@@ -66,7 +66,10 @@ def main():
             break
         seen = seen[seen.index(token) + len(token):]
         time.sleep(0.05)
-        os.write(fd, typed.encode("latin-1"))
+        if typed.startswith("!signal:"):
+            os.kill(pid, int(typed[len("!signal:"):]))
+        else:
+            os.write(fd, typed.encode("latin-1"))
     echo_after = None
     deadline = time.monotonic() + TIMEOUT
     status = None
