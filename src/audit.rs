@@ -159,11 +159,117 @@ fn fill(r: &mut impl Read, buf: &mut [u8], mut len: usize) -> io::Result<(usize,
     Ok((len, false))
 }
 
+/// The masker's matches, found fast: a sampled q-gram filter in front of
+/// the masker's automaton.
+///
+/// Every needle is at least `min_len` bytes. With `q = min(8, min_len)`
+/// and `stride = min_len − q + 1`, any occurrence of a needle contains a
+/// position that is a multiple of `stride` whose `q` bytes are one of the
+/// needle's own q-grams. So the filter reads one q-gram every `stride`
+/// bytes and tests it in a bitmap of every needle's q-grams; only where
+/// one hits does the masker search, over the window in which a match
+/// through that q-gram can start. The matches are exactly the masker's
+/// (leftmost-longest, non-overlapping) over the same bytes: a window is
+/// searched from the first position a match can start at, no match starts
+/// between the previous one's end and that position (its q-gram would
+/// have hit earlier), and every needle starting in the window is wholly
+/// inside it.
+pub struct Finder<'a> {
+    m: &'a Masker,
+    q: usize,
+    stride: usize,
+    max_len: usize,
+    bits: Vec<u64>,
+}
+
+const FILTER_BITS: u32 = 22;
+
+impl<'a> Finder<'a> {
+    /// The finder of `m`'s needles.
+    pub fn new(m: &'a Masker) -> Finder<'a> {
+        let lens = m.needles().iter().map(|n| n.bytes.len());
+        let min_len = lens.clone().min().unwrap_or(1).max(1);
+        let max_len = lens.max().unwrap_or(1).max(1);
+        let q = min_len.min(8);
+        let mut f = Finder {
+            m,
+            q,
+            stride: min_len - q + 1,
+            max_len,
+            bits: vec![0u64; 1 << (FILTER_BITS - 6)],
+        };
+        for n in m.needles() {
+            for o in 0..=n.bytes.len() - q {
+                let h = f.hash(&n.bytes[o..o + q]);
+                f.bits[h >> 6] |= 1 << (h & 63);
+            }
+        }
+        f
+    }
+
+    /// The longest needle.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    #[inline]
+    fn hash(&self, gram: &[u8]) -> usize {
+        let mut w = [0u8; 8];
+        w[..gram.len()].copy_from_slice(gram);
+        let x = u64::from_le_bytes(w);
+        (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FILTER_BITS)) as usize
+    }
+
+    #[inline]
+    fn hit(&self, data: &[u8], p: usize) -> bool {
+        let h = self.hash(&data[p..p + self.q]);
+        self.bits[h >> 6] & (1 << (h & 63)) != 0
+    }
+
+    /// The masker's matches in `data` that start before `limit`, in order.
+    pub fn find(&self, data: &[u8], limit: usize, out: &mut Vec<crate::mask::Found>) {
+        out.clear();
+        if self.m.is_empty() || data.len() < self.q {
+            return;
+        }
+        let last = data.len() - self.q; // the last position a q-gram fits
+        let s = self.stride;
+        let mut pos = 0usize; // the next match starts at or after this
+        let mut p = 0usize; // the next sample
+        while p <= last && p < limit + self.max_len {
+            if !self.hit(data, p) {
+                p += s;
+                continue;
+            }
+            // A match's first sample is at most stride − 1 bytes after its
+            // start, and the first hit of any match is met first: the
+            // matches this hit can reveal start in [p − (stride − 1), p].
+            let lo = pos.max(p.saturating_sub(s - 1));
+            let hi = data.len().min(p + self.max_len);
+            for f in self.m.find_iter(&data[lo..hi]) {
+                let (start, end) = (lo + f.start, lo + f.end);
+                if start > p || start >= limit {
+                    break;
+                }
+                out.push(crate::mask::Found {
+                    needle: f.needle,
+                    start,
+                    end,
+                });
+                pos = end;
+            }
+            // The next sample at or after both p + s and pos.
+            p = (p + s).max(pos.div_ceil(s) * s);
+        }
+    }
+}
+
 /// Run the masker over `r` in chunks, telling `sink` about every byte in
 /// order (see the module docs). Returns the bytes read.
-fn stream(r: &mut impl Read, m: &Masker, sink: &mut impl Sink) -> io::Result<u64> {
-    let max_len = m.needles().iter().map(|n| n.bytes.len()).max().unwrap_or(1);
+fn stream(r: &mut impl Read, finder: &Finder, sink: &mut impl Sink) -> io::Result<u64> {
+    let max_len = finder.max_len();
     let mut buf = vec![0u8; CHUNK + max_len];
+    let mut found = Vec::new();
     let mut carry = 0usize;
     let mut total = 0u64;
     loop {
@@ -176,11 +282,9 @@ fn stream(r: &mut impl Read, m: &Masker, sink: &mut impl Sink) -> io::Result<u64
         } else {
             len.saturating_sub(max_len - 1)
         };
+        finder.find(data, safe, &mut found);
         let mut pos = 0;
-        for f in m.find_iter(data) {
-            if f.start >= safe {
-                break;
-            }
+        for f in &found {
             sink.plain(&data[pos..f.start])?;
             sink.found(f.needle, &data[f.start..f.end])?;
             pos = f.end;
@@ -195,8 +299,30 @@ fn stream(r: &mut impl Read, m: &Masker, sink: &mut impl Sink) -> io::Result<u64
     }
 }
 
+/// The LFs in `b` (a loop the compiler vectorises: byte counters per lane,
+/// summed every 255 blocks).
 fn count_lf(b: &[u8]) -> u64 {
-    b.iter().filter(|&&c| c == b'\n').count() as u64
+    const W: usize = 32;
+    let mut total = 0u64;
+    let mut blocks = b.chunks_exact(W);
+    loop {
+        let mut acc = [0u8; W];
+        let mut n = 0;
+        for blk in blocks.by_ref() {
+            for i in 0..W {
+                acc[i] += u8::from(blk[i] == b'\n');
+            }
+            n += 1;
+            if n == 255 {
+                break;
+            }
+        }
+        total += acc.iter().map(|&x| u64::from(x)).sum::<u64>();
+        if n < 255 {
+            break;
+        }
+    }
+    total + blocks.remainder().iter().filter(|&&c| c == b'\n').count() as u64
 }
 
 /// Collects findings with their line numbers.
@@ -222,7 +348,8 @@ impl Sink for Collect {
 /// Scan one file. `follow`: whether `path` itself may be a symlink (a
 /// path the user named); entries met in a directory walk are opened with
 /// `follow == false`.
-pub fn scan_file(path: &Path, follow: bool, m: &Masker) -> Result<Scan, ScanError> {
+pub fn scan_file(path: &Path, follow: bool, finder: &Finder) -> Result<Scan, ScanError> {
+    let m = finder.m;
     let (mut f, md) = open_regular(path, follow)?;
     let stamp = Stamp::of(&md);
     let mut sink = Collect {
@@ -232,7 +359,7 @@ pub fn scan_file(path: &Path, follow: bool, m: &Masker) -> Result<Scan, ScanErro
     let bytes = if m.is_empty() {
         0
     } else {
-        stream(&mut f, m, &mut sink).map_err(|e| io_err(&e))?
+        stream(&mut f, finder, &mut sink).map_err(|e| io_err(&e))?
     };
     let after = f.metadata().map_err(|e| io_err(&e))?;
     let changed = !stamp.same_file(&Stamp::of(&after)) || (!m.is_empty() && bytes != stamp.len);
@@ -392,7 +519,8 @@ impl<W: Write> Sink for Rewrite<'_, W> {
 
 /// Replace every occurrence in `path` (see the module docs), provided the
 /// file is still what `scanned` describes.
-pub fn fix_file(path: &Path, m: &Masker, scanned: &Stamp) -> Result<Fixed, FixRefused> {
+pub fn fix_file(path: &Path, finder: &Finder, scanned: &Stamp) -> Result<Fixed, FixRefused> {
+    let m = finder.m;
     let io = |e: io::Error| FixRefused::Io(crate::process::io_kind(&e));
     let lmd = fs::symlink_metadata(path).map_err(io)?;
     if lmd.file_type().is_symlink() {
@@ -445,7 +573,7 @@ pub fn fix_file(path: &Path, m: &Masker, scanned: &Stamp) -> Result<Fixed, FixRe
             left: 0,
         },
     };
-    let n = stream(&mut src, m, &mut sink).map_err(io)?;
+    let n = stream(&mut src, finder, &mut sink).map_err(io)?;
     let fixed = sink.fixed;
     sink.out.flush().map_err(io)?;
     drop(sink);
@@ -496,7 +624,7 @@ mod tests {
             line: 0,
             findings: Vec::new(),
         };
-        stream(&mut Trickle(data, usize::MAX), m, &mut sink).unwrap();
+        stream(&mut Trickle(data, usize::MAX), &Finder::new(m), &mut sink).unwrap();
         sink.findings.iter().map(|f| (f.line, f.needle)).collect()
     }
 
@@ -545,9 +673,67 @@ mod tests {
                 line: 0,
                 findings: Vec::new(),
             };
-            stream(&mut Trickle(small, step), &m, &mut sink).unwrap();
+            stream(&mut Trickle(small, step), &Finder::new(&m), &mut sink).unwrap();
             let got: Vec<(u64, usize)> = sink.findings.iter().map(|f| (f.line, f.needle)).collect();
             assert_eq!(got, want, "reads of {step} bytes");
+        }
+    }
+
+    /// The finder's matches are the masker's, on text dense with
+    /// overlapping and adjacent occurrences, for short and long needles.
+    #[test]
+    fn finder_equals_the_masker() {
+        let sets: &[&[(&str, &str)]] = &[
+            &[("A", "abab"), ("B", "babc"), ("C", "abcabcab")],
+            &[
+                ("A", "abcabcabcabcabca"),
+                ("B", "cabcabcab-x"),
+                ("C", "bca\nbcabca"),
+            ],
+            &[("K", "ab-cd/ef+gh==ijkl"), ("L", "k+l")],
+        ];
+        let mut seed = 0x1234_5678_9abc_def0u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for pairs in sets {
+            let m = masker(pairs);
+            let finder = Finder::new(&m);
+            let alphabet = b"abc-x\n";
+            for round in 0..200 {
+                let n = (next() % 600) as usize;
+                let mut data: Vec<u8> = (0..n)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect();
+                // Plant whole needles at random places too.
+                for _ in 0..(next() % 6) {
+                    let nd = &m.needles()[(next() % m.needles().len() as u64) as usize];
+                    let at = (next() % (data.len() as u64 + 1)) as usize;
+                    data.splice(at..at, nd.bytes.iter().copied());
+                }
+                let want: Vec<crate::mask::Found> = m.find_iter(&data).collect();
+                let mut got = Vec::new();
+                finder.find(&data, data.len(), &mut got);
+                assert_eq!(got, want, "set {pairs:?} round {round}");
+                // A limit keeps exactly the matches starting before it.
+                let limit = data.len() / 2;
+                finder.find(&data, limit, &mut got);
+                let cut: Vec<_> = want.iter().copied().filter(|f| f.start < limit).collect();
+                assert_eq!(got, cut, "limit, round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn count_lf_counts() {
+        for n in [0usize, 1, 31, 32, 33, 255 * 32, 255 * 32 + 7, 100_000] {
+            let data: Vec<u8> = (0..n)
+                .map(|i| if i % 3 == 0 { b'\n' } else { b'x' })
+                .collect();
+            assert_eq!(count_lf(&data), n.div_ceil(3) as u64, "{n}");
         }
     }
 
@@ -561,17 +747,20 @@ mod tests {
         let p = d.path().join("t.jsonl");
         fs::write(&p, "{\"a\":\"s3cr3t-token-value\"}\n").unwrap();
         fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
-        let scan = scan_file(&p, false, &m).unwrap();
+        let scan = scan_file(&p, false, &Finder::new(&m)).unwrap();
         assert_eq!(scan.findings, vec![Finding { line: 1, needle: 0 }]);
         assert!(!scan.changed);
         let mut f = fs::OpenOptions::new().append(true).open(&p).unwrap();
         f.write_all(b"{\"b\":1}\n").unwrap();
         drop(f);
         let before = fs::read(&p).unwrap();
-        assert_eq!(fix_file(&p, &m, &scan.stamp), Err(FixRefused::Changed));
+        assert_eq!(
+            fix_file(&p, &Finder::new(&m), &scan.stamp),
+            Err(FixRefused::Changed)
+        );
         assert_eq!(fs::read(&p).unwrap(), before);
-        let scan = scan_file(&p, false, &m).unwrap();
-        let fixed = fix_file(&p, &m, &scan.stamp).unwrap();
+        let scan = scan_file(&p, false, &Finder::new(&m)).unwrap();
+        let fixed = fix_file(&p, &Finder::new(&m), &scan.stamp).unwrap();
         assert_eq!(
             fixed,
             Fixed {

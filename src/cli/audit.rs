@@ -169,7 +169,11 @@ fn jobs_for(paths: &[PathBuf], defaults: bool) -> Vec<Job> {
 }
 
 /// Scan every job on up to `threads` threads; results in job order.
-fn scan_all(jobs: &[Job], m: &Masker, threads: usize) -> Vec<Result<Scan, ScanError>> {
+fn scan_all(
+    jobs: &[Job],
+    finder: &crate::audit::Finder,
+    threads: usize,
+) -> Vec<Result<Scan, ScanError>> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Mutex;
     let next = AtomicUsize::new(0);
@@ -180,7 +184,7 @@ fn scan_all(jobs: &[Job], m: &Masker, threads: usize) -> Vec<Result<Scan, ScanEr
         let Some(job) = jobs.get(i) else {
             return;
         };
-        let r = crate::audit::scan_file(&job.path, job.follow, m);
+        let r = crate::audit::scan_file(&job.path, job.follow, finder);
         results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
     };
     let threads = threads.clamp(1, jobs.len().max(1));
@@ -254,7 +258,8 @@ pub fn run(a: AuditArgs) -> Exit {
         .map(|n| n.get())
         .unwrap_or(1)
         .min(8);
-    let scans = scan_all(&jobs, &masker, threads);
+    let finder = crate::audit::Finder::new(&masker);
+    let scans = scan_all(&jobs, &finder, threads);
 
     let mut report = Report::default();
     for (job, r) in jobs.iter().zip(scans) {
@@ -278,7 +283,7 @@ pub fn run(a: AuditArgs) -> Exit {
                     let outcome = if scan.changed {
                         Err(FixRefused::Changed)
                     } else {
-                        crate::audit::fix_file(&job.path, &masker, &scan.stamp)
+                        crate::audit::fix_file(&job.path, &finder, &scan.stamp)
                     };
                     report.fixes.push((job.path.clone(), outcome));
                 }
