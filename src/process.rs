@@ -6,6 +6,8 @@
 //! (it may hold secrets).
 //! [`exec`] replaces the current process with a command in a given
 //! environment, mapping "not found" to 127 and "cannot execute" to 126.
+//! [`run_masked`] runs a command with its stdout and stderr each through
+//! the masker (`--redact`), passing signals on and returning its status.
 
 use crate::core::Env;
 use std::ffi::OsStr;
@@ -336,19 +338,161 @@ pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
     code
 }
 
+/// The exit status of a finished child: its code, or 128+N when signal N
+/// ended it.
+pub fn status_code(status: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
+}
+
+/// One stream of [`run_masked`]: `src` through the masker into `dst`. A
+/// write error (the reader went away) ends it and drops `src`, so the
+/// child sees its pipe closed, as without the masker.
+fn pump_masked(
+    src: impl std::os::fd::AsFd,
+    dst: std::fs::File,
+    masker: std::sync::Arc<crate::mask::Masker>,
+    stop: std::os::fd::BorrowedFd<'_>,
+) {
+    let mut w = crate::mask::MaskWriter::new(masker, crate::mask::FdOut(dst));
+    let _ = crate::mask::pump(&src, &mut w, Some(stop));
+    drop(src);
+}
+
+/// `si_code` of a signal the kernel sent itself (Linux `SI_KERNEL`): the
+/// terminal's ^C, ^\ and hang-up go to the whole foreground process
+/// group, the child included, so they are not sent a second time.
+const SI_KERNEL: i32 = 0x80;
+
+/// Run `program args…` in exactly `env` with stdin inherited and stdout and
+/// stderr each on a pipe through `masker` into this process's own (kept
+/// separate, each in order; the tail of an unfinished line is released
+/// after [`crate::mask::IDLE`]). SIGINT, SIGTERM and SIGHUP sent to this
+/// process are passed to the child. Returns the child's status (128+N for
+/// signal N); 127 when the command is not found, 126 when it cannot be
+/// run (after printing a message, as [`exec`]).
+///
+/// After the child exits, its streams are read while a descendant that
+/// still holds them keeps writing (up to 100 ms idle), then left.
+pub fn run_masked(
+    program: &OsStr,
+    args: &[std::ffi::OsString],
+    env: &Env,
+    masker: std::sync::Arc<crate::mask::Masker>,
+) -> i32 {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    use signal_hook::iterator::exfiltrator::WithRawSiginfo;
+    use signal_hook::iterator::SignalsInfo;
+    use std::os::fd::AsFd;
+    use std::sync::{Arc, Mutex};
+
+    if let Err(msg) =
+        check_exec_env(env).and_then(|()| check_exec_total(program, args, env, exec_total_limit()))
+    {
+        crate::error!("cannot run {}: {msg}", program.to_string_lossy());
+        return 126;
+    }
+    let fail = |what: String| {
+        crate::error!("cannot run {}: {what}", program.to_string_lossy());
+        126
+    };
+    // Installed before the child starts, so no signal is lost between.
+    let mut signals = match SignalsInfo::<WithRawSiginfo>::new([SIGINT, SIGTERM, SIGHUP]) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("cannot handle signals: {}", io_kind(&e))),
+    };
+    let (out_fd, err_fd) = match (
+        io::stdout().as_fd().try_clone_to_owned(),
+        io::stderr().as_fd().try_clone_to_owned(),
+    ) {
+        (Ok(o), Ok(e)) => (std::fs::File::from(o), std::fs::File::from(e)),
+        (Err(e), _) | (_, Err(e)) => return fail(io_kind(&e)),
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::inherit())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            crate::error!(
+                "cannot run {}: command not found",
+                program.to_string_lossy()
+            );
+            return 127;
+        }
+        Err(e) => return fail(io_kind(&e)),
+    };
+    let pid = rustix::process::Pid::from_child(&child);
+    let target = Arc::new(Mutex::new(Some(pid)));
+    let handle = signals.handle();
+    let forward = {
+        let target = target.clone();
+        std::thread::spawn(move || {
+            for info in signals.forever() {
+                if info.si_code == SI_KERNEL {
+                    continue;
+                }
+                let Some(sig) = rustix::process::Signal::from_named_raw(info.si_signo) else {
+                    continue;
+                };
+                // Until it is reaped (below, after clearing this) the pid
+                // is the child's, even after it exits.
+                if let Some(pid) = *target.lock().unwrap_or_else(|p| p.into_inner()) {
+                    let _ = rustix::process::kill_process(pid, sig);
+                }
+            }
+        })
+    };
+    let child_out = child.stdout.take().expect("stdout is piped");
+    let child_err = child.stderr.take().expect("stderr is piped");
+    let (stop_r, stop_w) = match io::pipe() {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return fail(io_kind(&e));
+        }
+    };
+    std::thread::scope(|s| {
+        let stop = stop_r.as_fd();
+        let m = masker.clone();
+        s.spawn(move || pump_masked(child_out, out_fd, m, stop));
+        s.spawn(move || pump_masked(child_err, err_fd, masker, stop));
+        // Wait for the exit without reaping (the pid stays the child's
+        // while signals may still be passed on).
+        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+            rustix::process::WaitId::Pid(pid),
+            rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
+        ) {}
+        drop(stop_w);
+    });
+    *target.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    handle.close();
+    let _ = forward.join();
+    match child.wait() {
+        Ok(status) => status_code(status),
+        Err(e) => {
+            crate::error!("waiting for {}: {}", program.to_string_lossy(), io_kind(&e));
+            1
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    use std::os::unix::process::ExitStatusExt;
-
     impl Captured {
         /// The exit code, or 128+signal for a child killed by a signal.
         fn code(&self) -> i32 {
-            self.status
-                .code()
-                .or_else(|| self.status.signal().map(|s| 128 + s))
-                .unwrap_or(1)
+            status_code(self.status)
         }
     }
 

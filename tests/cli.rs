@@ -24,6 +24,7 @@ fn help_lists_only_commands_that_run() {
         [
             "env",
             "exec",
+            "redact",
             "explain",
             "launch",
             "harness",

@@ -60,34 +60,43 @@ fn text_shows_every_layer_in_order_with_lines() {
     let ran = explain(&t, &[]).run();
     // Pre tier first (project pre.env), then the main tier: user env, then
     // the project env (through bash: no line). Computed layers are there too.
+    // Each variable with a value ends with who decided it is public or
+    // sensitive (SPEC §14.1); never the value.
     assert_eq!(
         columns(&ran.stdout, &t),
         "\
 AGENTS_HOME  set
   #2  roots  -  -  set
+  public: computed by agentenv
 
 AGENTS_PROJECT_ROOT  set
   #2  roots  -  -  set
+  public: computed by agentenv
 
 GONE  removed
   #10  plain file  project  $W/proj/.agents/env  unset
 
 PATH  changed
   #5  bin paths  -  -  override
+  public: computed by agentenv
 
 SHARED  set
   #7  plain file  project  $W/proj/.agents/pre.env:3  set
   #9  plain file  user  $W/home/.agents/env:3  override
   #10  plain file  project  $W/proj/.agents/env  override
+  sensitive: set by $W/proj/.agents, not declared public
 
 TOKEN  set
   #9  plain file  user  $W/home/.agents/env:2  set
+  sensitive: set by $W/home/.agents, not declared public
 
 TOOL  set
   #8  plain file  tools  $W/home/.agents/overlays/tools/env:1  set
+  sensitive: set by $W/home/.agents/overlays/tools, not declared public; too short to mask
 
 TOOLS_OVERLAY_ROOT  set
   #4  overlay root  tools  $W/home/.agents/overlays/tools  set
+  public: computed by agentenv
 "
     );
 }
@@ -96,8 +105,13 @@ TOOLS_OVERLAY_ROOT  set
 fn text_columns_are_aligned() {
     let t = tree();
     let text = explain(&t, &[]).run().stdout;
-    // The file column starts at the same offset on every row.
-    let offsets: Vec<usize> = text.lines().filter_map(|l| l.find(t.w())).collect();
+    // The file column starts at the same offset on every row (the
+    // sensitivity lines are not rows).
+    let offsets: Vec<usize> = text
+        .lines()
+        .filter(|l| l.starts_with("  #"))
+        .filter_map(|l| l.find(t.w()))
+        .collect();
     assert_eq!(offsets.len(), 7, "{text}");
     assert!(
         offsets.windows(2).all(|w| w[0] == w[1]),
@@ -125,11 +139,13 @@ fn show_values_and_named_vars() {
             "\
 TOKEN  set = '{SECRET}'
   #9  plain file  user  $W/home/.agents/env:2  set
+  sensitive: set by $W/home/.agents, not declared public
 
 SHARED  set = 'proj-1'
   #7  plain file  project  $W/proj/.agents/pre.env:3  set
   #9  plain file  user  $W/home/.agents/env:3  override
   #10  plain file  project  $W/proj/.agents/env  override
+  sensitive: set by $W/proj/.agents, not declared public
 
 NOT_THERE  absent
   (no layer touched it)
@@ -164,7 +180,11 @@ fn json_has_the_same_content() {
                  "file": "$W/home/.agents/env", "line": 3, "action": "override", "reason": null},
                 {"layer": 10, "kind": "plain file", "level": "project",
                  "file": "$W/proj/.agents/env", "line": null, "action": "override", "reason": null}
-            ]
+            ],
+            "sensitivity": "sensitive",
+            "description": null,
+            "decided_by": {"kind": "store", "path": "$W/proj/.agents", "line": null},
+            "too_short_to_mask": false
         })
     );
     assert_eq!(j["variables"]["GONE"]["state"], "removed");
@@ -197,6 +217,7 @@ NUM  absent
 
 OK  set
   #10  env.py  project  $W/proj/.agents/env.py  set
+  sensitive: set by $W/proj/.agents, not declared public; too short to mask
 "
     );
 }

@@ -165,6 +165,32 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         "proj/.agents/pre.local.env",
         &format!("import time\nX={v}\n$(exit 3)\n"),
     );
+    // Declarations (SPEC §14.1): malformed entries holding canaries, a
+    // file that is not TOML, and a project store that tries to make public
+    // what the user store, an overlay and the caller set. Nothing here is
+    // public, so `env --public-only` prints no canary.
+    let v = [
+        a.c("tomlbool"),
+        a.c("tomlfield"),
+        a.c("tomlkey"),
+        a.c("tomlval"),
+    ];
+    a.write(
+        "home/.agents/agentenv.toml",
+        &format!(
+            "[vars]\nPRE_NATIVE = {{ public = \"{}\" }}\nPRE_TWO = {{ public = true, x = \"{}\" }}\n\"{} *\" = {{ public = true }}\nBASHED = \"{}\"\n",
+            v[0], v[1], v[2], v[3]
+        ),
+    );
+    let v = a.c("tomlsyntax");
+    a.write(
+        "home/.agents/overlays/tool/agentenv.toml",
+        &format!("[vars]\nOVL = {{ public = true }}\nX = {v}\n"),
+    );
+    a.write(
+        "proj/.agents/agentenv.toml",
+        "[vars]\nPRE_NATIVE = { public = true }\nOVL = { public = true }\nCALLER_SECRET = { public = true }\n\"OV*\" = { public = true, description = \"overlay values\" }\n",
+    );
     let caller = [a.c("caller"), a.c("dotagents")];
     let caller_env = [
         ("CALLER_SECRET", caller[0].as_str()),
@@ -187,6 +213,47 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         a.run(&["env", "--format", fmt, "--diff"], &caller_env, true);
     }
     a.run(&["env", "-g", "--format", "json"], &caller_env, true);
+    // --public-only: only public variables, so stdout holds no canary in
+    // any format, full or --diff, from the cache or into a file.
+    for fmt in [
+        "export",
+        "dotenv",
+        "powershell",
+        "cmd",
+        "fish",
+        "json",
+        "ini",
+        "yaml",
+        "github",
+        "docker",
+        "auto",
+    ] {
+        a.run(
+            &["env", "--public-only", "--format", fmt],
+            &caller_env,
+            false,
+        );
+        a.run(
+            &["env", "--public-only", "--format", fmt, "--diff"],
+            &caller_env,
+            false,
+        );
+    }
+    for _ in 0..2 {
+        a.run(
+            &["env", "--public-only", "--diff", "--cache"],
+            &caller_env,
+            false,
+        );
+    }
+    let into = a.p("public.sh");
+    let into_arg = into.to_str().unwrap().to_string();
+    a.run(
+        &["env", "--public-only", "--diff", "--into", &into_arg],
+        &caller_env,
+        false,
+    );
+    a.clean_file(&into);
     // Error paths of env: a bad --format, a bad timeout, a missing store.
     a.run(&["env", "--format", "JSON"], &caller_env, false);
     a.run(&["env", "--timeout", "x"], &caller_env, false);
@@ -202,6 +269,61 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         true,
     );
     a.run(&["exec", "--", "/nonexistent/cmd"], &caller_env, false);
+    // exec --redact and redact (SPEC §14.2): their diagnostics (-v counts,
+    // -vv names) hold no value, and the values the stores set are masked
+    // in what the child prints, on both streams.
+    let shown = "printenv PRE_NATIVE PRE_TWO BASHED PY_OK OVL; printenv PRE_NATIVE PY_OK >&2";
+    a.run(
+        &["exec", "--redact", "--", "sh", "-c", shown],
+        &caller_env,
+        false,
+    );
+    a.run(
+        &["exec", "--redact", "--", "/nonexistent/cmd"],
+        &caller_env,
+        false,
+    );
+    a.run(
+        &["exec", "--redact", "--", "sh", "-c", "kill -TERM $$"],
+        &caller_env,
+        false,
+    );
+    a.run(&["redact"], &caller_env, false);
+    a.run(&["redact", "--timeout", "x"], &caller_env, false);
+    // The stores' values on redact's stdin come out masked.
+    let values = a.p("values.txt");
+    let dump = format!(
+        "printenv PRE_NATIVE PRE_TWO BASHED PY_OK OVL > {}",
+        values.display()
+    );
+    a.run(&["exec", "--", "sh", "-c", &dump], &caller_env, false);
+    for verbose in [&[][..], &["-vv"][..]] {
+        let out = Command::new(support::agentenv_bin())
+            .args(verbose)
+            .arg("redact")
+            .current_dir(a.p("proj"))
+            .env_clear()
+            .envs(a.base_env())
+            .envs(
+                caller_env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            )
+            .stdin(std::fs::File::open(&values).unwrap())
+            .output()
+            .unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(o.lines().count(), 5, "{o}");
+        assert!(
+            !o.contains(STEM) && !e.contains(STEM),
+            "redact {verbose:?} leaks:\n{o}\n{e}"
+        );
+        a.runs += 1;
+        a.checked += 2;
+    }
     a.run(
         &["exec", "--agent", "claude", "--", "true"],
         &caller_env,
@@ -311,6 +433,32 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         false,
     );
     a.run(&["launch", "--no-env", "--", "true"], &op_env, false);
+    a.run(
+        &[
+            "launch",
+            "--redact",
+            "--plugin-root",
+            plug,
+            "--",
+            "sh",
+            "-c",
+            "printenv OP_SECRET SW OP_LOCAL; printenv OP_SECRET >&2",
+        ],
+        &op_env,
+        false,
+    );
+    a.run(
+        &[
+            "launch",
+            "--redact",
+            "--plugin-root",
+            plug,
+            "--",
+            "/nonexistent/cmd",
+        ],
+        &op_env,
+        false,
+    );
 
     // ---- harness ----------------------------------------------------------
     let v = [
@@ -453,6 +601,17 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         (with(&["harness", "run", &ok], &["--", "true"]), true),
         (
             with(&["harness", "run", &ok], &["--", "/nonexistent/cmd"]),
+            false,
+        ),
+        (
+            with(&["harness", "run", "--redact", &ok], &["--", "true"]),
+            false,
+        ),
+        (
+            with(
+                &["harness", "run", "--redact", &ok],
+                &["--", "/nonexistent/cmd"],
+            ),
             false,
         ),
         (with(&["harness", "sandbox-env", &ok], &[]), true),

@@ -85,6 +85,36 @@ fn an_edit_blocks_the_store_until_it_is_allowed_again() {
 }
 
 #[test]
+fn the_digest_covers_agentenv_toml() {
+    // The declarations decide what `env --public-only` shows: adding or
+    // editing them is a change like any other (SPEC §14.1).
+    let t = tree().file(
+        "proj/.agents/agentenv.toml",
+        "[vars]\nFROM_PROJ = { public = true }\n",
+    );
+    agentenv(&t, &["allow"]).run();
+    let j = env_json(&t, &["--require-trust", "--public-only"])
+        .stderr("")
+        .run()
+        .json();
+    assert_eq!(j["FROM_PROJ"], "1");
+    t.write(
+        "proj/.agents/agentenv.toml",
+        "[vars]\nFROM_PROJ = { public = true }\n\"A_*\" = { public = true }\n",
+    );
+    let j = env_json(&t, &["--require-trust"])
+        .stderr_has("changed since it was allowed")
+        .run()
+        .json();
+    assert!(j.get("FROM_PROJ").is_none(), "{j}");
+    agentenv(&t, &["allow"]).run();
+    std::fs::remove_file(t.path("proj/.agents/agentenv.toml")).unwrap();
+    env_json(&t, &["--require-trust"])
+        .stderr_has("changed since it was allowed")
+        .run();
+}
+
+#[test]
 fn exec_and_explain_apply_the_same_gate() {
     let t = allowed_then_edited();
     agentenv(

@@ -46,6 +46,15 @@ pub const EXEC: &str = examples!(
     "agentenv exec -g -- printenv PATH"
     "# Run the tests in the session environment"
     "agentenv exec -- make test"
+    "# The secrets masked in what the command prints"
+    "agentenv exec --redact -- env"
+);
+
+pub const REDACT: &str = examples!(
+    "# Mask the stores' secrets in a command's output"
+    "env | agentenv redact"
+    "# The same masks, user store only, on a log"
+    "agentenv redact -g < /etc/hostname"
 );
 
 pub const EXPLAIN: &str = examples!(

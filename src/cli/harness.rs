@@ -42,6 +42,8 @@ pub enum HarnessCommand {
     Run {
         #[command(flatten)]
         opts: HarnessOpts,
+        #[command(flatten)]
+        redact: super::session::RedactFlag,
         #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
         command: Vec<OsString>,
     },
@@ -118,6 +120,29 @@ fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, 
     Ok(r)
 }
 
+/// `harness run --redact`: every value of the resolved runner and sandbox
+/// maps is sensitive (one pair per name; the runner's value first).
+fn harness_sensitive(r: &crate::harness::Resolved) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let maps = [
+        &r.effective_runner_env,
+        &r.runner_env,
+        &r.env_runner,
+        &r.env_sandbox,
+    ];
+    let entries = maps
+        .into_iter()
+        .flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())))
+        .chain(r.sandbox_entries.iter().cloned());
+    for (k, v) in entries {
+        let v = v.as_encoded_bytes().to_vec();
+        if !out.iter().any(|(k2, v2)| *k2 == k && *v2 == v) {
+            out.push((k, v));
+        }
+    }
+    out
+}
+
 pub fn run(c: HarnessCommand) -> Exit {
     match c {
         HarnessCommand::Resolve(opts) => super::print(resolve(&opts)?.to_json_string().as_bytes()),
@@ -150,7 +175,11 @@ pub fn run(c: HarnessCommand) -> Exit {
                 code
             })
         }
-        HarnessCommand::Run { opts, command } => {
+        HarnessCommand::Run {
+            opts,
+            redact,
+            command,
+        } => {
             let r = resolve(&opts)?;
             for d in &r.diagnostics {
                 crate::warn!("{}: {}", d.field, d.message);
@@ -165,6 +194,10 @@ pub fn run(c: HarnessCommand) -> Exit {
             }
             let env = r.child_env();
             let (program, args) = command.split_first().expect("clap requires CMD");
+            if redact.redact {
+                let masker = super::session::masker_of(harness_sensitive(&r));
+                return Ok(crate::process::run_masked(program, args, env, masker));
+            }
             Ok(crate::process::exec(program, args, env))
         }
         HarnessCommand::SandboxEnv {

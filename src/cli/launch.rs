@@ -57,6 +57,8 @@ pub struct LaunchArgs {
     /// Write the report (names only) to FILE.
     #[arg(long = "report", value_name = "FILE")]
     pub report: Option<PathBuf>,
+    #[command(flatten)]
+    pub redact: super::session::RedactFlag,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -207,5 +209,10 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     summarise(&report);
     trace(&asm);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    if a.redact.redact {
+        // Every value the operator layer filled is sensitive.
+        let masker = super::session::masker_of(crate::mask::operator_sensitive(&asm));
+        return Ok(crate::process::run_masked(cmd, args, asm.current(), masker));
+    }
     Ok(crate::process::exec(cmd, args, asm.current()))
 }

@@ -39,6 +39,9 @@ pub enum Command {
     /// Run a command in the assembled session environment.
     #[command(after_help = examples::EXEC)]
     Exec(session::ExecArgs),
+    /// Mask every form of the session's sensitive values: a filter from stdin to stdout.
+    #[command(after_help = examples::REDACT)]
+    Redact(session::RedactArgs),
     /// Show where each variable of the session environment came from.
     #[command(after_help = examples::EXPLAIN)]
     Explain(session::ExplainArgs),
@@ -202,6 +205,7 @@ pub fn run(cli: Cli) -> i32 {
     finish(match cli.command {
         Command::Env(a) => session::run_env(a),
         Command::Exec(a) => session::run_exec(a),
+        Command::Redact(a) => session::run_redact(a),
         Command::Explain(a) => session::run_explain(a),
         Command::Launch(a) => launch::run(a),
         Command::Harness(c) => harness::run(c),

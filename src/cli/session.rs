@@ -1,6 +1,7 @@
 //! `agentenv env`, `exec`, `explain`.
 
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 use super::{Exit, Failure};
@@ -56,6 +57,11 @@ pub struct EnvArgs {
     /// FILE is created 0600.
     #[arg(long = "into", value_name = "FILE")]
     pub into: Option<PathBuf>,
+    /// Render only public variables: the ones agentenv computes and the
+    /// ones a store's agentenv.toml declares public. Sensitive ones are
+    /// left out silently (-v names them); removals are kept.
+    #[arg(long = "public-only")]
+    pub public_only: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -66,9 +72,36 @@ pub struct ExecArgs {
     /// Stamp this agent's identity unconditionally.
     #[arg(long = "agent", value_name = "NAME")]
     pub agent: Option<String>,
+    #[command(flatten)]
+    pub redact: RedactFlag,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// `--redact` of `exec`, `launch` and `harness run` (also
+/// `AGENTENV_REDACT=1`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RedactFlag {
+    /// Mask every form of each sensitive value in CMD's stdout and stderr
+    /// as [REDACTED:NAME] (also: AGENTENV_REDACT=1). CMD keeps stdin; the
+    /// exit status is CMD's; SIGINT, SIGTERM and SIGHUP are passed on.
+    #[arg(
+        long = "redact",
+        env = "AGENTENV_REDACT",
+        hide_env_values = true,
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub redact: bool,
+}
+
+/// `agentenv redact`: the masks of the session assembly, stdin to stdout.
+#[derive(Debug, clap::Args)]
+#[command(args_override_self = true, infer_long_args = true)]
+pub struct RedactArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -148,7 +181,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
             crate::render::FormatChoice::Auto => format.name(),
             crate::render::FormatChoice::Named { given, .. } => given,
         };
-        match cache_lookup(&prepared, &base, given, a.diff) {
+        match cache_lookup(&prepared, &base, given, a.diff, a.public_only) {
             CacheState::Hit(bytes) => {
                 return match &a.into {
                     // An entry is UTF-8 (lookup checks it).
@@ -162,7 +195,18 @@ pub fn run_env(a: EnvArgs) -> Exit {
         CacheState::Off
     };
     let session = assemble_shown(prepared, base);
-    let text = render_session(&session, format, a.diff);
+    let mut view = session_view(&session, a.diff);
+    if a.public_only {
+        let left_out = keep_public(&session, &mut view);
+        if !left_out.is_empty() {
+            crate::info!(
+                "--public-only left out {} variable(s) that are not public: {}",
+                left_out.len(),
+                left_out.join(", ")
+            );
+        }
+    }
+    let text = super::render_shown(format, &view);
     if let CacheState::Miss { dir, key } = &cache {
         crate::session::cache::store(dir, key, text.as_bytes());
     }
@@ -184,6 +228,7 @@ fn cache_lookup(
     base: &crate::core::Env,
     format_given: &str,
     diff: bool,
+    public_only: bool,
 ) -> CacheState {
     use crate::session::cache;
     let dir = cache::dir_for(&prepared.scope.user_root);
@@ -195,7 +240,7 @@ fn cache_lookup(
         );
         return CacheState::Off;
     }
-    let key = cache::key_for(prepared, base, format_given, diff);
+    let key = cache::key_with(prepared, base, format_given, diff, public_only);
     match cache::lookup(&dir, &key) {
         Some(bytes) => {
             crate::info!("cache hit: {} (no layer runs)", dir.join(&key).display());
@@ -262,21 +307,31 @@ fn write_into(path: &std::path::Path, text: &str) -> Exit {
     }
 }
 
-/// Render an assembled session: `--diff` or full mode (inherited
-/// `DOTAGENTS_*` hidden), with the final newline.
-pub fn render_session(
-    session: &crate::session::Session,
-    format: crate::render::Format,
-    diff: bool,
-) -> String {
+/// What `env` renders of an assembled session: `--diff` or full mode
+/// (inherited `DOTAGENTS_*` hidden).
+fn session_view(session: &crate::session::Session, diff: bool) -> crate::render::View {
     let base = session.assembly.base();
     let changes = session.assembly.result();
-    let view = if diff {
+    if diff {
         crate::render::View::diff(base, changes)
     } else {
         crate::render::View::full(base, changes, Some("DOTAGENTS_"))
-    };
-    super::render_shown(format, &view)
+    }
+}
+
+/// `--public-only`: drop every assignment whose variable is not public
+/// (a sensitive value a layer set, or a base-environment value no layer
+/// set); removals carry no value and stay. Returns the names left out.
+fn keep_public(session: &crate::session::Session, view: &mut crate::render::View) -> Vec<String> {
+    let mut left_out = Vec::new();
+    view.assignments.retain(|(k, _)| {
+        let public = session.is_public(k);
+        if !public {
+            left_out.push(k.to_string_lossy().into_owned());
+        }
+        public
+    });
+    left_out
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {
@@ -300,7 +355,72 @@ pub fn run_exec(a: ExecArgs) -> Exit {
     let session = assemble_shown(prepare_traced(&opts, &base)?, base);
     let env = crate::session::child_env(&session);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    if a.redact.redact {
+        let masker = session_masker(&session);
+        return Ok(crate::process::run_masked(cmd, args, &env, masker));
+    }
     Ok(crate::process::exec(cmd, args, &env))
+}
+
+/// The masker of a session's sensitive values; `-v` says how many
+/// variables it masks (names at `-vv`, never values).
+fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
+    masker_of(crate::mask::session_sensitive(session))
+}
+
+/// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).
+pub(crate) fn masker_of(pairs: Vec<(String, Vec<u8>)>) -> std::sync::Arc<crate::mask::Masker> {
+    let short: Vec<&str> = pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty() && v.len() < crate::mask::MIN_LEN)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    crate::info!(
+        "redact: masking {} sensitive variable{}",
+        pairs.len() - short.len(),
+        if pairs.len() - short.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    if !short.is_empty() {
+        crate::info!(
+            "redact: too short to mask (under {} bytes): {}",
+            crate::mask::MIN_LEN,
+            short.join(", ")
+        );
+    }
+    if crate::log::level() >= 2 {
+        let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+        crate::debug!("redact: sensitive: {}", names.join(", "));
+    }
+    std::sync::Arc::new(crate::mask::Masker::new(pairs))
+}
+
+/// `agentenv redact`: stdin through the session's masker to stdout.
+pub fn run_redact(a: RedactArgs) -> Exit {
+    let opts = options(&a.scope)?;
+    let base = crate::core::process_env();
+    let session = assemble_shown(prepare_traced(&opts, &base)?, base);
+    let masker = session_masker(&session);
+    let out = std::io::stdout()
+        .lock()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .map_err(|e| Failure::runtime(format!("stdout: {}", crate::process::io_kind(&e))))?;
+    let mut w = crate::mask::MaskWriter::new(masker, crate::mask::FdOut(out));
+    let stdin = std::io::stdin();
+    match crate::mask::pump(stdin.as_fd(), &mut w, None) {
+        Ok(()) => Ok(0),
+        // The reader went away: it has what it wanted (as `write_stdout`).
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(Failure::runtime(format!(
+            "redact: {}",
+            crate::process::io_kind(&e)
+        ))),
+    }
 }
 pub fn run_explain(a: ExplainArgs) -> Exit {
     use crate::session::explain;
@@ -314,7 +434,10 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
     let session = assemble_shown(prepared, base);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
-    let reports = explain::report(&session.assembly, &vars);
+    let mut reports = explain::report(&session.assembly, &vars);
+    for r in reports.iter_mut().filter(|r| r.value.is_some()) {
+        r.sensitivity = Some(session.sensitivity(&r.name));
+    }
     let failed = explain::failed_layers(&session.assembly);
     let text = if json {
         let text = explain::render_json(&reports, &failed, a.show_values);

@@ -71,7 +71,7 @@
 //! assert!(!text.contains("vi\n"));
 //! ```
 
-use crate::core::{Action, Assembly};
+use crate::core::{Action, Assembly, DecidedBy, Sensitivity, MIN_MASKED_LEN};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -159,6 +159,10 @@ pub struct VarReport {
     /// The variables the final value read, when the source tracks them
     /// (`None` from [`report`]: a session's layers do not say).
     pub reads: Option<Vec<ReadReport>>,
+    /// Public or sensitive, who decided, the description (`None` from
+    /// [`report`]; a session fills it for each variable with a final
+    /// value, see `Session::sensitivity`).
+    pub sensitivity: Option<Sensitivity>,
 }
 
 /// A layer that failed as a whole and contributed nothing.
@@ -255,7 +259,59 @@ fn one(a: &Assembly, name: OsString) -> VarReport {
         state,
         touches,
         reads: None,
+        sensitivity: None,
     }
+}
+
+/// Did a layer set the variable (its last set or override)?
+fn layer_set(r: &VarReport) -> bool {
+    r.touches
+        .iter()
+        .any(|t| t.action == "set" || t.action == "override")
+}
+
+/// Why the variable is public or sensitive, in words (never a value).
+fn sensitivity_text(r: &VarReport, s: &Sensitivity) -> String {
+    let why = match &s.decided_by {
+        DecidedBy::Agentenv if s.public => "computed by agentenv".to_string(),
+        DecidedBy::Agentenv => "a proxy URL with a user or password".to_string(),
+        DecidedBy::Declaration { .. } => format!("declared in {}", s.decided_by),
+        DecidedBy::Store(dir) => format!("set by {}, not declared public", dir.display()),
+        DecidedBy::Base if layer_set(r) => {
+            "the base environment's value, set again (no declaration makes it public)".to_string()
+        }
+        DecidedBy::Base => {
+            return "not public: the base environment's value (agentenv does not mask it)".into()
+        }
+    };
+    let mut out = format!("{}: {why}", s.word());
+    if too_short(r, s) {
+        out.push_str("; too short to mask");
+    }
+    out
+}
+
+/// A sensitive value a layer set, shorter than [`MIN_MASKED_LEN`] bytes.
+fn too_short(r: &VarReport, s: &Sensitivity) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    !s.public
+        && layer_set(r)
+        && r.value
+            .as_ref()
+            .is_some_and(|v| v.as_bytes().len() < MIN_MASKED_LEN)
+}
+
+/// A description for display: control characters escaped.
+fn show_description(d: &str) -> String {
+    d.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 /// A value for display: the text between single quotes, with control
@@ -298,7 +354,10 @@ fn action_text(t: &TouchReport) -> String {
 
 /// Text: one block per variable — a header `NAME  state[ = 'value']`, then
 /// one aligned row per touch: layer number, kind, level, `file[:line]`,
-/// action. Column widths are shared by the whole output.
+/// action; then, when the report has a sensitivity, a line
+/// `public: …`/`sensitive: …` saying who decided (`; too short to mask`
+/// for a sensitive value under 4 bytes) and a `description: …` line when
+/// a declaration gave one. Column widths are shared by the whole output.
 pub fn render_text(reports: &[VarReport], show_values: bool) -> String {
     render_text_with_failures(reports, &[], show_values)
 }
@@ -428,6 +487,16 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
             }
             out.push('\n');
         }
+        if let Some(s) = &r.sensitivity {
+            out.push_str("  ");
+            out.push_str(&sensitivity_text(r, s));
+            out.push('\n');
+            if let Some(d) = &s.description {
+                out.push_str("  description: ");
+                out.push_str(&show_description(d));
+                out.push('\n');
+            }
+        }
     }
     out
 }
@@ -437,7 +506,12 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
 /// (only with `show_values`; `null` when absent) and `touches` (`layer`,
 /// `kind`, `level`, `file`, `line`, `action`, `reason`, and `detail` when
 /// the touch has one), then `reads` (`name`, `from`, `file`, `line`) when
-/// the report tracks them. Reports with a scope are grouped: `variables`
+/// the report tracks them, then — when the report has a sensitivity —
+/// `sensitivity` (`"public"` or `"sensitive"`), `description` (or `null`),
+/// `decided_by` (`kind`: `agentenv`, `declaration`, `store` or `base`;
+/// `path`: the `agentenv.toml` or the store's directory, or `null`; `line`:
+/// the declaration's line, or `null`) and `too_short_to_mask` (a sensitive
+/// value a layer set, under 4 bytes). Reports with a scope are grouped: `variables`
 /// is then keyed by scope, then by name. `failed_layers` lists `layer`,
 /// `kind`, `level`, `file`, `reason`.
 pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: bool) -> String {
@@ -493,6 +567,25 @@ pub fn to_json(
                 .map(|x| json!({"name": x.name, "from": x.from, "file": x.file, "line": x.line}))
                 .collect();
             o.insert("reads".into(), Value::Array(reads));
+        }
+        if let Some(s) = &r.sensitivity {
+            let (kind, path, line) = match &s.decided_by {
+                DecidedBy::Agentenv => ("agentenv", None, None),
+                DecidedBy::Declaration { file, line } => ("declaration", Some(file), Some(*line)),
+                DecidedBy::Store(dir) => ("store", Some(dir), None),
+                DecidedBy::Base => ("base", None, None),
+            };
+            o.insert("sensitivity".into(), json!(s.word()));
+            o.insert("description".into(), json!(s.description));
+            o.insert(
+                "decided_by".into(),
+                json!({
+                    "kind": kind,
+                    "path": path.map(|p| p.to_string_lossy()),
+                    "line": line,
+                }),
+            );
+            o.insert("too_short_to_mask".into(), json!(too_short(r, s)));
         }
         let name = r.name.to_string_lossy().into_owned();
         if scoped {

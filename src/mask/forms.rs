@@ -12,8 +12,9 @@
 use std::collections::HashSet;
 
 /// A value shorter than this (and a line of a multi-line value shorter
-/// than this) is not masked: it would shred ordinary output.
-pub const MIN_LEN: usize = 4;
+/// than this) is not masked: it would shred ordinary output (the one
+/// constant `explain`'s "too short to mask" uses too).
+pub const MIN_LEN: usize = crate::core::MIN_MASKED_LEN;
 
 /// How a value appears in output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,11 +25,14 @@ pub enum Form {
     Line,
     /// Standard base64, as it appears when the value starts at byte
     /// offset 0, 1 or 2 of a longer encoded input: the characters that
-    /// depend on neighbouring bytes, and the padding, are left out.
+    /// depend on neighbouring bytes, and the padding, are left out. For
+    /// a value at offset 0 also each line of the encoding wrapped at 76
+    /// (`base64`) and 64 (openssl, PEM) columns.
     Base64,
     /// [`Form::Base64`] in the URL-safe alphabet (`-` and `_`).
     Base64Url,
-    /// Hex, lower case (`xxd -p`, `od`, Python's `.hex()`).
+    /// Hex, lower case (`xxd -p`, Python's `.hex()`), and each line of it
+    /// wrapped at 60 columns (`xxd -p`).
     HexLower,
     /// Hex, upper case.
     HexUpper,
@@ -148,6 +152,15 @@ fn encodings(v: &[u8]) -> Vec<(Form, Vec<u8>)> {
     for offset in 0..3 {
         out.push((Form::Base64, base64_at(v, offset, STD)));
     }
+    // Wrapped output of a value at the start of the input: `base64` writes
+    // 76 columns, openssl and PEM 64, `xxd -p` 60 hex digits; each line
+    // is registered (a line of at least 8 characters).
+    let b64 = base64_at(v, 0, STD);
+    for width in [76, 64] {
+        wrapped(&mut out, Form::Base64, &b64, width);
+    }
+    let hex_lower = hex(v, b"0123456789abcdef");
+    wrapped(&mut out, Form::HexLower, &hex_lower, 60);
     for offset in 0..3 {
         out.push((Form::Base64Url, base64_at(v, offset, URL)));
     }
@@ -189,6 +202,17 @@ pub(crate) fn base64_at(v: &[u8], offset: usize, alphabet: &[u8; 64]) -> Vec<u8>
         }
     }
     chars[first..end].to_vec()
+}
+
+/// The lines of `encoded` wrapped at `width`, when it is longer.
+fn wrapped(out: &mut Vec<(Form, Vec<u8>)>, form: Form, encoded: &[u8], width: usize) {
+    if encoded.len() > width {
+        for piece in encoded.chunks(width) {
+            if piece.len() >= 8 {
+                out.push((form, piece.to_vec()));
+            }
+        }
+    }
 }
 
 /// Plain base64 with `=` padding (for tests and the fuzz target).

@@ -18,7 +18,6 @@
 //! needles.
 
 mod forms;
-#[allow(dead_code)] // wired into exec/launch next
 mod sensitive;
 mod stream;
 
@@ -26,10 +25,66 @@ mod stream;
 pub(crate) use forms::{base64_at, base64_padded};
 pub use forms::{forms, Form, MIN_LEN};
 #[allow(unused_imports)]
-pub(crate) use sensitive::{interim_session_sensitive, operator_sensitive};
+pub(crate) use sensitive::{operator_sensitive, session_sensitive};
+pub(crate) use stream::FdOut;
 pub use stream::{pump, MaskWriter, IDLE};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
+
+/// Needles per automaton (see `Masker::new`).
+const SHARD: usize = 64;
+
+/// The leftmost-longest matches over every shard: each shard's next match
+/// from `pos` is kept; the one starting first (the longest on a tie) is
+/// the union's, then the shards whose next match starts before its end
+/// search again from there. A shard's kept match that starts at or after
+/// `pos` is still its leftmost-longest from `pos`.
+struct Matches<'a, 'h> {
+    masker: &'a Masker,
+    hay: &'h [u8],
+    pos: usize,
+    next: Vec<Option<Found>>,
+    /// `next[i]` was searched from a position <= `pos` (valid).
+    fresh: Vec<bool>,
+}
+
+impl Iterator for Matches<'_, '_> {
+    type Item = Found;
+
+    fn next(&mut self) -> Option<Found> {
+        if self.pos > self.hay.len() {
+            return None;
+        }
+        let mut best: Option<Found> = None;
+        for (i, (base, ac)) in self.masker.shards.iter().enumerate() {
+            let stale = match self.next[i] {
+                Some(f) => f.start < self.pos,
+                None => !self.fresh[i],
+            };
+            if stale {
+                let input = Input::new(self.hay).span(self.pos..self.hay.len());
+                self.next[i] = ac.find(input).map(|m| Found {
+                    needle: base + m.pattern().as_usize(),
+                    start: m.start(),
+                    end: m.end(),
+                });
+                self.fresh[i] = true;
+            }
+            if let Some(f) = self.next[i] {
+                let better = match best {
+                    None => true,
+                    Some(b) => f.start < b.start || (f.start == b.start && f.end > b.end),
+                };
+                if better {
+                    best = Some(f);
+                }
+            }
+        }
+        let f = best?;
+        self.pos = f.end;
+        Some(f)
+    }
+}
 
 /// One string to mask: the variable it belongs to, its form and its
 /// bytes.
@@ -60,7 +115,8 @@ pub struct Masker {
     needles: Vec<Needle>,
     /// `[REDACTED:NAME]` per needle.
     replacement: Vec<Vec<u8>>,
-    ac: Option<AhoCorasick>,
+    /// The automata: (index of the shard's first needle, automaton).
+    shards: Vec<(usize, AhoCorasick)>,
     /// Needle indices in byte order of their bytes (prefix look-ups).
     sorted: Vec<usize>,
     /// Bytes a needle starts with.
@@ -99,16 +155,26 @@ impl Masker {
                 }
             }
         }
-        let ac = if needles.is_empty() {
-            None
-        } else {
-            Some(
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::LeftmostLongest)
-                    .build(needles.iter().map(|n| &n.bytes))
-                    .expect("needles are few and small enough for an automaton"),
-            )
-        };
+        // Shards of at most SHARD needles: each automaton then gets the
+        // crate's SIMD prefilter (Teddy, at most 128 patterns, fast up to
+        // about 64) and is a DFA; a search runs them side by side and
+        // merges (see `Matches`).
+        let shards: Vec<(usize, AhoCorasick)> = needles
+            .chunks(SHARD)
+            .enumerate()
+            .map(|(i, group)| {
+                let build = |kind| {
+                    AhoCorasick::builder()
+                        .match_kind(MatchKind::LeftmostLongest)
+                        .kind(kind)
+                        .build(group.iter().map(|n| &n.bytes))
+                };
+                let ac = build(Some(AhoCorasickKind::DFA))
+                    .or_else(|_| build(None))
+                    .expect("needles are few and small enough for an automaton");
+                (i * SHARD, ac)
+            })
+            .collect();
         let replacement = needles
             .iter()
             .map(|n| format!("[REDACTED:{}]", n.name).into_bytes())
@@ -123,7 +189,7 @@ impl Masker {
         Masker {
             needles,
             replacement,
-            ac,
+            shards,
             sorted,
             first,
             max_len,
@@ -145,13 +211,13 @@ impl Masker {
     where
         'h: 'a,
     {
-        self.ac.iter().flat_map(move |ac| {
-            ac.find_iter(hay).map(|m| Found {
-                needle: m.pattern().as_usize(),
-                start: m.start(),
-                end: m.end(),
-            })
-        })
+        Matches {
+            masker: self,
+            hay,
+            pos: 0,
+            next: vec![None; self.shards.len()],
+            fresh: vec![false; self.shards.len()],
+        }
     }
 
     /// `[REDACTED:NAME]` of needle `i`.
@@ -260,6 +326,56 @@ mod tests {
             k.mask(b"xabcdefghx abcdx"),
             b"x[REDACTED:LONG]x [REDACTED:SHORT]x"
         );
+    }
+
+    /// Leftmost-longest, the slow obvious way.
+    fn naive(k: &Masker, hay: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < hay.len() {
+            let best = (0..k.needles().len())
+                .filter(|&n| hay[i..].starts_with(&k.needles()[n].bytes))
+                .max_by_key(|&n| (k.needles()[n].bytes.len(), std::cmp::Reverse(n)));
+            match best {
+                Some(n) => {
+                    out.extend_from_slice(k.replacement(n));
+                    i += k.needles()[n].bytes.len();
+                }
+                None => {
+                    out.push(hay[i]);
+                    i += 1;
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn many_shards_merge_as_one_automaton() {
+        let values: Vec<(String, Vec<u8>)> = (0..40)
+            .map(|i| {
+                (
+                    format!("V{i:02}"),
+                    format!("val{i}-{}", i * 7919).into_bytes(),
+                )
+            })
+            .chain([
+                ("P1".to_string(), b"val1-7919-and-longer".to_vec()),
+                ("P2".to_string(), b"al3-2".to_vec()),
+            ])
+            .collect();
+        let k = Masker::new(values.clone());
+        assert!(k.shards.len() > 3, "{}", k.shards.len());
+        let mut hay = Vec::new();
+        for (i, (_, v)) in values.iter().enumerate() {
+            hay.extend_from_slice(b"x ");
+            hay.extend_from_slice(v);
+            if i % 3 == 0 {
+                hay.extend_from_slice(&forms(v)[i % forms(v).len()].1);
+            }
+            hay.extend_from_slice(b"val1-7919-and-longer val3-23757 ");
+        }
+        assert_eq!(k.mask(&hay), naive(&k, &hay));
     }
 
     #[test]

@@ -135,6 +135,35 @@ impl<W: Write> Write for MaskWriter<W> {
     }
 }
 
+/// A writer on a file descriptor this process shares (its stdout or
+/// stderr) that waits when the descriptor is non-blocking and full (a
+/// parent such as node may have set `O_NONBLOCK` on it), rather than
+/// failing with `WouldBlock`.
+pub(crate) struct FdOut(pub(crate) std::fs::File);
+
+impl Write for FdOut {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        use rustix::event::{poll, PollFd, PollFlags};
+        loop {
+            match self.0.write(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    let mut fds = [PollFd::new(&self.0, PollFlags::OUT)];
+                    match poll(&mut fds, None) {
+                        Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Read `src` to its end through `w`, flushing after every read, and
 /// release the held tail after [`IDLE`] without new bytes.
 ///

@@ -131,6 +131,20 @@ impl KeyBuilder {
 /// candidate and the files below it, the whole base env — plus agentenv's
 /// version, the timeout and an explicit agent.
 pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff: bool) -> String {
+    key_with(p, base, format, diff, false)
+}
+
+/// [`key_for`], and for `--public-only` (whose output also depends on the
+/// declarations) a key of its own that covers the signature of every
+/// store's and overlay's `agentenv.toml`, so that an edited declaration
+/// is never answered from an entry rendered before it.
+pub fn key_with(
+    p: &super::Prepared,
+    base: &crate::core::Env,
+    format: &str,
+    diff: bool,
+    public_only: bool,
+) -> String {
     let s = &p.scope;
     let opt = |o: &Option<PathBuf>| o.as_ref().map(|p| p.as_os_str().as_bytes().to_vec());
     let mut k = KeyBuilder::new(p.timeout.as_secs_f64());
@@ -142,8 +156,20 @@ pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff:
         .item(opt(&s.project_root).unwrap_or_default())
         .item(opt(&s.system_root).unwrap_or_default())
         .item(format)
-        .item(if diff { "diff" } else { "full" })
+        .item(match (diff, public_only) {
+            (true, false) => "diff",
+            (false, false) => "full",
+            (true, true) => "diff public-only",
+            (false, true) => "full public-only",
+        })
         .item(p.agent.as_deref().unwrap_or(""));
+    if public_only {
+        let dirs = s.stores.iter().map(|st| &st.path);
+        for dir in dirs.chain(s.overlays.iter().map(|o| &o.path)) {
+            let toml = s.cwd.join(dir).join(super::sensitive::FILE_NAME);
+            k.file("declarations", &toml);
+        }
+    }
     for o in &s.overlays {
         k.parts(&[b"overlay", o.name.as_bytes(), o.path.as_os_str().as_bytes()]);
     }

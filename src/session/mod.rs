@@ -115,13 +115,19 @@ impl Session {
     /// Whether the final value of `name` is public, who decided, and its
     /// description (SPEC §14.1). A variable the layers set is sensitive
     /// unless agentenv computes it or the `agentenv.toml` of the store or
-    /// overlay that set it declares it public. A variable no layer set
-    /// (the base environment's, or absent) is not public
-    /// ([`DecidedBy::Base`]).
+    /// overlay that set it declares it public. A variable no layer set is
+    /// public only when agentenv computes it (decided by name: `PATH`, the
+    /// roots, a proxy variable without a user or password, …); any other
+    /// (the base environment's, or absent) is not ([`DecidedBy::Base`]).
     pub fn sensitivity(&self, name: impl AsRef<OsStr>) -> Sensitivity {
-        self.sensitivity
-            .get(name.as_ref())
-            .cloned()
+        let name = name.as_ref();
+        if let Some(s) = self.sensitivity.get(name) {
+            return s.clone();
+        }
+        self.assembly
+            .base()
+            .get(name)
+            .and_then(|v| sensitive::by_name(name, v))
             .unwrap_or(Sensitivity {
                 public: false,
                 description: None,
@@ -130,11 +136,15 @@ impl Session {
     }
 
     /// `self.sensitivity(name).public`: may the final value of `name` be
-    /// shown (`env --public-only`)? `false` for a variable no layer set.
+    /// shown (`env --public-only`)? A variable of the base environment is
+    /// public only when agentenv computes it (`PATH`, a proxy variable
+    /// without a user or password, …).
     pub fn is_public(&self, name: impl AsRef<OsStr>) -> bool {
-        self.sensitivity
-            .get(name.as_ref())
-            .is_some_and(|s| s.public)
+        let name = name.as_ref();
+        match self.sensitivity.get(name) {
+            Some(s) => s.public,
+            None => self.sensitivity(name).public,
+        }
     }
 
     /// The sensitive values: `(name, final value bytes)` of every variable

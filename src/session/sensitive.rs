@@ -284,10 +284,24 @@ pub(crate) fn has_userinfo(value: &[u8]) -> bool {
     rest[..end].contains(&b'@')
 }
 
+/// The rule by name, whoever set the value (a layer or the base): a
+/// proxy variable is public unless its value holds a user or password, a
+/// computed variable is public; `None` for every other name.
+pub(crate) fn by_name(name: &OsStr, value: &OsStr) -> Option<Sensitivity> {
+    let n = name.as_bytes();
+    if is_proxy_name(n) {
+        Some(agentenv(!has_userinfo(value.as_bytes())))
+    } else if is_computed_name(n) {
+        Some(agentenv(true))
+    } else {
+        None
+    }
+}
+
 /// What decides each set variable, before the cross-store check.
 struct Decided {
     sensitivity: Sensitivity,
-    /// The store or overlay whose layer set the final value.
+    /// The store or overlay whose layer (an env file) set the final value.
     origin: Option<PathBuf>,
 }
 
@@ -324,21 +338,33 @@ pub(crate) fn classify(
 ) -> BTreeMap<OsString, Sensitivity> {
     let mut decided: BTreeMap<OsString, Decided> = BTreeMap::new();
     for (name, value) in a.result().assigned() {
-        let n = name.as_bytes();
-        let d = if is_proxy_name(n) {
-            Decided {
-                sensitivity: agentenv(!has_userinfo(value.as_bytes())),
+        let d = match by_name(name, value) {
+            Some(sensitivity) => Decided {
+                sensitivity,
                 origin: None,
-            }
-        } else if is_computed_name(n) {
-            Decided {
-                sensitivity: agentenv(true),
-                origin: None,
-            }
-        } else {
-            decide_layer_set(a, name, value, decls)
+            },
+            None => decide_layer_set(a, name, value, decls),
         };
         decided.insert(name.clone(), d);
+    }
+    // A declaration of a name whose final value another store, an
+    // overlay or the base set does not apply; say so (it is either a
+    // mistake or an attempt to unmask another store's value).
+    for (dir, d) in decls {
+        for (name, e) in d.exact.iter().filter(|(_, e)| e.public) {
+            let Some(other) = decided.get(OsStr::new(name)) else {
+                continue;
+            };
+            let by = match &other.origin {
+                Some(o) if o != dir && !other.sensitivity.public => o.display(),
+                _ => continue,
+            };
+            notes.push(Note::warning(format!(
+                "{}:{}: {name} is declared public, but its final value was set by {by}; a declaration covers its own store's values only, so it stays sensitive",
+                d.file.display(),
+                e.line
+            )));
+        }
     }
     // A declared-public value that holds a sensitive value another store
     // or overlay set stays sensitive: a declaration covers its own

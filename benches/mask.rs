@@ -1,0 +1,112 @@
+//! Masker throughput (SPEC §14.5): 8 MiB of log-like text (lines of
+//! printable ASCII with a few planted secrets and forms) through
+//! `Masker::mask` and through `MaskWriter` in 64 KiB writes, with 1, 20
+//! and 200 sensitive values (each with every form of §14.2).
+//!
+//! Run: `cargo bench --bench mask`
+
+use agentenv::internals::mask::{forms, MaskWriter, Masker};
+use criterion::{criterion_group, Criterion, Throughput};
+use std::hint::black_box;
+use std::io::Write;
+use std::sync::Arc;
+
+/// SplitMix64.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// `n` secrets like real tokens: a prefix and 32 random characters.
+fn secrets(n: usize) -> Vec<(String, Vec<u8>)> {
+    let mut r = Rng(n as u64);
+    const ALPHA: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    (0..n)
+        .map(|i| {
+            let mut v = format!("tok{i}_").into_bytes();
+            for _ in 0..32 {
+                v.push(ALPHA[(r.next() % ALPHA.len() as u64) as usize]);
+            }
+            (format!("SECRET_{i:03}"), v)
+        })
+        .collect()
+}
+
+/// `size` bytes of log lines, one in 100 holding a form of a secret.
+fn log_text(size: usize, secrets: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut r = Rng(7);
+    let words: &[&[u8]] = &[
+        b"INFO",
+        b"request",
+        b"GET",
+        b"/api/v1/items",
+        b"200",
+        b"took",
+        b"12ms",
+        b"user=alice",
+        b"cache",
+        b"miss",
+        b"compiling",
+        b"crate",
+        b"test",
+        b"ok",
+        b"warning:",
+        b"unused",
+    ];
+    let planted: Vec<Vec<u8>> = secrets
+        .iter()
+        .flat_map(|(_, v)| forms(v).into_iter().map(|(_, f)| f))
+        .collect();
+    let mut out = Vec::with_capacity(size + 200);
+    let mut line = 0u64;
+    while out.len() < size {
+        line += 1;
+        for _ in 0..(r.next() % 12 + 3) {
+            out.extend_from_slice(words[(r.next() % words.len() as u64) as usize]);
+            out.push(b' ');
+        }
+        if line.is_multiple_of(100) && !planted.is_empty() {
+            out.extend_from_slice(&planted[(r.next() % planted.len() as u64) as usize]);
+        }
+        out.push(b'\n');
+    }
+    out.truncate(size);
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let size = 8 << 20;
+    for n in [1usize, 20, 200] {
+        let s = secrets(n);
+        let m = Arc::new(Masker::new(s.clone()));
+        let text = log_text(size, &s);
+        let mut g = c.benchmark_group(format!("mask/{n}_values"));
+        g.throughput(Throughput::Bytes(size as u64));
+        g.sample_size(10);
+        g.bench_function("whole", |b| b.iter(|| black_box(m.mask(black_box(&text)))));
+        g.bench_function("stream_64k", |b| {
+            b.iter(|| {
+                let mut w = MaskWriter::new(m.clone(), Vec::with_capacity(size + 4096));
+                for chunk in text.chunks(64 * 1024) {
+                    w.write_all(chunk).unwrap();
+                }
+                black_box(w.finish().unwrap())
+            })
+        });
+        g.finish();
+        eprintln!("{n} values: {} needles", m.needles().len());
+    }
+}
+
+criterion_group!(benches, bench);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
