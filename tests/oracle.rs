@@ -425,6 +425,23 @@ fn cases() -> Vec<Case> {
             .file("sys/overlays/tool/env", "FROM=sys\n")
             .file("home/.agents/overlays/tool/env", "FROM=user\n"),
     );
+    // agentenv's own declarations file (SPEC §14.1): the reference does
+    // not read it, and without --public-only it changes nothing here.
+    v.push(
+        Case::new("agentenv-toml-is-not-a-layer")
+            .file("home/.agents/env", "TOKEN=t\nLOG=1\n")
+            .file(
+                "home/.agents/agentenv.toml",
+                "[vars]\nLOG = { public = true }\nTOKEN = { public = 3 }\n",
+            )
+            .file("home/.agents/overlays/tool/env", "TOOL=1\n")
+            .file("home/.agents/overlays/tool/agentenv.toml", "not toml = =\n")
+            .file("proj/.agents/env", "P=1\n")
+            .file(
+                "proj/.agents/agentenv.toml",
+                "[vars]\n\"*\" = { public = true }\n",
+            ),
+    );
     // §2.3 scope: -g, collapse.
     v.push(
         Case::new("global")

@@ -63,7 +63,7 @@ TOKEN = { description = "GitHub token for gh" }
         .file(
             "proj/.agents/env",
             format!(
-                "PROJ_NAME=demo\nPROJ_KEY={PROJ_KEY}\nLAUNDERED=\"x-$TOKEN\"\nREBASED=\"$REBASED\"\n"
+                "PROJ_NAME=demo\nPROJ_KEY={PROJ_KEY}\nLAUNDERED=\"x-$TOKEN\"\nREBASED=\"$REBASED\"\nCACHE_DIR=\"$HOME/.cache/demo\"\n"
             ),
         )
         .file(
@@ -72,6 +72,7 @@ TOKEN = { description = "GitHub token for gh" }
 PROJ_NAME = { public = true, description = "the project's name" }
 TOKEN = { public = true }
 LAUNDERED = { public = true }
+CACHE_DIR = { public = true }
 REBASED = { public = true }
 BASE_SECRET = { public = true }
 "TOOL_*" = { public = true }
@@ -139,6 +140,7 @@ fn classification_of_every_kind_of_variable() {
             "PROJ_NAME",
             "PROJ_KEY",
             "LAUNDERED",
+            "CACHE_DIR",
             "REBASED",
             "BASE_SECRET",
         ],
@@ -168,7 +170,11 @@ fn classification_of_every_kind_of_variable() {
         ("PROJ_KEY", "sensitive", "store"),
         // Declared public by the project, but it holds the user's token.
         ("LAUNDERED", "sensitive", "store"),
-        // The project set the base's own value again.
+        // Holding the caller's HOME (a path) is fine.
+        ("CACHE_DIR", "public", "declaration"),
+        // The project's plain file set the caller's own value again: as in
+        // the reference, that leaves no trace (no layer changed it), so it
+        // is the caller's, and the project's declaration does not reach it.
         ("REBASED", "sensitive", "base"),
         // No layer set it: the caller's, never public.
         ("BASE_SECRET", "sensitive", "base"),
@@ -456,4 +462,59 @@ fn dotagents_style_env_output_ignores_the_file() {
     }
     let without = run(&t, &["env", "--format", "json"]).run().stdout;
     assert_eq!(with, without);
+}
+
+#[test]
+fn a_declarations_path_that_is_not_a_file_is_never_opened() {
+    let t = tree();
+    std::fs::remove_file(t.path("home/.agents/agentenv.toml")).unwrap();
+    let fifo = t.path("home/.agents/agentenv.toml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        std::fs::create_dir(&fifo).unwrap();
+    }
+    // A FIFO nobody writes would block a reader: it is refused unopened.
+    let j = run(&t, &["env", "--diff", "--public-only", "--format", "json"])
+        .stderr_has("home/.agents/agentenv.toml: not a regular file; ignored")
+        .run()
+        .json();
+    assert!(j.get("LOG_LEVEL").is_none(), "{j}");
+}
+
+#[test]
+fn a_value_the_caller_already_has_is_the_callers() {
+    // A shell where the stores' values were already exported: a plain file
+    // that sets a variable to the value it has changes nothing (the
+    // reference's snapshot rule), so the variable is the caller's — not
+    // public (kind `base`), not a value the session lists as its own.
+    let t = tree();
+    let loaded = run(&t, &["explain", "--format", "json", "LOG_LEVEL", "TOKEN"])
+        .env("LOG_LEVEL", "debug")
+        .env("TOKEN", USER_TOKEN)
+        .run()
+        .json_w();
+    let v = &loaded["variables"];
+    for name in ["LOG_LEVEL", "TOKEN"] {
+        assert_eq!(v[name]["state"], "unchanged");
+        assert_eq!(
+            decided(&v[name]),
+            ("sensitive".into(), "base".into()),
+            "{name}"
+        );
+    }
+    // The project's LAUNDERED copies TOKEN, now the caller's: still caught.
+    let j = run(&t, &["env", "--public-only", "--format", "json"])
+        .env("LOG_LEVEL", "debug")
+        .env("TOKEN", USER_TOKEN)
+        .stdout_lacks(USER_TOKEN)
+        .stderr_has("LAUNDERED is declared public, but its value holds the value of TOKEN, from the caller's environment; it stays sensitive")
+        .run()
+        .json();
+    assert!(
+        j.get("LOG_LEVEL").is_none() && j.get("FEATURE_A").is_some(),
+        "{j}"
+    );
 }

@@ -31,12 +31,12 @@ pub const AGENTENV: &str = examples!(
 pub const ENV: &str = examples!(
     "# Load what the stores add into this shell"
     "eval \"$(agentenv env --diff)\""
-    "# The user store only, as JSON"
-    "agentenv env -g --format json"
     "# A Claude Code SessionStart hook (agentenv init claude adds it)"
     "agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q"
     "# A GitHub Actions step"
     "agentenv env --diff --format github >> \"$GITHUB_ENV\""
+    "# Only the public variables (agentenv.toml declares which)"
+    "agentenv env --diff --public-only --format dotenv"
 );
 
 pub const EXEC: &str = examples!(

@@ -277,9 +277,6 @@ fn sensitivity_text(r: &VarReport, s: &Sensitivity) -> String {
         DecidedBy::Agentenv => "a proxy URL with a user or password".to_string(),
         DecidedBy::Declaration { .. } => format!("declared in {}", s.decided_by),
         DecidedBy::Store(dir) => format!("set by {}, not declared public", dir.display()),
-        DecidedBy::Base if layer_set(r) => {
-            "the base environment's value, set again (no declaration makes it public)".to_string()
-        }
         DecidedBy::Base => {
             return "not public: the base environment's value (agentenv does not mask it)".into()
         }
@@ -806,6 +803,60 @@ K [env.runner]  set
         let j: Value = serde_json::from_str(&render_json(&plain, &[], false)).unwrap();
         assert!(j["variables"]["K"]["reads"].is_null());
         assert!(j["variables"]["K"]["touches"][0].get("detail").is_none());
+    }
+
+    #[test]
+    fn sensitivity_lines_say_who_decided_never_the_value() {
+        let a = sample();
+        let mut r = report(&a, &[OsString::from("TOKEN"), OsString::from("PATH")]);
+        let decl = |public, line| Sensitivity {
+            public,
+            description: Some("a token\x1b[2J".into()),
+            decided_by: DecidedBy::Declaration {
+                file: "/u/.agents/agentenv.toml".into(),
+                line,
+            },
+        };
+        r[0].sensitivity = Some(decl(false, 3));
+        r[1].sensitivity = Some(Sensitivity {
+            public: true,
+            description: None,
+            decided_by: DecidedBy::Agentenv,
+        });
+        let text = render_text(&r, false);
+        assert!(text.contains(
+            "  sensitive: declared in /u/.agents/agentenv.toml:3\n  description: a token\\u{1b}[2J\n"
+        ), "{text}");
+        assert!(text.contains("  public: computed by agentenv\n"), "{text}");
+        assert!(!text.contains("s3cr3t"));
+        let j: Value = serde_json::from_str(&render_json(&r, &[], false)).unwrap();
+        assert_eq!(j["variables"]["TOKEN"]["sensitivity"], "sensitive");
+        assert_eq!(
+            j["variables"]["TOKEN"]["decided_by"],
+            json!({"kind": "declaration", "path": "/u/.agents/agentenv.toml", "line": 3})
+        );
+        assert_eq!(j["variables"]["PATH"]["decided_by"]["kind"], "agentenv");
+        // A short sensitive value a layer set; the base's own value.
+        let mut short = report(&a, &[OsString::from("TOKEN"), OsString::from("HOST")]);
+        short[0].value = Some("ab".into());
+        short[0].sensitivity = Some(Sensitivity {
+            public: false,
+            description: None,
+            decided_by: DecidedBy::Store("/u/.agents".into()),
+        });
+        short[1].sensitivity = Some(Sensitivity {
+            public: false,
+            description: None,
+            decided_by: DecidedBy::Base,
+        });
+        let text = render_text(&short, false);
+        assert!(text
+            .contains("  sensitive: set by /u/.agents, not declared public; too short to mask\n"));
+        assert!(text
+            .contains("  not public: the base environment's value (agentenv does not mask it)\n"));
+        let j: Value = serde_json::from_str(&render_json(&short, &[], false)).unwrap();
+        assert_eq!(j["variables"]["TOKEN"]["too_short_to_mask"], true);
+        assert_eq!(j["variables"]["HOST"]["too_short_to_mask"], false);
     }
 
     #[test]

@@ -25,9 +25,9 @@ pub enum DecidedBy {
     /// No declaration covers it: a layer of this store or overlay (its
     /// directory) set the final value, so it is sensitive.
     Store(PathBuf),
-    /// The final value is the base environment's (no layer set it, or a
-    /// layer set it to the value the base has): never public, and not a
-    /// value agentenv masks (it is the caller's own).
+    /// The value is the base environment's (no layer set it): never
+    /// public unless agentenv computes the name, and not a value agentenv
+    /// masks (it is the caller's own).
     Base,
 }
 

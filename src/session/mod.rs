@@ -119,6 +119,38 @@ impl Session {
     /// public only when agentenv computes it (decided by name: `PATH`, the
     /// roots, a proxy variable without a user or password, …); any other
     /// (the base environment's, or absent) is not ([`DecidedBy::Base`]).
+    ///
+    /// ```
+    /// use agentenv::core::Env;
+    /// use agentenv::session::{self, DecidedBy, Options};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let w = dir.path();
+    /// let store = w.join("home/.agents");
+    /// std::fs::create_dir_all(&store).unwrap();
+    /// std::fs::create_dir_all(w.join("proj")).unwrap();
+    /// std::fs::write(store.join("env"), "LOG_LEVEL=debug\nGH_TOKEN=ghp_example\n").unwrap();
+    /// std::fs::write(
+    ///     store.join("agentenv.toml"),
+    ///     "[vars]\nLOG_LEVEL = { public = true, description = \"log level\" }\n",
+    /// )
+    /// .unwrap();
+    ///
+    /// let mut base = Env::new();
+    /// base.insert("HOME".into(), w.join("home").into());
+    /// base.insert("PATH".into(), "/usr/bin:/bin".into());
+    /// base.insert("AGENTS_SYSTEM_ROOT".into(), w.join("no-system").into());
+    /// let opts = Options { cwd: Some(w.join("proj")), ..Default::default() };
+    /// let s = session::assemble(&opts, base).unwrap();
+    ///
+    /// assert!(s.is_public("LOG_LEVEL") && s.is_public("PATH"));
+    /// let token = s.sensitivity("GH_TOKEN");
+    /// assert!(!token.public);
+    /// assert_eq!(token.decided_by, DecidedBy::Store(store.clone()));
+    /// assert_eq!(s.sensitivity("LOG_LEVEL").description.as_deref(), Some("log level"));
+    /// // What a masker masks:
+    /// assert_eq!(s.sensitive_values(), [("GH_TOKEN".to_string(), b"ghp_example".to_vec())]);
+    /// ```
     pub fn sensitivity(&self, name: impl AsRef<OsStr>) -> Sensitivity {
         let name = name.as_ref();
         if let Some(s) = self.sensitivity.get(name) {
@@ -152,7 +184,11 @@ impl Session {
     /// names (a name that is not UTF-8 is given lossily). What a masker
     /// masks; values of every length are listed (a masker skips those under
     /// [`crate::core::MIN_MASKED_LEN`] bytes). Variables no layer set (the
-    /// base environment's) are not listed: they are the caller's own.
+    /// base environment's) are not listed: they are the caller's own. That
+    /// includes a variable a plain file set to the value the caller already
+    /// had: it leaves no trace (the reference's snapshot rule), so in a
+    /// shell that already exported the stores' values, those values are
+    /// the caller's.
     pub fn sensitive_values(&self) -> Vec<(String, Vec<u8>)> {
         self.assembly
             .result()

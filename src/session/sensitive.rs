@@ -11,11 +11,17 @@
 //!   `PATH`, `PYTHONPATH` and the proxy variables — except a proxy URL that
 //!   holds a user or password, which is sensitive.
 //! - A declaration covers only values a layer of its own store or overlay
-//!   set: a variable whose final value came from another store, or from
-//!   the base environment (no layer set it, or a layer set the base's
-//!   value again), is never made public by it. A declared-public value that
-//!   holds a sensitive value of another store stays sensitive (a warning
-//!   says so).
+//!   set (the layer of the final value's last set): a variable whose final
+//!   value another store set, or that no layer set (the base
+//!   environment's), is never made public by it (a warning names the
+//!   declaration). A declared-public value that holds a sensitive value of
+//!   another store, or a secret-like value of the caller's environment,
+//!   stays sensitive (a warning says so). A plain file that sets a
+//!   variable to the value it already has leaves no trace (the reference's
+//!   snapshot rule), so the variable stays the caller's. What a store's own
+//!   code copies (`X="$X"`, a value in another encoding) is that store's
+//!   value: a project store is code, and the trust gate is what stops a
+//!   hostile one.
 //!
 //! `agentenv.toml` is read with the `toml` crate's spanned parser: an
 //! unknown field, a wrong type or a bad key is a warning naming the file and
@@ -28,6 +34,10 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// A value of the caller's environment this long or longer (and not a
+/// path) counts as a secret that a declared-public value may not hold.
+const BASE_SECRET_MIN: usize = 16;
 
 /// The declarations file at the root of a store or an overlay.
 pub const FILE_NAME: &str = "agentenv.toml";
@@ -200,8 +210,16 @@ impl Declarations {
     pub(crate) fn load(dir: &Path, cwd: &Path, notes: &mut Vec<Note>) -> Option<Declarations> {
         let file = dir.join(FILE_NAME);
         let full = super::paths::at(&file, cwd);
-        // Missing (or a dangling link): nothing declared.
-        std::fs::metadata(&full).ok()?;
+        // Missing (or a dangling link): nothing declared. Only a regular
+        // file is read (links followed); a FIFO is never opened.
+        let md = std::fs::metadata(&full).ok()?;
+        if !md.is_file() {
+            notes.push(Note::warning(format!(
+                "{}: not a regular file; ignored (the variables it would declare stay sensitive)",
+                file.display()
+            )));
+            return None;
+        }
         match crate::fsutil::read_input(&full, MAX_FILE) {
             Ok(text) => Some(Declarations::parse(&file, &text, notes)),
             Err(e) => {
@@ -343,7 +361,7 @@ pub(crate) fn classify(
                 sensitivity,
                 origin: None,
             },
-            None => decide_layer_set(a, name, value, decls),
+            None => decide_layer_set(a, name, decls),
         };
         decided.insert(name.clone(), d);
     }
@@ -368,15 +386,32 @@ pub(crate) fn classify(
     }
     // A declared-public value that holds a sensitive value another store
     // or overlay set stays sensitive: a declaration covers its own
-    // store's values only, also when they are copied.
-    let secrets: Vec<(OsString, &[u8], Option<PathBuf>)> = decided
+    // store's values only, also when they are copied. The caller's own
+    // values count too when they look like secrets rather than paths or
+    // words (BASE_SECRET_MIN bytes or more, not starting with `/`).
+    let by_of = |origin: &Option<PathBuf>| match origin {
+        Some(p) => p.display().to_string(),
+        None => "agentenv".to_string(),
+    };
+    let mut secrets: Vec<(OsString, &[u8], Option<PathBuf>, String)> = decided
         .iter()
         .filter(|(_, d)| !d.sensitivity.public)
         .filter_map(|(k, d)| {
             let v = a.result().assigned().get(k)?.as_bytes();
-            (v.len() >= MIN_MASKED_LEN).then(|| (k.clone(), v, d.origin.clone()))
+            (v.len() >= MIN_MASKED_LEN).then(|| (k.clone(), v, d.origin.clone(), by_of(&d.origin)))
         })
         .collect();
+    for (k, v) in a.base() {
+        let v = v.as_bytes();
+        let secret_like = v.len() >= BASE_SECRET_MIN && !v.starts_with(b"/");
+        if secret_like
+            && a.final_value(k).map(OsStr::as_bytes) == Some(v)
+            && !a.result().assigned().contains_key(k)
+            && by_name(k, OsStr::from_bytes(v)).is_none_or(|s| !s.public)
+        {
+            secrets.push((k.clone(), v, None, "the caller's environment".into()));
+        }
+    }
     let mut out = BTreeMap::new();
     for (name, d) in decided {
         let mut s = d.sensitivity;
@@ -389,22 +424,19 @@ pub(crate) fn classify(
                 .unwrap_or(b"");
             let held = secrets
                 .iter()
-                .find(|(_, v, origin)| *origin != d.origin && contains(value, v));
-            if let Some((other, _, origin)) = held {
+                .find(|(_, v, origin, _)| *origin != d.origin && contains(value, v));
+            if let Some((other, _, origin, by)) = held {
                 notes.push(Note::warning(format!(
-                    "{}: {} is declared public, but its value holds the value of {}, which {} set; it stays sensitive",
+                    "{}: {} is declared public, but its value holds the value of {}, from {by}; it stays sensitive",
                     s.decided_by,
                     name.to_string_lossy(),
                     other.to_string_lossy(),
-                    origin
-                        .as_ref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_else(|| "agentenv".into()),
                 )));
                 s.public = false;
                 s.decided_by = match origin {
                     Some(p) => DecidedBy::Store(p.clone()),
-                    None => DecidedBy::Agentenv,
+                    None if by.starts_with("agentenv") => DecidedBy::Agentenv,
+                    None => DecidedBy::Base,
                 };
             }
         }
@@ -421,7 +453,6 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 fn decide_layer_set(
     a: &Assembly,
     name: &OsStr,
-    value: &OsStr,
     decls: &BTreeMap<PathBuf, Declarations>,
 ) -> Decided {
     let Some(layer) = setter(a, name) else {
@@ -451,18 +482,6 @@ fn decide_layer_set(
     let entry = decls
         .get(&root)
         .and_then(|d| Some((d, d.lookup(name.as_bytes())?)));
-    // The base's own value set again came from the base: no declaration
-    // makes it public.
-    if a.base().get(name).map(OsString::as_os_str) == Some(value) {
-        return Decided {
-            sensitivity: Sensitivity {
-                public: false,
-                description: entry.and_then(|(_, e)| e.description.clone()),
-                decided_by: DecidedBy::Base,
-            },
-            origin: Some(root),
-        };
-    }
     let sensitivity = match entry {
         Some((d, e)) => Sensitivity {
             public: e.public,
