@@ -73,9 +73,9 @@ pub enum Command {
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
-    /// Find the stores' sensitive values (in every encoded form) in agent transcripts and shell histories.
+    /// Search agent transcripts and shell histories for the stores' secrets.
     Audit(audit::AuditArgs),
-    /// Type a secret into a store file at the terminal, never echoed (refuses without a terminal).
+    /// Type a secret into a store file at the terminal, echo off.
     Set(set::SetArgs),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
