@@ -24,6 +24,7 @@ pub mod operator;
 pub mod render;
 pub mod session;
 
+mod audit;
 mod cli;
 mod compat;
 mod expand;

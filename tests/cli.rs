@@ -35,6 +35,8 @@ fn help_lists_only_commands_that_run() {
             "deny",
             "init",
             "status",
+            "audit",
+            "set",
             "man"
         ]
     );

@@ -148,6 +148,9 @@ enum How {
     Shell(&'static str, &'static [&'static str]),
     /// Written to `mcp/launch.sh` and run as `sh mcp/launch.sh` (it uses `$0`).
     Script,
+    /// In bash on a pseudo-terminal (`tests/support/pty_run.py`), typing
+    /// a value at each of `set`'s two prompts.
+    Tty,
     /// Not here, with the reason.
     Never(&'static str),
 }
@@ -159,6 +162,8 @@ fn how(line: &str) -> How {
         How::Shell("zsh", &["-f", "-c"])
     } else if line.contains("hook fish") {
         How::Shell("fish", &["--no-config", "-c"])
+    } else if line.contains("agentenv set ") {
+        How::Tty
     } else if line.contains("Invoke-Expression") {
         How::Never("PowerShell syntax")
     } else {
@@ -211,6 +216,7 @@ fn every_example_that_can_run_here_runs() {
     for (cmd, list) in examples() {
         for ex in list {
             let what = format!("{cmd}: {}", ex.line);
+            let tty = matches!(how(&ex.line), How::Tty);
             let mut c = match how(&ex.line) {
                 How::Never(why) => {
                     never.push(format!("{what} ({why})"));
@@ -223,6 +229,20 @@ fn every_example_that_can_run_here_runs() {
                     );
                     let mut c = Command::new("sh");
                     c.arg(&script);
+                    c
+                }
+                How::Tty => {
+                    let driver = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests/support/pty_run.py");
+                    let argv = ["bash", "--noprofile", "--norc", "-c", &ex.line];
+                    let steps = [
+                        ["Value for ", "typed-v4lue\r"],
+                        ["confirm ", "typed-v4lue\r"],
+                    ];
+                    let mut c = Command::new("python3");
+                    c.arg(driver)
+                        .arg(serde_json::to_string(&argv).unwrap())
+                        .arg(serde_json::to_string(&steps).unwrap());
                     c
                 }
                 How::Shell(shell, args) => {
@@ -253,7 +273,13 @@ fn every_example_that_can_run_here_runs() {
                 .env("XDG_DATA_HOME", sb.home.join(".local/share"))
                 .env("CLAUDE_ENV_FILE", sb.root.join("claude.env"))
                 .env("GITHUB_ENV", sb.root.join("github.env"));
-            let (ok, out, err) = run_bounded(c, &what);
+            let (mut ok, mut out, mut err) = run_bounded(c, &what);
+            if tty && ok {
+                let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+                ok = v["status"] == 0 && v["error"].is_null();
+                err = v["out"].as_str().unwrap_or_default().to_string();
+                out = String::new();
+            }
             eprintln!(
                 "ran: {what}\n{}{}",
                 out.chars().take(300).collect::<String>(),

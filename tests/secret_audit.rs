@@ -918,3 +918,109 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     );
     assert!(a.planted.len() >= 40);
 }
+
+/// `audit` and `set` (SPEC §14.4): canaries held by the stores and planted
+/// in transcripts in several forms never reach audit's output (text, JSON,
+/// `--fix`, `--all-stores`, the refusals) or set's (its usage errors, the
+/// refusal without a terminal, the prompts on a terminal where one is
+/// typed).
+#[test]
+fn no_canary_in_audit_or_set_output() {
+    let mut a = Audit::new();
+    let v = [a.c("audita"), a.c("auditb"), a.c("auditproj")];
+    a.write(
+        "home/.agents/env",
+        &format!("AUD_A='{}'\nAUD_B='{}'\n", v[0], v[1]),
+    );
+    a.write("proj/.agents/env", &format!("AUD_A='{}'\n", v[2]));
+    let hex: String = v[1].bytes().map(|b| format!("{b:02x}")).collect();
+    let dir = a.p("transcripts");
+    a.write(
+        "transcripts/s.jsonl",
+        &format!(
+            "{{\"type\":\"user\",\"content\":\"token {} and {}\"}}\n{{\"n\":1}}\n",
+            v[0], v[2]
+        ),
+    );
+    a.write("transcripts/h.txt", &format!("echo {hex}\n"));
+    let link = dir.join("link.txt");
+    std::os::unix::fs::symlink(a.p("transcripts/h.txt"), &link).unwrap();
+    let d = dir.to_str().unwrap().to_string();
+    let l = link.to_str().unwrap().to_string();
+    a.run(&["audit", &d], &[], false);
+    a.run(&["audit", "--format", "json", &d], &[], false);
+    a.run(&["audit", "--all-stores", &d], &[], false);
+    a.run(&["audit", "--fix", &l], &[], false);
+    a.run(&["audit", "--fix", "--format", "json", &d], &[], false);
+    a.run(&["audit", "/nonexistent/place"], &[], false);
+    a.run(&["audit"], &[], false);
+    // set: usage errors and the file it refuses come before any prompt.
+    a.write(
+        "proj/.agents/local.env",
+        &format!("AUD_L=$(printf %s {})\n", v[0]),
+    );
+    a.run(&["set", "AUD_L"], &[], false);
+    a.run(&["set", "1BAD"], &[], false);
+    a.run(&["set", "AUD_L", "--file", "nope"], &[], false);
+    // Without a terminal (a new session has none).
+    if let Some(setsid) = support::tool("setsid") {
+        let mut c = Command::new(setsid);
+        c.arg("-w")
+            .arg(support::agentenv_bin())
+            .args(["-vv", "set", "AUD_NEW"])
+            .current_dir(a.p("proj"))
+            .env_clear()
+            .envs(a.base_env())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            let _ = child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(format!("{}\n", v[1]).as_bytes());
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let all = [out.stdout, out.stderr].concat();
+        assert!(!String::from_utf8_lossy(&all).contains(STEM));
+        a.checked += 1;
+    }
+    // On a terminal: what the terminal shows (prompts, the result line)
+    // holds no typed canary.
+    let typed = format!("{}\r", a.c("typed"));
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/pty_run.py");
+    let argv = [
+        support::agentenv_bin().to_string_lossy().into_owned(),
+        "-vv".into(),
+        "set".into(),
+        "AUD_TYPED".into(),
+        "--user".into(),
+    ];
+    let steps = [["Value for ", typed.as_str()], ["confirm ", typed.as_str()]];
+    let out = Command::new("python3")
+        .arg(driver)
+        .arg(serde_json::to_string(&argv).unwrap())
+        .arg(serde_json::to_string(&steps).unwrap())
+        .current_dir(a.p("proj"))
+        .env_clear()
+        .envs(a.base_env())
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], 0, "{r}");
+    assert!(!r["out"].as_str().unwrap().contains(STEM), "{r}");
+    a.checked += 1;
+    let env = std::fs::read_to_string(a.p("home/.agents/env")).unwrap();
+    assert!(env.contains("AUD_TYPED='zqCANARYtyped"), "{env}");
+    let m = std::fs::metadata(a.p("home/.agents/env"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(m, 0o600);
+    assert!(a.runs >= 20 && a.checked >= 40, "{} runs", a.runs);
+}

@@ -199,6 +199,22 @@ pub const STATUS: &str = examples!(
     "agentenv status ~/src/project --format json"
 );
 
+pub const AUDIT: &str = examples!(
+    "# Search the agents' transcripts and the shell histories"
+    "agentenv audit"
+    "# Redact what it finds in place (then rotate those values)"
+    "agentenv audit --fix"
+    "# One directory, as JSON, with every store's values"
+    "agentenv audit --all-stores --format json ~/.claude/projects"
+);
+
+pub const SET: &str = examples!(
+    "# Type this project's GH_TOKEN into .agents/local.env (asked twice)"
+    "agentenv set GH_TOKEN"
+    "# A key for every project, in the user store's env file"
+    "agentenv set OPENAI_API_KEY --user"
+);
+
 pub const MAN: &str = examples!(
     "# Read the page of every command"
     "agentenv man | man -l -"

@@ -3,6 +3,7 @@
 
 pub(crate) mod agent_fifo;
 pub(crate) mod agent_hook;
+pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod dotenv;
 pub(crate) mod examples;
@@ -12,6 +13,7 @@ pub(crate) mod jsonedit;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod session;
+pub(crate) mod set;
 pub(crate) mod status;
 pub(crate) mod trust;
 
@@ -74,6 +76,10 @@ pub enum Command {
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
+    /// Search agent transcripts and shell histories for the stores' secrets.
+    Audit(audit::AuditArgs),
+    /// Type a secret into a store file at the terminal, echo off.
+    Set(set::SetArgs),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
 }
@@ -223,6 +229,8 @@ pub fn run(cli: Cli) -> i32 {
         Command::Deny(a) => trust::run_deny(a),
         Command::Init(c) => init::run(c),
         Command::Status(a) => status::run(a),
+        Command::Audit(a) => audit::run(a),
+        Command::Set(a) => set::run(a),
         Command::Man(a) => man::run(a),
     })
 }

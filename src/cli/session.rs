@@ -280,7 +280,7 @@ fn foreign_parent(store: &std::path::Path) -> bool {
 /// `session::prepare`, its warnings (taken out of it, so the assembly does
 /// not repeat them), then `-v`'s lines about the project root, the stores
 /// and overlays (and at `-vv` every missing candidate).
-fn prepare_traced(
+pub(crate) fn prepare_traced(
     opts: &crate::session::Options,
     base: &crate::core::Env,
 ) -> Result<crate::session::Prepared, Failure> {
@@ -298,7 +298,7 @@ fn prepare_traced(
 
 /// Run the layers, then print what they had to say (warnings; `-v` a line
 /// per env file; `-vv` how each plain file was evaluated), in order.
-fn assemble_shown(
+pub(crate) fn assemble_shown(
     prepared: crate::session::Prepared,
     base: crate::core::Env,
 ) -> crate::session::Session {

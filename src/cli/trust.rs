@@ -41,7 +41,7 @@ pub struct HookArgs {
 }
 
 /// The store `allow`/`deny` act on.
-fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
+pub(crate) fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let base = crate::core::process_env();
     let cwd = super::current_dir()?;
     match dir {

@@ -25,6 +25,7 @@ pub(crate) mod script;
 pub(crate) mod sensitive;
 pub(crate) mod shell;
 pub(crate) mod steps;
+pub(crate) mod storefile;
 pub(crate) mod trace;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};

@@ -1,0 +1,453 @@
+//! `agentenv audit [PATH…] [--fix] [--format text|json] [scope flags]
+//! [--all-stores]` (SPEC §14.4): find the sensitive values the stores hold
+//! now, in every form of §14.2, in agent transcripts and shell histories;
+//! print `FILE:LINE: NAME (form)` — never a value — and with `--fix`
+//! replace each occurrence with `[REDACTED:NAME]` in place
+//! ([`crate::audit`]).
+
+use super::session::{ScopeArgs, TextOrJson};
+use super::{Exit, Failure};
+use crate::audit::{FixRefused, Fixed, Scan, ScanError};
+use crate::mask::Masker;
+use std::path::{Path, PathBuf};
+
+const AFTER_HELP: &str = "\
+Looks for every sensitive value of the session env would assemble here (values
+declared public in agentenv.toml and values under 4 bytes are left out) in
+every form the masker knows: raw, each line, base64 (both alphabets, any
+offset), hex, percent-encoding, JSON escapes, the export format's quoting.
+
+Default places: ~/.claude/projects, ~/.claude/session-env,
+~/.claude/history.jsonl ($CLAUDE_CONFIG_DIR), ~/.codex/sessions,
+~/.codex/history.jsonl ($CODEX_HOME), ~/.gemini/tmp, ~/.bash_history,
+~/.zsh_history, $XDG_DATA_HOME/fish/fish_history, $HISTFILE. Missing ones are
+skipped (-v names them).
+
+Prints FILE:LINE: NAME (form) per occurrence and a summary, never a value.
+Exit: 1 when anything was found, 0 when clean, 2 on a usage error.
+
+--fix cannot un-send: a value found in a transcript reached the model
+provider. Rotate it. --fix refuses symlinks, files of another user and files
+that changed during the scan; in a JSON line it replaces only inside strings.";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::examples::after(AFTER_HELP, super::examples::AUDIT))]
+pub struct AuditArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    /// Replace each occurrence with [REDACTED:NAME] in place (temp file +
+    /// rename, same mode and owner). A leaked value must still be rotated.
+    #[arg(long = "fix")]
+    pub fix: bool,
+    /// Output format.
+    #[arg(long = "format", value_name = "F", value_enum, default_value_t = TextOrJson::Text)]
+    pub format: TextOrJson,
+    /// Look for the values of every store `status` lists: the project store
+    /// even when not allowed, and the user and system stores' own values
+    /// where the project store overrides them.
+    #[arg(long = "all-stores")]
+    pub all_stores: bool,
+    /// Files and directories to search (directories recursively, symlinks
+    /// inside them not followed). Default: the agents' transcripts and
+    /// session files and the shell histories (see the man page).
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// The default places, in order: what Claude Code, Codex and Gemini CLI
+/// keep, then the shell histories. `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME`
+/// move the first two; fish's history follows `$XDG_DATA_HOME`; `$HISTFILE`
+/// is added when set.
+pub fn default_paths(env: &crate::core::Env) -> Vec<PathBuf> {
+    let abs = |k: &str| {
+        crate::core::get(env, k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let Some(home) = abs("HOME") else {
+        return Vec::new();
+    };
+    let claude = abs("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude"));
+    let codex = abs("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
+    let data = abs("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
+    let mut out = vec![
+        claude.join("projects"),
+        claude.join("session-env"),
+        claude.join("history.jsonl"),
+        codex.join("sessions"),
+        codex.join("history.jsonl"),
+        home.join(".gemini/tmp"),
+        home.join(".bash_history"),
+        home.join(".zsh_history"),
+        data.join("fish/fish_history"),
+    ];
+    if let Some(h) = abs("HISTFILE") {
+        if !out.contains(&h) {
+            out.push(h);
+        }
+    }
+    out
+}
+
+/// One file to scan: its path and whether the path itself may be a
+/// symlink (named by the user or a default place).
+struct Job {
+    path: PathBuf,
+    follow: bool,
+}
+
+/// Walk `root` (a directory) without following symlinks, in name order;
+/// regular files become jobs. Unreadable directories are warned about.
+fn walk(root: &Path, jobs: &mut Vec<Job>) {
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            Err(e) => {
+                crate::warn!(
+                    "audit: cannot read the directory {}: {}",
+                    dir.display(),
+                    crate::process::io_kind(&e)
+                );
+                continue;
+            }
+        };
+        let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| Some((e.file_name(), e.file_type().ok()?)))
+            .collect();
+        entries.sort_by(|a, b| {
+            use std::os::unix::ffi::OsStrExt;
+            a.0.as_bytes().cmp(b.0.as_bytes())
+        });
+        let mut subdirs = Vec::new();
+        for (name, ft) in entries {
+            let p = dir.join(&name);
+            if ft.is_symlink() {
+                crate::info!("audit: not following the symlink {}", p.display());
+            } else if ft.is_dir() {
+                subdirs.push(p);
+            } else if ft.is_file() {
+                jobs.push(Job {
+                    path: p,
+                    follow: false,
+                });
+            }
+        }
+        // Depth first, in name order.
+        stack.extend(subdirs.into_iter().rev());
+    }
+}
+
+/// The jobs of the paths given (or the default places).
+fn jobs_for(paths: &[PathBuf], defaults: bool) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for p in paths {
+        match std::fs::metadata(p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if defaults {
+                    crate::info!("audit: {} does not exist; skipped", p.display());
+                } else {
+                    crate::warn!("audit: {} does not exist; skipped", p.display());
+                }
+            }
+            Err(e) => crate::warn!(
+                "audit: cannot read {}: {}; skipped",
+                p.display(),
+                crate::process::io_kind(&e)
+            ),
+            Ok(md) if md.is_dir() => walk(p, &mut jobs),
+            Ok(md) if md.is_file() => jobs.push(Job {
+                path: p.clone(),
+                follow: true,
+            }),
+            Ok(_) => crate::warn!("audit: {} is not a regular file; skipped", p.display()),
+        }
+    }
+    jobs
+}
+
+/// Scan every job on up to `threads` threads; results in job order.
+fn scan_all(
+    jobs: &[Job],
+    finder: &crate::audit::Finder,
+    threads: usize,
+) -> Vec<Result<Scan, ScanError>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Scan, ScanError>>>> =
+        Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let work = || loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        let Some(job) = jobs.get(i) else {
+            return;
+        };
+        let r = crate::audit::scan_file(&job.path, job.follow, finder);
+        results.lock().unwrap_or_else(|p| p.into_inner())[i] = Some(r);
+    };
+    let threads = threads.clamp(1, jobs.len().max(1));
+    if threads == 1 {
+        work();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(work);
+            }
+        });
+    }
+    results
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .map(|r| r.expect("every job ran"))
+        .collect()
+}
+
+/// The sensitive values to look for: the session as `env` assembles it
+/// (the trust gate as `--require-trust` says), or with `--all-stores` the
+/// union of the ungated session and the user/system stores alone.
+fn sensitive_values(a: &AuditArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
+    let base = crate::core::process_env();
+    let mut opts = super::session::scope_options(&a.scope)?;
+    let mut runs = Vec::new();
+    if a.all_stores {
+        runs.push(opts.clone());
+        if !opts.global {
+            let mut g = opts.clone();
+            g.global = true;
+            runs.push(g);
+        }
+    } else {
+        super::trust::gate(a.scope.require_trust, &mut opts, &base);
+        runs.push(opts);
+    }
+    let mut all: Vec<(String, Vec<u8>)> = Vec::new();
+    for o in runs {
+        let prepared = super::session::prepare_traced(&o, &base)?;
+        let session = super::session::assemble_shown(prepared, base.clone());
+        for pair in session.sensitive_values() {
+            if !all.contains(&pair) {
+                all.push(pair);
+            }
+        }
+    }
+    Ok(all)
+}
+
+pub fn run(a: AuditArgs) -> Exit {
+    let values = sensitive_values(&a)?;
+    let masker = Masker::new(values.iter().cloned());
+    let names: std::collections::BTreeSet<&str> =
+        masker.needles().iter().map(|n| n.name.as_str()).collect();
+    let defaults = a.paths.is_empty();
+    let paths = if defaults {
+        default_paths(&crate::core::process_env())
+    } else {
+        a.paths.clone()
+    };
+    if masker.is_empty() {
+        crate::warn!(
+            "audit: the stores hold no sensitive value of at least {} bytes; nothing to look for",
+            crate::mask::MIN_LEN
+        );
+    }
+    let jobs = jobs_for(&paths, defaults);
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    let finder = crate::audit::Finder::new(&masker);
+    let scans = scan_all(&jobs, &finder, threads);
+
+    let mut report = Report::default();
+    for (job, r) in jobs.iter().zip(scans) {
+        match r {
+            Ok(scan) => {
+                report.files += 1;
+                report.bytes += scan.bytes;
+                if !scan.findings.is_empty() {
+                    report.files_found += 1;
+                }
+                for f in &scan.findings {
+                    let n = &masker.needles()[f.needle];
+                    report.findings.push(Line {
+                        file: job.path.clone(),
+                        line: f.line,
+                        name: n.name.clone(),
+                        form: n.form.as_str(),
+                    });
+                }
+                if a.fix && !scan.findings.is_empty() {
+                    let outcome = if scan.changed {
+                        Err(FixRefused::Changed)
+                    } else {
+                        crate::audit::fix_file(&job.path, &finder, &scan.stamp)
+                    };
+                    report.fixes.push((job.path.clone(), outcome));
+                }
+            }
+            Err(e) => {
+                crate::warn!("audit: cannot read {}: {e}; skipped", job.path.display());
+                report.unreadable += 1;
+            }
+        }
+    }
+    let found_names: std::collections::BTreeSet<String> =
+        report.findings.iter().map(|l| l.name.clone()).collect();
+    let text = match a.format {
+        TextOrJson::Text => report.text(names.len(), masker.needles().len(), &found_names),
+        TextOrJson::Json => report.json(names.len(), masker.needles().len(), &found_names),
+    };
+    super::write_stdout(text.as_bytes())?;
+    Ok(if report.findings.is_empty() { 0 } else { 1 })
+}
+
+/// One finding, as printed.
+struct Line {
+    file: PathBuf,
+    line: u64,
+    name: String,
+    form: &'static str,
+}
+
+#[derive(Default)]
+struct Report {
+    findings: Vec<Line>,
+    fixes: Vec<(PathBuf, Result<Fixed, FixRefused>)>,
+    files: u64,
+    files_found: u64,
+    unreadable: u64,
+    bytes: u64,
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+const ROTATE: &str =
+    "a value found in a transcript was sent to the model provider (and anywhere the \
+     transcript was synced): rotate it; --fix does not un-send it";
+
+impl Report {
+    fn text(
+        &self,
+        values: usize,
+        needles: usize,
+        found: &std::collections::BTreeSet<String>,
+    ) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        for l in &self.findings {
+            let _ = writeln!(
+                s,
+                "{}:{}: {} ({})",
+                l.file.display(),
+                l.line,
+                l.name,
+                l.form
+            );
+        }
+        for (p, r) in &self.fixes {
+            match r {
+                Ok(f) if f.left == 0 => {
+                    let _ = writeln!(
+                        s,
+                        "fixed {}: {} replaced",
+                        p.display(),
+                        plural(f.replaced, "occurrence", "occurrences")
+                    );
+                }
+                Ok(f) => {
+                    let _ = writeln!(
+                        s,
+                        "fixed {}: {} replaced, {} left (not inside one JSON string; edit by hand)",
+                        p.display(),
+                        plural(f.replaced, "occurrence", "occurrences"),
+                        f.left
+                    );
+                }
+                Err(why) => {
+                    let _ = writeln!(s, "not fixed {}: {why}; left untouched", p.display());
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "audit: {} of {} in {} ({} scanned, {} MiB; {} in {})",
+            plural(self.findings.len() as u64, "occurrence", "occurrences"),
+            plural(found.len() as u64, "variable", "variables"),
+            plural(self.files_found, "file", "files"),
+            plural(self.files, "file", "files"),
+            self.bytes >> 20,
+            plural(values as u64, "sensitive value", "sensitive values"),
+            plural(needles as u64, "form", "forms"),
+        );
+        if !found.is_empty() {
+            let names: Vec<&str> = found.iter().map(String::as_str).collect();
+            let _ = writeln!(s, "audit: {ROTATE}: {}", names.join(", "));
+        }
+        s
+    }
+
+    fn json(
+        &self,
+        values: usize,
+        needles: usize,
+        found: &std::collections::BTreeSet<String>,
+    ) -> String {
+        use serde_json::json;
+        let findings: Vec<serde_json::Value> = self
+            .findings
+            .iter()
+            .map(|l| {
+                json!({
+                    "file": l.file.to_string_lossy(),
+                    "line": l.line,
+                    "name": l.name,
+                    "form": l.form,
+                })
+            })
+            .collect();
+        let fixes: Vec<serde_json::Value> = self
+            .fixes
+            .iter()
+            .map(|(p, r)| match r {
+                Ok(f) => json!({
+                    "file": p.to_string_lossy(),
+                    "fixed": true,
+                    "replaced": f.replaced,
+                    "left": f.left,
+                }),
+                Err(why) => json!({
+                    "file": p.to_string_lossy(),
+                    "fixed": false,
+                    "why": why.to_string(),
+                }),
+            })
+            .collect();
+        let mut v = json!({
+            "findings": findings,
+            "summary": {
+                "occurrences": self.findings.len(),
+                "variables": found.iter().collect::<Vec<_>>(),
+                "files_with_findings": self.files_found,
+                "files_scanned": self.files,
+                "files_unreadable": self.unreadable,
+                "bytes_scanned": self.bytes,
+                "sensitive_values": values,
+                "forms": needles,
+            },
+        });
+        if !fixes.is_empty() {
+            v["fixes"] = json!(fixes);
+        }
+        if !found.is_empty() {
+            v["rotate"] = json!(ROTATE);
+        }
+        let mut s = serde_json::to_string_pretty(&v).expect("JSON of strings and numbers");
+        s.push('\n');
+        s
+    }
+}

@@ -1,0 +1,450 @@
+//! `agentenv set NAME [--user | --project DIR] [--file FILE]` (SPEC §14.4):
+//! a value typed at the controlling terminal, never echoed, written into a
+//! store's plain file. Without a terminal it refuses: an agent cannot hand
+//! a value over through its context.
+
+use super::{Exit, Failure};
+use crate::session::storefile;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+const AFTER_HELP: &str = "\
+The value is read from the terminal (/dev/tty) with echo off, twice; never
+from an argument, stdin or the environment. Without a terminal (an agent's
+shell tool, a pipe, CI) set refuses and writes nothing. Ctrl-C cancels.
+
+Writes NAME='value' into the store file (0600, temp file + rename): an
+existing NAME=... or export NAME=... is replaced in place, every other line
+kept; otherwise appended. Prints the name and the file only. A project store
+that was allowed and otherwise unchanged stays allowed.";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = super::examples::after(AFTER_HELP, super::examples::SET))]
+pub struct SetArgs {
+    /// The variable to set (a shell variable name).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Write into the user store's env file ($AGENTS_HOME, else ~/.agents).
+    #[arg(long = "user", conflicts_with = "project")]
+    pub user: bool,
+    /// Write into DIR/.agents/local.env (default: the nearest directory
+    /// upwards holding .agents, below $HOME, as `allow` finds it).
+    #[arg(long = "project", value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// The store file to write: env, pre.env, or (project stores only)
+    /// local.env, pre.local.env. Default: local.env in a project store,
+    /// env in the user store.
+    #[arg(long = "file", value_name = "FILE")]
+    pub file: Option<String>,
+}
+
+/// Longest value accepted from the terminal.
+const MAX_VALUE: usize = 64 * 1024;
+
+/// Which store and file `set` writes.
+struct Target {
+    store: PathBuf,
+    file: PathBuf,
+    project: bool,
+}
+
+fn target(a: &SetArgs) -> Result<Target, Failure> {
+    let base = crate::core::process_env();
+    let (store, mut project) = if a.user {
+        let s = crate::session::scope::user_store(None, &base)
+            .map_err(|e| Failure::runtime(format!("set: cannot find the user store: {e}")))?;
+        (s, false)
+    } else if let Some(dir) = &a.project {
+        let cwd = super::current_dir()?;
+        let dir = crate::session::paths::at(dir, &cwd).to_path_buf();
+        if !dir.is_dir() {
+            return Err(Failure::runtime(format!(
+                "set: {} is not a directory; nothing written",
+                dir.display()
+            )));
+        }
+        (super::trust::store_for(Some(&dir))?, true)
+    } else {
+        let cwd = super::current_dir()?;
+        let home = crate::core::get(&base, "HOME").map(PathBuf::from);
+        match crate::trust::find_project_root(&cwd, home.as_deref()) {
+            Some(root) => (root.join(".agents"), true),
+            None => {
+                return Err(Failure::runtime(format!(
+                    "set: no project here: neither {} nor a directory above it (below $HOME) holds .agents; \
+                     name the store: agentenv set NAME --project DIR, or --user",
+                    cwd.display()
+                )))
+            }
+        }
+    };
+    if project {
+        // $HOME/.agents is the user store (the collapse rule): no local.env.
+        if let Ok(user) = crate::session::scope::user_store(None, &base) {
+            let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            if canon(&user) == canon(&store) {
+                project = false;
+            }
+        }
+    }
+    let name = match &a.file {
+        Some(f) => f.as_str(),
+        None if project => "local.env",
+        None => "env",
+    };
+    match name {
+        "env" | "pre.env" => {}
+        "local.env" | "pre.local.env" if project => {}
+        "local.env" | "pre.local.env" => {
+            return Err(Failure::usage(format!(
+                "set: --file {name} is read in project stores only; {} is the user store (use --file env)",
+                store.display()
+            )))
+        }
+        other => {
+            return Err(Failure::usage(format!(
+                "set: --file must be one of env, pre.env, local.env, pre.local.env (got {})",
+                crate::render::py_repr(other)
+            )))
+        }
+    }
+    Ok(Target {
+        file: store.join(name),
+        store,
+        project,
+    })
+}
+
+/// The store file's current bytes (empty when it does not exist).
+fn read_store_file(file: &Path) -> Result<Vec<u8>, Failure> {
+    match crate::fsutil::read_input(file, 16 << 20) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(Failure::runtime(format!(
+            "set: cannot read {}: {}",
+            file.display(),
+            crate::process::io_kind(&e)
+        ))),
+    }
+}
+
+fn edit_failure(file: &Path, name: &str, e: storefile::EditError) -> Failure {
+    match e {
+        storefile::EditError::Nul => Failure::runtime(format!("set: {name}: {e}; nothing written")),
+        e => Failure::runtime(format!(
+            "set: cannot set {name} in {}: {e}; edit the file by hand, or choose another store file with --file",
+            file.display()
+        )),
+    }
+}
+
+pub fn run(a: SetArgs) -> Exit {
+    let name = a.name.as_str();
+    if !crate::compat::ident::is_name(name.as_bytes()) {
+        return Err(Failure::usage(format!(
+            "set: {} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
+            crate::render::py_repr(name)
+        )));
+    }
+    if crate::session::native::bash_special(name.as_bytes()) {
+        return Err(Failure::usage(format!(
+            "set: {name} means something to bash itself; a store's plain file cannot carry it as a secret"
+        )));
+    }
+    let t = target(&a)?;
+    // Refuse a file the edit cannot follow before asking for anything.
+    let before = read_store_file(&t.file)?;
+    storefile::set_assignment(&before, name, b"x").map_err(|e| edit_failure(&t.file, name, e))?;
+
+    let mut value = read_value_twice(name)?;
+    let result = write_value(&t, name, &value);
+    value.fill(0);
+    result?;
+    super::say(format_args!("set {name} in {}", t.file.display()));
+    Ok(0)
+}
+
+fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
+    if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+        return Err(Failure::runtime(format!(
+            "set: the value typed for {name} holds a control character (an arrow key, or a pasted escape sequence?); nothing written"
+        )));
+    }
+    // Trust as it is now: a store allowed and unchanged stays allowed.
+    let trust_state = if t.project && t.store.is_dir() {
+        let env = crate::core::process_env();
+        let bounds = crate::trust::Bounds::from_env(&env);
+        crate::trust::state_dir(&env)
+            .and_then(|s| crate::trust::check(&s, &t.store, bounds).map(|(st, _)| (s, st)))
+            .ok()
+    } else {
+        None
+    };
+    let before = read_store_file(&t.file)?;
+    let mut after = storefile::set_assignment(&before, name, value)
+        .map_err(|e| edit_failure(&t.file, name, e))?;
+    let written =
+        crate::fsutil::write_atomic(&t.file, &after, crate::fsutil::Mode::Exactly(0o600), true);
+    after.fill(0);
+    written.map_err(|e| {
+        Failure::runtime(format!(
+            "set: cannot write {}: {}; nothing written",
+            t.file.display(),
+            crate::process::io_kind(&e)
+        ))
+    })?;
+    match trust_state {
+        Some((state, crate::trust::TrustState::Allowed)) => {
+            let bounds = crate::trust::Bounds::from_env(&crate::core::process_env());
+            crate::trust::allow(&state, &t.store, bounds).map_err(|e| {
+                Failure::runtime(format!(
+                    "set: wrote {} but could not keep {} allowed: {e}; run agentenv allow",
+                    t.file.display(),
+                    t.store.display()
+                ))
+            })?;
+        }
+        Some((_, st)) => {
+            crate::warn!(
+                "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
+                t.store.display(),
+                st.as_str()
+            );
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+/// The controlling terminal, or the refusal every non-interactive caller
+/// (an agent's shell tool, a pipe, CI) gets.
+fn open_tty() -> Result<File, Failure> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = || {
+        Failure::runtime(
+            "set: no terminal to read the value from (the value is never taken from arguments, stdin or the environment); \
+             run 'agentenv set NAME' yourself in a terminal (an agent cannot pass a value through its context); nothing written",
+        )
+    };
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags((rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC).bits() as i32)
+        .open("/dev/tty")
+        .map_err(|_| refuse())?;
+    if !rustix::termios::isatty(&f) {
+        return Err(refuse());
+    }
+    Ok(f)
+}
+
+fn read_value_twice(name: &str) -> Result<Vec<u8>, Failure> {
+    let tty = open_tty()?;
+    let mut reader = TtyReader::new(&tty)?;
+    let mut first = reader.read_hidden(&format!("Value for {name}: "))?;
+    let mut second = reader.read_hidden(&format!("Again, to confirm {name}: "))?;
+    drop(reader);
+    let same = first == second;
+    second.fill(0);
+    if !same {
+        first.fill(0);
+        return Err(Failure::runtime(format!(
+            "set: the two values typed for {name} differ; nothing written"
+        )));
+    }
+    if first.is_empty() {
+        return Err(Failure::runtime(format!(
+            "set: no value typed for {name}; nothing written"
+        )));
+    }
+    Ok(first)
+}
+
+/// The terminal in no-echo, byte-at-a-time mode while it lives; the saved
+/// settings come back on drop (every return, a panic, and Ctrl-C, which
+/// arrives as a byte because signals from the keyboard are off too).
+struct TtyReader<'a> {
+    tty: &'a File,
+    saved: rustix::termios::Termios,
+    pending: Vec<u8>,
+}
+
+/// The keys the reader honours, from the terminal's own settings.
+struct Keys {
+    erase: u8,
+    kill: u8,
+    werase: u8,
+    intr: u8,
+    quit: u8,
+    eof: u8,
+}
+
+impl<'a> TtyReader<'a> {
+    fn new(tty: &'a File) -> Result<Self, Failure> {
+        use rustix::termios::{
+            tcgetattr, tcsetattr, LocalModes, OptionalActions, SpecialCodeIndex,
+        };
+        let fail = |e: rustix::io::Errno| {
+            Failure::runtime(format!(
+                "set: cannot set up the terminal: {}",
+                crate::process::io_kind(&e.into())
+            ))
+        };
+        let saved = tcgetattr(tty).map_err(fail)?;
+        let mut quiet = saved.clone();
+        quiet.local_modes.remove(
+            LocalModes::ECHO
+                | LocalModes::ECHONL
+                | LocalModes::ICANON
+                | LocalModes::ISIG
+                | LocalModes::IEXTEN,
+        );
+        quiet.special_codes[SpecialCodeIndex::VMIN] = 1;
+        quiet.special_codes[SpecialCodeIndex::VTIME] = 0;
+        restore_on_signal(tty, &saved)?;
+        tcsetattr(tty, OptionalActions::Flush, &quiet).map_err(fail)?;
+        Ok(TtyReader {
+            tty,
+            saved,
+            pending: Vec::new(),
+        })
+    }
+
+    fn keys(&self) -> Keys {
+        use rustix::termios::SpecialCodeIndex as I;
+        let c = &self.saved.special_codes;
+        let or = |v: u8, d: u8| if v == 0 { d } else { v };
+        Keys {
+            erase: or(c[I::VERASE], 0x7f),
+            kill: or(c[I::VKILL], 0x15),
+            werase: or(c[I::VWERASE], 0x17),
+            intr: or(c[I::VINTR], 0x03),
+            quit: or(c[I::VQUIT], 0x1c),
+            eof: or(c[I::VEOF], 0x04),
+        }
+    }
+
+    /// Print `prompt`, read one line without echo; Ctrl-C (or Ctrl-D on an
+    /// empty line) cancels with exit 130.
+    fn read_hidden(&mut self, prompt: &str) -> Result<Vec<u8>, Failure> {
+        let k = self.keys();
+        let mut tty = self.tty;
+        let _ = tty.write_all(prompt.as_bytes());
+        let _ = tty.flush();
+        let mut line: Vec<u8> = Vec::new();
+        let cancelled = || Failure {
+            code: 130,
+            message: "set: cancelled; nothing written".into(),
+        };
+        loop {
+            if self.pending.is_empty() {
+                let mut buf = [0u8; 512];
+                let n = match tty.read(&mut buf) {
+                    Ok(0) => {
+                        line.fill(0);
+                        return Err(cancelled());
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        line.fill(0);
+                        return Err(Failure::runtime(format!(
+                            "set: cannot read the terminal: {}",
+                            crate::process::io_kind(&e)
+                        )));
+                    }
+                };
+                self.pending.extend_from_slice(&buf[..n]);
+                buf.fill(0);
+            }
+            let b = self.pending.remove(0);
+            match b {
+                b'\r' | b'\n' => {
+                    if b == b'\r' && self.pending.first() == Some(&b'\n') {
+                        self.pending.remove(0);
+                    }
+                    let _ = tty.write_all(b"\r\n");
+                    return Ok(line);
+                }
+                b if b == k.intr || b == k.quit || (b == k.eof && line.is_empty()) => {
+                    let _ = tty.write_all(b"\r\n");
+                    line.fill(0);
+                    self.pending.fill(0);
+                    return Err(cancelled());
+                }
+                b if b == k.eof => {}
+                b if b == k.erase || b == 0x08 => {
+                    // One character: a UTF-8 lead byte and its continuations.
+                    while let Some(c) = line.pop() {
+                        if c & 0xc0 != 0x80 {
+                            break;
+                        }
+                    }
+                }
+                b if b == k.kill => {
+                    line.fill(0);
+                    line.clear();
+                }
+                b if b == k.werase => {
+                    while line.last().is_some_and(|c| *c == b' ') {
+                        line.pop();
+                    }
+                    while line.last().is_some_and(|c| *c != b' ') {
+                        line.pop();
+                    }
+                }
+                0x1a => {} // Ctrl-Z: no suspending with the terminal quiet
+                b => {
+                    if line.len() >= MAX_VALUE {
+                        line.fill(0);
+                        return Err(Failure::runtime(format!(
+                            "set: the value is longer than {} KiB; nothing written",
+                            MAX_VALUE / 1024
+                        )));
+                    }
+                    line.push(b);
+                }
+            }
+        }
+    }
+}
+
+/// SIGTERM, SIGHUP (and SIGINT, SIGQUIT from elsewhere: the keyboard's
+/// arrive as bytes) while the terminal is quiet: put its settings back,
+/// then end as the signal would have (128 + N). Nothing was written yet
+/// at the prompt; after it, the write is a temp file + rename, so an end
+/// half-way leaves the store file as it was.
+fn restore_on_signal(tty: &File, saved: &rustix::termios::Termios) -> Result<(), Failure> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let fail = |e: std::io::Error| {
+        Failure::runtime(format!(
+            "set: cannot set up the terminal: {}",
+            crate::process::io_kind(&e)
+        ))
+    };
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGHUP, SIGINT, SIGQUIT, SIGTERM]).map_err(fail)?;
+    let fd = tty.try_clone().map_err(fail)?;
+    let saved = saved.clone();
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            let _ = rustix::termios::tcsetattr(&fd, rustix::termios::OptionalActions::Now, &saved);
+            let _ = (&fd).write_all(b"\r\n");
+            crate::error!("set: ended by a signal; nothing written");
+            std::process::exit(128 + sig);
+        }
+    });
+    Ok(())
+}
+
+impl Drop for TtyReader<'_> {
+    fn drop(&mut self) {
+        self.pending.fill(0);
+        let _ = rustix::termios::tcsetattr(
+            self.tty,
+            rustix::termios::OptionalActions::Now,
+            &self.saved,
+        );
+    }
+}
