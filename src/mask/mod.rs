@@ -33,6 +33,10 @@ use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
 
 /// Needles per automaton (see `Masker::new`).
 const SHARD: usize = 64;
+/// At most this many automata; more needles share one.
+const MAX_SHARDS: usize = 4;
+/// One automaton over more needles is a DFA up to this many needle bytes.
+const DFA_MAX_BYTES: usize = 64 * 1024;
 
 /// The leftmost-longest matches over every shard: each shard's next match
 /// from `pos` is kept; the one starting first (the longest on a tie) is
@@ -159,8 +163,17 @@ impl Masker {
         // crate's SIMD prefilter (Teddy, at most 128 patterns, fast up to
         // about 64) and is a DFA; a search runs them side by side and
         // merges (see `Matches`).
+        // Past MAX_SHARDS shards, the passes cost more than they save: one
+        // automaton (a DFA while its table stays a few MiB).
+        let size = if needles.len() <= SHARD * MAX_SHARDS {
+            SHARD
+        } else {
+            needles.len()
+        };
+        let total: usize = needles.iter().map(|n| n.bytes.len()).sum();
+        let dfa = size == SHARD || total <= DFA_MAX_BYTES;
         let shards: Vec<(usize, AhoCorasick)> = needles
-            .chunks(SHARD)
+            .chunks(size.max(1))
             .enumerate()
             .map(|(i, group)| {
                 let build = |kind| {
@@ -169,10 +182,10 @@ impl Masker {
                         .kind(kind)
                         .build(group.iter().map(|n| &n.bytes))
                 };
-                let ac = build(Some(AhoCorasickKind::DFA))
+                let ac = build(dfa.then_some(AhoCorasickKind::DFA))
                     .or_else(|_| build(None))
                     .expect("needles are few and small enough for an automaton");
-                (i * SHARD, ac)
+                (i * size, ac)
             })
             .collect();
         let replacement = needles
