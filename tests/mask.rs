@@ -9,6 +9,7 @@ mod support;
 use agentenv::internals::mask::{forms, Form, MaskWriter, Masker};
 use proptest::prelude::*;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
@@ -154,6 +155,188 @@ let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
     }
 }
 
+/// Whether `form` of `v` is registered, or equals the value or one of
+/// its other forms (a form equal to an earlier one is listed once).
+fn registered(v: &[u8], want: &[u8]) -> bool {
+    want == v || forms(v).iter().any(|(_, b)| b == want)
+}
+
+/// Values for the spaced-hex test: lengths around od's 16-byte line and
+/// past the 80 bytes up to which every window is registered.
+fn od_values() -> Vec<Vec<u8>> {
+    let long = "k3y-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/";
+    let mut out: Vec<Vec<u8>> = [7, 12, 15, 16, 17, 31, 33, 48, 65, 80, 81]
+        .iter()
+        .map(|&n| long.as_bytes().iter().cycle().take(n).copied().collect())
+        .collect();
+    out.push("pässwörd-€-ünï-😀 \t\\'\"".as_bytes().to_vec());
+    out.push(b"\xc7\xce\xcf\xd0\xda\xfe\xef\xab\xcd\xba".to_vec());
+    out
+}
+
+fn hex_of(v: &[u8], upper: bool) -> String {
+    v.iter()
+        .map(|b| {
+            if upper {
+                format!("{b:02X}")
+            } else {
+                format!("{b:02x}")
+            }
+        })
+        .collect()
+}
+
+/// `od -An -tx1` of the value at each of od's 16 line offsets (and a
+/// suffix after it): after masking, the text with all whitespace removed
+/// (the agentloop scanner's rule) holds no hex of the value; and for a
+/// value of up to 80 bytes no line shows 4 of its bytes in a row (every
+/// piece of 4 or more bytes on a line is masked). The same in upper case
+/// (`tr a-f A-F`).
+#[test]
+fn od_spaced_hex_is_masked_at_every_offset() {
+    if support::which("od").is_none() {
+        support::skip("od_spaced_hex_is_masked_at_every_offset", "od not found");
+        return;
+    }
+    for v in od_values() {
+        let m = Masker::new([("V".to_string(), v.clone())]);
+        for offset in 0..16 {
+            let mut input = vec![b'!'; offset];
+            input.extend_from_slice(&v);
+            input.extend_from_slice(b"~~");
+            let lower = run_tool("od", &["-An", "-tx1", "-v"], &input).unwrap();
+            for upper in [false, true] {
+                let od = if upper {
+                    lower.to_ascii_uppercase()
+                } else {
+                    lower.clone()
+                };
+                let what = format!(
+                    "{:?} at offset {offset} (upper: {upper})",
+                    String::from_utf8_lossy(&v)
+                );
+                let out = String::from_utf8(m.mask(&od)).unwrap();
+                assert!(out.contains("[REDACTED:V]"), "{what}: {out}");
+                let squeezed: String = out.split_whitespace().collect();
+                assert!(!squeezed.contains(&hex_of(&v, upper)), "{what}:\n{out}");
+                assert!(
+                    !squeezed.to_ascii_lowercase().contains(&hex_of(&v, false)),
+                    "{what}:\n{out}"
+                );
+                if v.len() <= 80 {
+                    for line in out.lines() {
+                        for w in v.windows(4) {
+                            let sp: Vec<String> = w.iter().map(|b| hex_of(&[*b], upper)).collect();
+                            assert!(!line.contains(&sp.join(" ")), "{what}: {line}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Python's `repr` of each value (as `repr(os.environ)` prints it, bytes
+/// that are not UTF-8 through `surrogateescape`) is a form, and masking
+/// the repr leaves only the quotes.
+#[test]
+fn python_repr_is_a_form() {
+    if support::which("python3").is_none() {
+        support::skip("python_repr_is_a_form", "python3 not found");
+        return;
+    }
+    let script = r#"
+import os, sys
+for k in sorted(k for k in os.environ if k.startswith("RV_")):
+    print(k, repr(os.environ[k]))
+"#;
+    let mut vals: Vec<Vec<u8>> = VALUES.iter().map(|v| v.as_bytes().to_vec()).collect();
+    vals.extend([
+        b"it's only single".to_vec(),
+        b"both ' and \" quotes".to_vec(),
+        b"ctl \x01\x1b\x7f\r\t and bad \xff\xfe utf8".to_vec(),
+        "nbsp\u{a0} soft\u{ad} zwsp\u{200b} bom\u{feff} \u{e000} \u{1f600}"
+            .as_bytes()
+            .to_vec(),
+        b"line one\nline two".to_vec(),
+    ]);
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", script])
+        .env("PYTHONIOENCODING", "utf-8:surrogateescape");
+    for (i, v) in vals.iter().enumerate() {
+        cmd.env(format!("RV_{i:02}"), std::ffi::OsStr::from_bytes(v));
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').collect();
+    for (i, v) in vals.iter().enumerate() {
+        if v.len() < 4 {
+            continue;
+        }
+        let line = lines[i];
+        let repr = &line[6..];
+        let inner = &repr[1..repr.len() - 1];
+        assert!(
+            registered(v, inner),
+            "repr of {:?}: {}",
+            String::from_utf8_lossy(v),
+            String::from_utf8_lossy(repr)
+        );
+        let m = Masker::new([("V".to_string(), v.clone())]);
+        let masked = m.mask(repr);
+        assert_eq!(
+            masked.len(),
+            "[REDACTED:V]".len() + 2,
+            "{}",
+            String::from_utf8_lossy(&masked)
+        );
+    }
+}
+
+/// Bash's `set` prints a value holding a control character (or a byte
+/// not printable in the locale) as `$'…'`: in the C and the UTF-8
+/// locale, the text between the quotes is a form.
+#[test]
+fn bash_set_ansi_c_is_a_form() {
+    if support::which("bash").is_none() {
+        support::skip("bash_set_ansi_c_is_a_form", "bash not found");
+        return;
+    }
+    let vals: Vec<Vec<u8>> = vec![
+        b"tab\there 'q' \\ back".to_vec(),
+        b"bell\x07 bs\x08 esc\x1b ff\x0c vt\x0b del\x7f ctl\x01\x1f".to_vec(),
+        b"multi\nline\r\nvalue".to_vec(),
+        "ünï\tcødé 😀".as_bytes().to_vec(),
+        b"bad \xff\xfe utf8".to_vec(),
+        "only ünïcødé".as_bytes().to_vec(),
+    ];
+    for locale in ["C", "C.UTF-8"] {
+        for v in &vals {
+            let out = Command::new("bash")
+                .args(["-c", "set | grep -a '^BV='"])
+                .env("LC_ALL", locale)
+                .env("BV", std::ffi::OsStr::from_bytes(v))
+                .output()
+                .unwrap();
+            let line = out.stdout.strip_suffix(b"\n").unwrap_or(&out.stdout);
+            let what = format!(
+                "{locale} {:?}: {}",
+                String::from_utf8_lossy(v),
+                String::from_utf8_lossy(line)
+            );
+            if !line.starts_with(b"BV=$'") {
+                // Not ansi-c quoted (the locale prints it as is or '…').
+                assert!(!v.iter().any(|&b| b < 0x20), "{what}");
+                continue;
+            }
+            let inner = &line[5..line.len() - 1];
+            assert!(registered(v, inner), "{what}");
+            let m = Masker::new([("V".to_string(), v.clone())]);
+            assert_eq!(m.mask(line), b"BV=$'[REDACTED:V]'", "{what}");
+        }
+    }
+}
+
 #[test]
 fn every_form_of_every_value_is_masked_and_named() {
     let pairs: Vec<(String, Vec<u8>)> = VALUES
@@ -168,9 +351,16 @@ fn every_form_of_every_value_is_masked_and_named() {
             line.extend_from_slice(&bytes);
             line.extend_from_slice(b">>\n");
             let out = m.mask(&line);
+            // A form two values share (the spaced hex of a common
+            // prefix) is named by the first name in byte order.
+            let owner = pairs
+                .iter()
+                .find(|(_, w)| forms(w).iter().any(|(_, b)| *b == bytes))
+                .map(|(n, _)| n)
+                .unwrap();
             assert_eq!(
                 out,
-                format!("<<[REDACTED:{name}]>>\n").into_bytes(),
+                format!("<<[REDACTED:{owner}]>>\n").into_bytes(),
                 "{name} {form}"
             );
         }

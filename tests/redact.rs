@@ -267,6 +267,98 @@ fn node_json_stringify_is_masked() {
     assert_clean(r.stderr.as_bytes(), "stderr");
 }
 
+/// `od -An -tx1` of each secret at each of od's 16 line offsets, in
+/// lower and upper case: with the output's whitespace removed (the
+/// agentloop scanner's rule) no secret's hex is left, and no form.
+#[test]
+fn od_spaced_hex_at_every_line_offset_is_masked() {
+    if !have("od") {
+        return;
+    }
+    let t = store();
+    let r = redact(
+        &t,
+        r#"for n in GH_TOKEN PASS_UNI SQ CERT PROJ_SECRET; do
+             eval "v=\$$n"; p=""
+             while [ ${#p} -lt 16 ]; do
+               printf '%s%s~' "$p" "$v" | od -An -tx1
+               printf '%s%s~' "$p" "$v" | od -An -tx1 | tr a-f A-F
+               p="$p!"
+             done
+           done"#,
+    )
+    .run();
+    assert_clean(&r.stdout_bytes, "stdout");
+    let squeezed: Vec<u8> = r
+        .stdout_bytes
+        .iter()
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    for (k, v) in SECRETS {
+        for digits in ["0123456789abcdef", "0123456789ABCDEF"] {
+            let d = digits.as_bytes();
+            let hex: Vec<u8> = v
+                .bytes()
+                .flat_map(|b| [d[usize::from(b >> 4)], d[usize::from(b & 15)]])
+                .collect();
+            assert!(
+                !squeezed.windows(hex.len()).any(|w| w == hex.as_slice()),
+                "the hex of {k} is readable with whitespace removed"
+            );
+        }
+        assert!(r.stdout.contains(&format!("[REDACTED:{k}]")), "{k}");
+    }
+}
+
+/// `print(os.environ)` (each value's `repr`) and bash's `set` and
+/// `declare -p` (the multi-line value as `$'…'`) are masked.
+#[test]
+fn python_repr_and_bash_set_are_masked() {
+    let t = store();
+    if have("python3") {
+        let r = t
+            .agentenv([
+                "exec",
+                "--redact",
+                "--",
+                "python3",
+                "-c",
+                "import os; print(os.environ); print(repr(dict(os.environ)))",
+            ])
+            .run();
+        assert_clean(&r.stdout_bytes, "python stdout");
+        for (k, _) in SECRETS {
+            assert!(r.stdout.contains(&format!("[REDACTED:{k}]")), "{k}");
+        }
+        assert!(
+            r.stdout.contains("'CERT': '[REDACTED:CERT]'"),
+            "{}",
+            r.stdout
+        );
+        assert!(r.stdout.contains("'SQ': \"[REDACTED:SQ]\""), "{}", r.stdout);
+    }
+    if have("bash") {
+        let r = t
+            .agentenv([
+                "exec",
+                "--redact",
+                "--",
+                "bash",
+                "-c",
+                "set; declare -p CERT GH_TOKEN",
+            ])
+            .run();
+        assert_clean(&r.stdout_bytes, "bash stdout");
+        assert!(r.stdout.contains("CERT=$'[REDACTED:CERT]'"), "{}", r.stdout);
+        assert!(
+            r.stdout.contains("declare -x CERT=$'[REDACTED:CERT]'"),
+            "{}",
+            r.stdout
+        );
+    }
+}
+
 /// 1 MiB of random bytes (invalid UTF-8 throughout).
 fn random_file(t: &Tree) -> std::path::PathBuf {
     let mut rng = support::Rng(23);

@@ -53,11 +53,35 @@ pub enum Form {
     /// The export format's single-quoted form (between the outer quotes:
     /// `'` written as `'\''`, CR as `'"$(printf '\r')"'`).
     ShellSingleQuoted,
+    /// Hex with a space between bytes, lower case, as `od -An -tx1` (and
+    /// `hexdump -C` within one half-line) print it, 16 bytes a line: the
+    /// value when it fits in a line, each 16-byte window of it (a full
+    /// line, wherever in od's line the value starts; see [`OD_LINE`]),
+    /// and its first and last 4 to 15 bytes (the pieces on the first and
+    /// last line it spans).
+    HexSpaced,
+    /// [`Form::HexSpaced`] in upper case.
+    HexSpacedUpper,
+    /// Python's `repr` of the string (between the quotes), as
+    /// `repr(os.environ)` prints each value: `\\`, `\n` `\r` `\t`,
+    /// other control characters and non-printable characters as `\xhh`,
+    /// `\uXXXX`, `\UXXXXXXXX`, bytes that are not UTF-8 as `\udcXX`
+    /// (`surrogateescape`), and `'` as `\'` unless Python picks `"`
+    /// quotes (the value holds `'` and no `"`).
+    PythonRepr,
+    /// Bash's `$'…'` quoting (between the quotes), as `set` and
+    /// `declare -p` print a value holding a control character or a byte
+    /// that is not printable: `\a \b \E \f \n \r \t \v \\ \'`,
+    /// other bytes as `\ooo`; in a UTF-8 locale printable non-ASCII
+    /// characters are kept, in the C locale every byte over 0x7f is
+    /// `\ooo` (both spellings, where they differ).
+    BashAnsiC,
 }
 
 impl Form {
     /// A short stable name (`raw`, `line`, `base64`, `base64url`, `hex`,
-    /// `HEX`, `percent`, `json`, `json-ascii`, `json-utf8`, `shell`).
+    /// `HEX`, `percent`, `json`, `json-ascii`, `json-utf8`, `shell`,
+    /// `hex-spaced`, `HEX-spaced`, `repr`, `ansi-c`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Form::Raw => "raw",
@@ -71,6 +95,10 @@ impl Form {
             Form::JsonDumpsAscii => "json-ascii",
             Form::JsonDumps => "json-utf8",
             Form::ShellSingleQuoted => "shell",
+            Form::HexSpaced => "hex-spaced",
+            Form::HexSpacedUpper => "HEX-spaced",
+            Form::PythonRepr => "repr",
+            Form::BashAnsiC => "ansi-c",
         }
     }
 }
@@ -173,6 +201,167 @@ fn encodings(v: &[u8]) -> Vec<(Form, Vec<u8>)> {
     out.push((Form::JsonDumpsAscii, json(v, Json::DumpsAscii)));
     out.push((Form::JsonDumps, json(v, Json::Dumps)));
     out.push((Form::ShellSingleQuoted, shell(v)));
+    out.push((Form::PythonRepr, py_repr(v)));
+    let control = v.iter().any(|&b| b < 0x20 || b == 0x7f);
+    if control || v.utf8_chunks().any(|c| !c.invalid().is_empty()) {
+        out.push((Form::BashAnsiC, ansi_c(v, true)));
+    }
+    if control || !v.is_ascii() {
+        out.push((Form::BashAnsiC, ansi_c(v, false)));
+    }
+    od(&mut out, v, Form::HexSpaced, b"0123456789abcdef");
+    od(&mut out, v, Form::HexSpacedUpper, b"0123456789ABCDEF");
+    out
+}
+
+/// Bytes per line of `od -tx1` and `hexdump -C`.
+pub const OD_LINE: usize = 16;
+
+/// A unit (the value or one of its lines) of up to this many bytes has
+/// every 16-byte window registered as a spaced-hex line; a longer one
+/// only its first and last [`OD_LINE`] windows (the first and the last
+/// full line wherever the value starts in od's line), which bounds the
+/// needles per unit and case to 24 pieces and 32 windows.
+pub const OD_ALL_WINDOWS_UP_TO: usize = 80;
+
+/// The spaced-hex forms of `v` (see [`Form::HexSpaced`]). A value
+/// starting at offset `o` of od's 16-byte line fills the rest of that
+/// line with its first `16 - o` bytes, then whole lines (16-byte windows
+/// starting at `16 - o + 16k`), then a last piece of at most 15 bytes; so
+/// over all offsets: every prefix and suffix shorter than a line, and
+/// every window. Pieces under [`MIN_LEN`] bytes are not registered.
+fn od(out: &mut Vec<(Form, Vec<u8>)>, v: &[u8], form: Form, digits: &[u8; 16]) {
+    let n = v.len();
+    if n <= OD_LINE {
+        out.push((form, spaced(v, digits)));
+    }
+    for k in MIN_LEN..OD_LINE.min(n) {
+        out.push((form, spaced(&v[..k], digits)));
+        out.push((form, spaced(&v[n - k..], digits)));
+    }
+    if n > OD_LINE {
+        let starts = n - OD_LINE + 1;
+        for j in 0..starts {
+            if n <= OD_ALL_WINDOWS_UP_TO || j < OD_LINE || j + OD_LINE >= starts {
+                out.push((form, spaced(&v[j..j + OD_LINE], digits)));
+            }
+        }
+    }
+}
+
+/// Hex with one space between bytes.
+fn spaced(v: &[u8], digits: &[u8; 16]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 3);
+    for (i, &b) in v.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        out.push(digits[usize::from(b >> 4)]);
+        out.push(digits[usize::from(b & 15)]);
+    }
+    out
+}
+
+/// Whether Python's `str.isprintable` holds for a non-ASCII character:
+/// an approximation that knows the Latin-1 controls, the spaces and
+/// format characters most likely in a value, surrogates and private use
+/// (not the unassigned code points, which Python's tables know).
+fn py_printable(c: char) -> bool {
+    let n = c as u32;
+    !matches!(n,
+        0x80..=0xa0
+        | 0xad
+        | 0x600..=0x605
+        | 0x61c
+        | 0x6dd
+        | 0x70f
+        | 0x1680
+        | 0x180e
+        | 0x2000..=0x200f
+        | 0x2028..=0x202f
+        | 0x205f..=0x206f
+        | 0x3000
+        | 0xd800..=0xf8ff
+        | 0xfeff
+        | 0xfff9..=0xfffb
+        | 0xe0000..=0xe0fff
+        | 0xf0000..)
+}
+
+/// Python's `repr` of `v` as `os.environ` decodes it (`surrogateescape`),
+/// between the quotes.
+fn py_repr(v: &[u8]) -> Vec<u8> {
+    let quote = if v.contains(&b'\'') && !v.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    let mut out = Vec::with_capacity(v.len() + 8);
+    for chunk in v.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let n = c as u32;
+            match c {
+                '\\' => out.extend_from_slice(b"\\\\"),
+                '\n' => out.extend_from_slice(b"\\n"),
+                '\r' => out.extend_from_slice(b"\\r"),
+                '\t' => out.extend_from_slice(b"\\t"),
+                c if c as u32 == u32::from(quote) => out.extend_from_slice(&[b'\\', quote]),
+                ' '..='~' => out.push(c as u8),
+                c if !c.is_ascii() && py_printable(c) => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+                _ if n < 0x100 => out.extend_from_slice(format!("\\x{n:02x}").as_bytes()),
+                _ if n < 0x10000 => out.extend_from_slice(format!("\\u{n:04x}").as_bytes()),
+                _ => out.extend_from_slice(format!("\\U{n:08x}").as_bytes()),
+            }
+        }
+        for &b in chunk.invalid() {
+            out.extend_from_slice(format!("\\udc{b:02x}").as_bytes());
+        }
+    }
+    out
+}
+
+/// Bash's `$'…'` quoting of `v` (between the quotes); `utf8`: the
+/// locale's charset is UTF-8 (valid non-ASCII characters kept).
+fn ansi_c(v: &[u8], utf8: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() + 8);
+    let octal = |out: &mut Vec<u8>, b: u8| out.extend_from_slice(format!("\\{b:03o}").as_bytes());
+    for chunk in v.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            let mut buf = [0u8; 4];
+            let bytes = c.encode_utf8(&mut buf).as_bytes();
+            if !c.is_ascii() {
+                if utf8 {
+                    out.extend_from_slice(bytes);
+                } else {
+                    for &b in bytes.iter() {
+                        octal(&mut out, b);
+                    }
+                }
+                continue;
+            }
+            let b = c as u8;
+            match b {
+                0x07 => out.extend_from_slice(b"\\a"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x1b => out.extend_from_slice(b"\\E"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x0b => out.extend_from_slice(b"\\v"),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\'' => out.extend_from_slice(b"\\'"),
+                b if b < 0x20 || b == 0x7f => octal(&mut out, b),
+                b => out.push(b),
+            }
+        }
+        for &b in chunk.invalid() {
+            octal(&mut out, b);
+        }
+    }
     out
 }
 
@@ -362,6 +551,10 @@ mod tests {
             (Form::JsonDumpsAscii, "json-ascii"),
             (Form::JsonDumps, "json-utf8"),
             (Form::ShellSingleQuoted, "shell"),
+            (Form::HexSpaced, "hex-spaced"),
+            (Form::HexSpacedUpper, "HEX-spaced"),
+            (Form::PythonRepr, "repr"),
+            (Form::BashAnsiC, "ansi-c"),
         ];
         for (f, s) in all {
             assert_eq!(f.as_str(), s);
@@ -486,5 +679,42 @@ mod tests {
             form(v, Form::JsonStringify),
             vec!["ab\u{fffd}cd\u{fffd}".as_bytes().to_vec()]
         );
+    }
+
+    #[test]
+    fn od_pieces_and_windows_are_bounded() {
+        // No LF or CR: one unit.
+        let v: Vec<u8> = (16u8..216).collect();
+        let got = form(&v, Form::HexSpaced);
+        // 12 prefixes, 12 suffixes, the first and last 16 windows.
+        assert_eq!(got.len(), 12 + 12 + 32);
+        assert!(got.contains(&b"10 11 12 13".to_vec()));
+        assert!(got.contains(&b"d4 d5 d6 d7".to_vec()));
+        let short = form(b"abcdefgh", Form::HexSpaced);
+        assert_eq!(short[0], b"61 62 63 64 65 66 67 68");
+        // Up to 80 bytes: every window.
+        let v: Vec<u8> = (16u8..96).collect();
+        assert_eq!(form(&v, Form::HexSpaced).len(), 12 + 12 + 65);
+    }
+
+    #[test]
+    fn repr_and_ansi_c() {
+        assert_eq!(
+            form(b"it's\\x\x01", Form::PythonRepr),
+            vec![b"it's\\\\x\\x01".to_vec()]
+        );
+        assert_eq!(
+            form(b"it's \"x\"\t\x01\xff", Form::PythonRepr),
+            vec![b"it\\'s \"x\"\\t\\x01\\udcff".to_vec()]
+        );
+        assert_eq!(
+            form("a\tb'\x1b\u{e9}".as_bytes(), Form::BashAnsiC),
+            vec![
+                "a\\tb\\'\\E\u{e9}".as_bytes().to_vec(),
+                b"a\\tb\\'\\E\\303\\251".to_vec()
+            ]
+        );
+        // No control character: bash quotes with '…', no ansi-c form.
+        assert!(form(b"plain'value", Form::BashAnsiC).is_empty());
     }
 }
