@@ -49,50 +49,11 @@ fn twenty_thousand_overlays_assemble() {
     assert_eq!(bins, n + 2, "every overlay's bin once (the pair's too)");
 }
 
-pub(crate) const VICTIM: u32 = 1234;
-pub(crate) const ATTACKER: u32 = 65534;
-
-/// `c` run as `uid` (real and effective, group too, no supplementary
-/// groups), with the same program, arguments, environment and directory.
-fn as_uid(uid: u32, c: &Command) -> Command {
-    let id = uid.to_string();
-    let mut s = Command::new("setpriv");
-    s.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
-        .arg(c.get_program())
-        .args(c.get_args())
-        .env_clear()
-        .stdin(Stdio::null());
-    for (k, v) in c.get_envs() {
-        if let Some(v) = v {
-            s.env(k, v);
-        }
-    }
-    if let Some(d) = c.get_current_dir() {
-        s.current_dir(d);
-    }
-    s
-}
-
-/// Root is needed to act as two users; without it the case is skipped (and
-/// fails under AGENTENV_REQUIRE_ALL=1).
-fn two_users(what: &str) -> bool {
-    if rustix::process::geteuid().is_root() && support::which("setpriv").is_some() {
-        return true;
-    }
-    support::skip(what, "needs root and setpriv to act as two users");
-    false
-}
+// VICTIM, ATTACKER, as_uid, need_root and open_tree: from `hostile.rs`.
 
 fn chmod(p: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-/// A scratch tree other uids can traverse and read.
-fn open_tree() -> W {
-    let w = W::new();
-    chmod(&w.root, 0o755);
-    w
 }
 
 fn mkfifo_as(p: &Path, uid: u32) {
@@ -110,7 +71,7 @@ fn mkfifo_as(p: &Path, uid: u32) {
 #[cfg_attr(missing = "root", ignore = "needs root")]
 fn value_files_never_go_into_a_fifo_device_or_socket() {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    if !two_users("value files into a FIFO") {
+    if !need_root("value files into a FIFO") {
         return;
     }
     let w = open_tree();
@@ -259,7 +220,7 @@ fn hook_load(w: &W, home: &Path, xdg: &Path, pid: &str) -> Command {
 #[test]
 #[cfg_attr(missing = "root", ignore = "needs root")]
 fn the_hook_never_writes_or_deletes_in_a_state_dir_it_does_not_own() {
-    if !two_users("hook stamps in a foreign state dir") {
+    if !need_root("hook stamps in a foreign state dir") {
         return;
     }
     let w = open_tree();
@@ -286,11 +247,15 @@ fn the_hook_never_writes_or_deletes_in_a_state_dir_it_does_not_own() {
     }
     let o = run(as_uid(VICTIM, &hook_load(&w, &home, &shared, "4242")), 60);
     assert_eq!(o.code, Some(0), "{}", o.stderr);
-    assert!(stdout_of(&o).contains("export U='1'"), "{}", stdout_of(&o));
     assert!(
-        stdout_of(&o).contains("_agentenv_stamp=''"),
+        stdout_text(&o).contains("export U='1'"),
         "{}",
-        stdout_of(&o)
+        stdout_text(&o)
+    );
+    assert!(
+        stdout_text(&o).contains("_agentenv_stamp=''"),
+        "{}",
+        stdout_text(&o)
     );
     let mut left: Vec<String> = std::fs::read_dir(&inbox)
         .unwrap()
@@ -325,9 +290,9 @@ fn the_hook_never_writes_or_deletes_in_a_state_dir_it_does_not_own() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let stamp = stamps.join("4243");
     assert!(
-        stdout_of(&o).contains(&format!("_agentenv_stamp='{}'", stamp.display())),
+        stdout_text(&o).contains(&format!("_agentenv_stamp='{}'", stamp.display())),
         "{}",
-        stdout_of(&o)
+        stdout_text(&o)
     );
     let mut left: Vec<String> = std::fs::read_dir(&stamps)
         .unwrap()
@@ -336,10 +301,6 @@ fn the_hook_never_writes_or_deletes_in_a_state_dir_it_does_not_own() {
     left.sort();
     assert_eq!(left, ["088885", "4243", "88882", "88883", "88884"]);
     assert!(inbox.join("99999").exists());
-}
-
-fn stdout_of(o: &Out) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 /// `p` and everything under it (links not followed).
