@@ -81,15 +81,7 @@ impl World {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        let mut sin = child.stdin.take().unwrap();
-        let data = stdin.to_vec();
-        let w = std::thread::spawn(move || {
-            let _ = sin.write_all(&data);
-        });
-        let out = child.wait_with_output().unwrap();
-        w.join().unwrap();
-        out
+        feed(&mut c, stdin)
     }
 
     fn event(&self, tool: &str, command: &str) -> Vec<u8> {
@@ -139,14 +131,7 @@ impl World {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = c.spawn().unwrap();
-        let mut sin = child.stdin.take().unwrap();
-        let data = stdin.to_vec();
-        let w = std::thread::spawn(move || {
-            let _ = sin.write_all(&data);
-        });
-        let out = child.wait_with_output().unwrap();
-        w.join().unwrap();
+        let out = feed(&mut c, stdin);
         let cwd = std::fs::read_to_string(&cwd_file)
             .ok()
             .map(|s| s.trim().to_string());
@@ -460,4 +445,18 @@ fn the_hooks_print_no_value() {
             assert_eq!(s(&out.stdout), "");
         }
     }
+}
+
+/// Run `c` with `stdin` written to it from a thread (so a child that
+/// writes before it reads cannot deadlock) and collect its output.
+fn feed(c: &mut Command, stdin: &[u8]) -> Output {
+    let mut child = c.spawn().unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = sin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    out
 }
