@@ -479,8 +479,8 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
 
 /// The directory the shell is in: `$PWD` when it names the cwd (keeps the
 /// user's symlinked spelling), else the real cwd.
-fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
-    let real = crate::fsutil::current_dir()?;
+fn shell_cwd(base: &Env) -> Result<PathBuf, crate::session::Error> {
+    let real = std::env::current_dir().map_err(|e| crate::session::Error::current_dir(&e))?;
     if let Some(pwd) = crate::core::get(base, "PWD").map(Path::new) {
         if pwd.is_absolute() {
             if let (Ok(a), Ok(b)) = (std::fs::canonicalize(pwd), std::fs::canonicalize(&real)) {
@@ -493,156 +493,57 @@ fn shell_cwd(base: &Env) -> Result<PathBuf, String> {
     Ok(real)
 }
 
-/// One load: decide the root and its trust, assemble, and return the shell
-/// code to evaluate (set/unset, the undo function, the watch list, the
-/// stamp). Messages go to stderr and never hold a value.
-pub fn load(input: &LoadInput, base: Env) -> Result<String, String> {
+/// One load: plan the session (the walk-up root behind the trust gate,
+/// the cache probe), then the shell code to evaluate — the hook's state
+/// (stamp, watch list), then the env part, replayed or assembled and kept
+/// (set/unset lines and the undo function). Messages go to stderr and
+/// never hold a value.
+pub fn load(input: &LoadInput, base: Env) -> Result<String, crate::session::Error> {
     let shell = input.shell;
     let cwd = shell_cwd(&base)?;
-    let home = crate::core::get(&base, "HOME").map(PathBuf::from);
-    let root = crate::trust::find_project_root(&cwd, home.as_deref());
-    let state = crate::trust::state_dir(&base);
-
-    let mut opts = crate::session::Options {
-        cwd: Some(cwd.clone()),
-        ..Default::default()
-    };
-    // The hook is the trust gate: a relative user store is not loaded.
-    opts.user_store_refused = crate::session::gate::user_store_rule(&opts, &base, None);
-    let mut warned = OsString::new();
-    let decision = root.as_ref().map(|r| {
-        let bounds = crate::session::gate::bounds(&opts, &base);
-        crate::session::gate::decide(r, &base, bounds)
-    });
-    match &decision {
-        Some(d) => {
-            if let Some(w) = d.warning() {
-                if input.warned.as_os_str() != d.root.as_os_str() && crate::log::level() > -2 {
-                    eprintln!("agentenv: {}", crate::log::escape_controls(&w, false));
-                }
-                warned = d.root.clone().into_os_string();
-            }
-            d.apply(&mut opts, &base);
-        }
-        None => opts.global = true,
-    }
-
-    let mut prepared = crate::session::prepare(&opts, &base)?;
-    crate::log::notes(&std::mem::take(&mut prepared.notes));
-    // The env part is kept in the session cache (the rules of `env
-    // --cache`: owner-only, 300 s, keyed on every input) unless
-    // AGENTENV_HOOK_CACHE=0, and only when the user store exists (the hook
-    // never creates it).
-    let use_cache = crate::core::get(&base, "AGENTENV_HOOK_CACHE").is_none_or(|v| v != "0")
-        && prepared.scope.user_refused.is_none()
-        && prepared.scope.user_root.is_dir();
-    let cache = use_cache
-        .then(|| {
-            use crate::session::cache;
-            let dir = cache::dir_for(&prepared.scope.user_root);
-            // Made before the stamp: creating `.cache` changes the store's
-            // time, which would otherwise look like an edit at the next prompt.
-            if cache::usable_dir(&dir).is_err() {
-                return None;
-            }
-            cache::create_dir(&dir).ok()?;
-            let key = cache::key_for(&prepared, &base, &format!("hook-{}", shell.name()), true);
-            Some((dir, key))
+    let req = crate::session::Request {
+        root: crate::session::RootRule::WalkUp,
+        // The env part is kept in the session cache (the rules of `env
+        // --cache`: owner-only, 300 s, keyed on every input).
+        cache: crate::session::CacheMode::Hook {
+            format: format!("hook-{}", shell.name()),
+        },
+        ..crate::session::Request::new(crate::session::Options {
+            cwd: Some(cwd),
+            ..Default::default()
         })
-        .flatten();
-    let stamp = state.as_ref().ok().and_then(|s| write_stamp(s, input.pid));
-    let watch = watch_list(&prepared, decision.as_ref(), &cwd, state.as_ref().ok());
-    let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
-    if let Some((dir, key)) = &cache {
-        if let Some(bytes) = crate::session::cache::lookup(dir, key) {
-            // The hook's state first (as below).
-            return Ok(tail + &String::from_utf8(bytes).unwrap_or_default());
+    };
+    let mut plan = crate::session::plan(&req, &base)?;
+    let mut warned = OsString::new();
+    if let Some(d) = plan.decision() {
+        if let Some(w) = d.warning() {
+            if input.warned.as_os_str() != d.root.as_os_str() && crate::log::level() > -2 {
+                eprintln!("agentenv: {}", crate::log::escape_controls(&w, false));
+            }
+            warned = d.root.clone().into_os_string();
         }
     }
-    let global = opts.project_root.is_none();
-    let session = prepared.assemble(base.clone());
+    crate::log::notes(&plan.take_notes());
+    let state = crate::trust::state_dir(&base).ok();
+    let stamp = state.as_ref().and_then(|s| write_stamp(s, input.pid));
+    let watch = plan.watch_list(state.as_deref());
+    // The hook's state first: a line of the env part that fails cannot
+    // take it with it.
+    let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
+    if let Some(bytes) = plan.cached() {
+        return Ok(tail + &String::from_utf8_lossy(bytes));
+    }
+    let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
     let mut diff = session.assembly.diff();
-    if global {
+    if !plan.root_fixed() {
         // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
         // had it (the reference's `-g` would pin it to the cwd).
         diff.forget(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
     }
     let env_part = emit_env(shell, &base, &diff);
-    if let Some((dir, key)) = &cache {
-        crate::session::cache::store(dir, key, env_part.as_bytes());
-    }
-    // The hook's state (stamp, watch list) first: a line of the env part
-    // that fails cannot take it with it.
+    plan.store(env_part.as_bytes());
     Ok(tail + &env_part)
-}
-
-/// Every path whose change should trigger a reload: each store and its
-/// `overlays/` (a file created or removed there changes the directory's
-/// time), each overlay, every existing env file (an edit), the project root
-/// (or the cwd outside a project: a new `.agents`), the trust records, and
-/// an allowed store's `bin/` and `lib/` with what is under them (a program
-/// added or changed there blocks the store at the next prompt). An allowed
-/// store is watched by its real paths.
-fn watch_list(
-    p: &crate::session::Prepared,
-    decision: Option<&crate::session::gate::Decision>,
-    cwd: &Path,
-    state: Option<&PathBuf>,
-) -> Vec<PathBuf> {
-    let allowed = decision.and_then(|d| d.verdict.as_ref().ok());
-    // Real paths only: nothing another user can re-point stays watched.
-    let refused_root = decision.map(|d| std::fs::canonicalize(&d.root).unwrap_or(d.root.clone()));
-    let root = match (&refused_root, allowed) {
-        (_, Some(a)) => Some(a.real_root.as_path()),
-        (Some(r), None) => Some(r.as_path()),
-        (None, _) => None,
-    };
-    let mut w: Vec<PathBuf> = Vec::new();
-    let mut add = |x: PathBuf| {
-        if !w.contains(&x) {
-            w.push(x);
-        }
-    };
-    add(root.unwrap_or(cwd).to_path_buf());
-    match (decision, allowed) {
-        (_, Some(a)) => {
-            add(a.snapshot.store.clone());
-            for w in a.snapshot.watch() {
-                add(w);
-            }
-        }
-        // Watched even when not loaded: creating a file there is how a store
-        // changes; allow/deny changes the records dir.
-        (Some(d), None) => {
-            if !crate::session::gate::foreign_link(&d.store) {
-                add(std::fs::canonicalize(&d.store).unwrap_or(d.store.clone()));
-            }
-        }
-        (None, _) => {}
-    }
-    for s in &p.scope.stores {
-        if s.path.is_dir() {
-            add(s.path.clone());
-            add(s.path.join("overlays"));
-        } else if let Some(parent) = s.path.parent() {
-            add(parent.to_path_buf());
-        }
-    }
-    for o in &p.scope.overlays {
-        add(o.path.clone());
-    }
-    for f in &p.env_files {
-        let full = crate::session::paths::at(&f.path, cwd);
-        if full.exists() {
-            add(full.to_path_buf());
-        }
-    }
-    if let Some(s) = state {
-        // Made with the stamp, so allow/deny change this directory only.
-        add(crate::trust::records_dir(s));
-    }
-    w
 }
 
 /// The variables' part of a load: set/unset lines and the undo function.

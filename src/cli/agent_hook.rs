@@ -528,30 +528,26 @@ fn sensitive_entry(
     base: &crate::core::Env,
     client: Client,
 ) -> Result<Option<(PathBuf, PathBuf)>, String> {
-    use crate::session::cache;
-    let mut opts = crate::session::Options::default();
-    super::trust::gate(true, &mut opts, base);
-    let prepared = crate::session::prepare(&opts, base)?;
-    crate::log::notes(&prepared.notes);
-    let dir = cache::dir_for(&prepared.scope.user_root);
-    if let Err(why) = cache::usable_dir(&dir) {
-        return Err(format!(
-            "the cache directory {} {}",
-            dir.display(),
-            why.describe()
-        ));
+    let req = crate::session::Request {
+        require_trust: true,
+        cache: crate::session::CacheMode::Entry {
+            format: format!("{ENTRY_FORMAT} {}", client.name()),
+            fresh_for: ENTRY_MARGIN,
+        },
+        ..crate::session::Request::new(crate::session::Options::default())
+    };
+    let mut plan = crate::session::plan(&req, base).map_err(|e| e.to_string())?;
+    crate::log::notes(&plan.take_notes());
+    if let Some(why) = plan.cache_error() {
+        return Err(why.to_string());
     }
-    let format = format!("{ENTRY_FORMAT} {}", client.name());
-    let key = cache::key_with(&prepared, base, &format, true, true);
-    let later = std::time::SystemTime::now() + ENTRY_MARGIN;
-    let user_root = prepared.scope.user_root.clone();
-    if let Some(bytes) = cache::lookup_at(&dir, &key, later) {
+    if let (Some(bytes), Some(entry)) = (plan.cached(), plan.cache_entry()) {
         if bytes == b"{}" {
             return Ok(None);
         }
-        return Ok(Some((dir.join(&key), ensure_prologue(&user_root)?)));
+        return Ok(Some((entry, ensure_prologue(plan.user_store())?)));
     }
-    let session = prepared.assemble(base.clone());
+    let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
     let values = session.sensitive_values();
     let public = match client {
@@ -563,19 +559,20 @@ fn sensitive_entry(
         }
     };
     let text = entry_text(&values, &public);
-    if cache::create_dir(&dir).is_err() {
-        return Err(format!(
-            "cannot create the cache directory {}",
-            dir.display()
-        ));
-    }
-    cache::store(&dir, &key, text.as_bytes());
+    let kept = plan.keep(text.as_bytes())?;
     if text == "{}" {
         return Ok(None);
     }
-    match cache::lookup(&dir, &key) {
-        Some(_) => Ok(Some((dir.join(&key), ensure_prologue(&user_root)?))),
-        None => Err(format!("cannot write the cache entry in {}", dir.display())),
+    match kept {
+        Some(entry) => Ok(Some((entry, ensure_prologue(plan.user_store())?))),
+        None => Err(format!(
+            "cannot write the cache entry in {}",
+            plan.cache_entry()
+                .as_deref()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new(""))
+                .display()
+        )),
     }
 }
 

@@ -209,24 +209,27 @@ fn scan_all(
 /// (the trust gate as `--require-trust` says), or with `--all-stores` the
 /// union of the ungated session and the user/system stores alone.
 fn sensitive_values(a: &AuditArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
-    let base = crate::core::process_env();
-    let mut opts = super::session::scope_options(&a.scope)?;
+    let req = super::session::request(&a.scope, crate::session::CacheMode::Off)?;
     let mut runs = Vec::new();
     if a.all_stores {
-        runs.push(opts.clone());
-        if !opts.global {
-            let mut g = opts.clone();
-            g.global = true;
+        let ungated = crate::session::Request {
+            root: crate::session::RootRule::Ungated,
+            ..req
+        };
+        if !ungated.options.global {
+            let mut g = ungated.clone();
+            g.options.global = true;
+            runs.push(ungated);
             runs.push(g);
+        } else {
+            runs.push(ungated);
         }
     } else {
-        super::trust::gate(a.scope.require_trust, &mut opts, &base);
-        runs.push(opts);
+        runs.push(req);
     }
     let mut all: Vec<(String, Vec<u8>)> = Vec::new();
-    for o in runs {
-        let prepared = super::session::prepare_traced(&o, &base)?;
-        let session = super::session::assemble_shown(prepared, base.clone());
+    for r in runs {
+        let session = super::session::assemble_shown(&super::session::planned(&r)?);
         for pair in session.sensitive_values() {
             if !all.contains(&pair) {
                 all.push(pair);

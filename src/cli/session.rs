@@ -141,11 +141,33 @@ pub fn scope_options(scope: &ScopeArgs) -> Result<crate::session::Options, Failu
     })
 }
 
-/// [`scope_options`] with the trust gate applied (`--require-trust`).
-fn options(scope: &ScopeArgs) -> Result<crate::session::Options, Failure> {
-    let mut opts = scope_options(scope)?;
-    super::trust::gate(scope.require_trust, &mut opts, &crate::core::process_env());
-    Ok(opts)
+impl From<crate::session::Error> for Failure {
+    fn from(e: crate::session::Error) -> Failure {
+        Failure::runtime(e.to_string())
+    }
+}
+
+/// The session's request for the scope flags (the reference's root rule,
+/// the trust gate as `--require-trust` says, `-v`'s lines at `-v`).
+pub(crate) fn request(
+    scope: &ScopeArgs,
+    cache: crate::session::CacheMode,
+) -> Result<crate::session::Request, Failure> {
+    Ok(crate::session::Request {
+        require_trust: scope.require_trust,
+        cache,
+        trace: crate::log::level() >= 1,
+        ..crate::session::Request::new(scope_options(scope)?)
+    })
+}
+
+/// Plan `req` over the process environment and print what deciding had
+/// to say (the gate's refusal, the scope's warnings, `-v`'s lines, the
+/// cache's hit or miss).
+pub(crate) fn planned(req: &crate::session::Request) -> Result<crate::session::Plan, Failure> {
+    let mut plan = crate::session::plan(req, &crate::core::process_env())?;
+    crate::log::notes(&plan.take_notes());
+    Ok(plan)
 }
 
 pub fn run_env(a: EnvArgs) -> Exit {
@@ -170,30 +192,31 @@ pub fn run_env(a: EnvArgs) -> Exit {
             )));
         }
     };
-    let opts = options(&a.scope)?;
-    let base = crate::core::process_env();
-    let prepared = prepare_traced(&opts, &base)?;
-    // --cache: replay before any layer runs (fast path, issue 4). With
-    // --into the replayed bytes go into the file, never to stdout.
+    // --cache: the probe runs before any layer (fast path); the key has
+    // the format as given.
     let cache = if a.cache {
         let given = match choice {
             crate::render::FormatChoice::Auto => format.name(),
             crate::render::FormatChoice::Named { given, .. } => given,
         };
-        match cache_lookup(&prepared, &base, given, a.diff, a.public_only) {
-            CacheState::Hit(bytes) => {
-                return match &a.into {
-                    // An entry is UTF-8 (lookup checks it).
-                    Some(path) => write_into(path, &String::from_utf8_lossy(&bytes)),
-                    None => super::print(&bytes),
-                };
-            }
-            state => state,
+        crate::session::CacheMode::Replay {
+            format: given.to_string(),
+            diff: a.diff,
+            public_only: a.public_only,
         }
     } else {
-        CacheState::Off
+        crate::session::CacheMode::Off
     };
-    let session = assemble_shown(prepared, base);
+    let plan = planned(&request(&a.scope, cache)?)?;
+    if let Some(bytes) = plan.cached() {
+        return match &a.into {
+            // With --into the replayed bytes go into the file, never to
+            // stdout (an entry is UTF-8: lookup checks it).
+            Some(path) => write_into(path, &String::from_utf8_lossy(bytes)),
+            None => super::print(bytes),
+        };
+    }
+    let session = assemble_shown(&plan);
     let mut view = session_view(&session, a.diff);
     if a.public_only {
         let left_out = keep_public(&session, &mut view);
@@ -206,103 +229,17 @@ pub fn run_env(a: EnvArgs) -> Exit {
         }
     }
     let text = super::render_shown(format, &view);
-    if let CacheState::Miss { dir, key } = &cache {
-        crate::session::cache::store(dir, key, text.as_bytes());
-    }
+    plan.store(text.as_bytes());
     if let Some(path) = &a.into {
         return write_into(path, &text);
     }
     super::print(text.as_bytes())
 }
 
-/// What `--cache` found.
-enum CacheState {
-    Off,
-    Hit(Vec<u8>),
-    Miss { dir: PathBuf, key: String },
-}
-
-fn cache_lookup(
-    prepared: &crate::session::Prepared,
-    base: &crate::core::Env,
-    format_given: &str,
-    diff: bool,
-    public_only: bool,
-) -> CacheState {
-    use crate::session::cache;
-    if prepared.scope.user_refused.is_some() || foreign_parent(&prepared.scope.user_root) {
-        // Never a file of ours in a store we do not load (another user's),
-        // nor a new store in another user's directory.
-        crate::warn!("the user store is not loaded or not ours to create; running uncached");
-        return CacheState::Off;
-    }
-    let dir = cache::dir_for(&prepared.scope.user_root);
-    if let Err(why) = cache::usable_dir(&dir) {
-        crate::warn!(
-            "cache directory {} {}; running uncached",
-            dir.display(),
-            why.describe()
-        );
-        return CacheState::Off;
-    }
-    let key = cache::key_with(prepared, base, format_given, diff, public_only);
-    match cache::lookup(&dir, &key) {
-        Some(bytes) => {
-            crate::info!("cache hit: {} (no layer runs)", dir.join(&key).display());
-            CacheState::Hit(bytes)
-        }
-        None => {
-            if crate::log::level() >= 1 {
-                crate::info!(
-                    "cache miss: {}",
-                    crate::session::trace::cache_miss_reason(&dir, &key)
-                );
-            }
-            CacheState::Miss { dir, key }
-        }
-    }
-}
-
-/// The user store is missing and its parent directory belongs to another
-/// user (root with that user's HOME): the cache would create a store there.
-fn foreign_parent(store: &std::path::Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    if store.exists() {
-        return false;
-    }
-    let euid = rustix::process::geteuid().as_raw();
-    store
-        .parent()
-        .and_then(|p| std::fs::metadata(p).ok())
-        .is_some_and(|m| m.uid() != euid)
-}
-
-/// `session::prepare`, its warnings (taken out of it, so the assembly does
-/// not repeat them), then `-v`'s lines about the project root, the stores
-/// and overlays (and at `-vv` every missing candidate).
-pub(crate) fn prepare_traced(
-    opts: &crate::session::Options,
-    base: &crate::core::Env,
-) -> Result<crate::session::Prepared, Failure> {
-    let mut p = crate::session::prepare(opts, base).map_err(Failure::runtime)?;
-    crate::log::notes(&std::mem::take(&mut p.notes));
-    if crate::log::level() >= 1 {
-        crate::log::notes(&crate::session::trace::scope(
-            &p,
-            base,
-            opts.project_root.is_some(),
-        ));
-    }
-    Ok(p)
-}
-
 /// Run the layers, then print what they had to say (warnings; `-v` a line
 /// per env file; `-vv` how each plain file was evaluated), in order.
-pub(crate) fn assemble_shown(
-    prepared: crate::session::Prepared,
-    base: crate::core::Env,
-) -> crate::session::Session {
-    let session = prepared.assemble(base);
+pub(crate) fn assemble_shown(plan: &crate::session::Plan) -> crate::session::Session {
+    let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
     session
 }
@@ -357,10 +294,10 @@ pub(crate) fn keep_public(
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {
-    let mut opts = options(&a.scope)?;
+    let mut req = request(&a.scope, crate::session::CacheMode::Off)?;
     if let Some(name) = &a.agent {
         match crate::session::identity::lookup(name) {
-            Some(agent) => opts.agent = Some(agent.name.to_string()),
+            Some(agent) => req.options.agent = Some(agent.name.to_string()),
             None => {
                 let known: Vec<&str> = crate::session::identity::REGISTRY
                     .iter()
@@ -373,8 +310,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
             }
         }
     }
-    let base = crate::core::process_env();
-    let session = assemble_shown(prepare_traced(&opts, &base)?, base);
+    let session = assemble_shown(&planned(&req)?);
     let env = crate::session::child_env(&session);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
@@ -422,9 +358,8 @@ pub(crate) fn masker_of(pairs: Vec<(String, Vec<u8>)>) -> std::sync::Arc<crate::
 
 /// `agentenv redact`: stdin through the session's masker to stdout.
 pub fn run_redact(a: RedactArgs) -> Exit {
-    let opts = options(&a.scope)?;
-    let base = crate::core::process_env();
-    let session = assemble_shown(prepare_traced(&opts, &base)?, base);
+    let req = request(&a.scope, crate::session::CacheMode::Off)?;
+    let session = assemble_shown(&planned(&req)?);
     let masker = session_masker(&session);
     let out = std::io::stdout()
         .lock()
@@ -447,14 +382,11 @@ pub fn run_redact(a: RedactArgs) -> Exit {
 pub fn run_explain(a: ExplainArgs) -> Exit {
     use crate::session::explain;
     let json = a.format == TextOrJson::Json;
-    let opts = options(&a.scope)?;
-    let base = crate::core::process_env();
-    let prepared = prepare_traced(&opts, &base)?;
+    let plan = planned(&request(&a.scope, crate::session::CacheMode::Off)?)?;
     // The ~/.bashrc trap: say when a variable, not the cwd, decided the
     // project root (and which store was therefore not walked).
-    let note =
-        crate::session::trace::project_root_note(&prepared, &base, opts.project_root.is_some());
-    let session = assemble_shown(prepared, base);
+    let note = plan.root_note();
+    let session = assemble_shown(&plan);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
     let mut reports = explain::report(&session.assembly, &vars);
     for r in reports.iter_mut().filter(|r| r.value.is_some()) {

@@ -1,5 +1,6 @@
-//! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`,
-//! and the `--require-trust` gate of `env`/`exec`/`explain` (SPEC §11).
+//! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`
+//! (SPEC §11). The trust gate itself is the session's
+//! (`session::plan`).
 
 use super::{Exit, Failure};
 use std::path::{Path, PathBuf};
@@ -125,7 +126,7 @@ pub fn run_hook(a: HookArgs) -> Exit {
             warned: a.warned,
         };
         crate::hook::load(&input, crate::core::process_env())
-            .map_err(|msg| Failure::runtime(format!("hook: {msg}")))?
+            .map_err(|e| Failure::runtime(format!("hook: {e}")))?
     } else {
         let exe = std::env::current_exe()
             .ok()
@@ -134,46 +135,4 @@ pub fn run_hook(a: HookArgs) -> Exit {
         crate::hook::integration(shell, &exe)
     };
     super::print(text.as_bytes())
-}
-
-/// `--require-trust` / `AGENTENV_REQUIRE_TRUST=1` for `env`, `exec`,
-/// `explain` (and `status`): when the scope's project store is not allowed
-/// (or changed), warn and walk the other stores only (as `-g`); when it is,
-/// load it from its real paths and the bytes digested
-/// ([`crate::session::gate`]). Returns the decision, if one was made.
-pub fn gate(
-    require: bool,
-    opts: &mut crate::session::Options,
-    base: &crate::core::Env,
-) -> Option<crate::session::gate::Decision> {
-    let env_says =
-        crate::core::get(base, "AGENTENV_REQUIRE_TRUST").is_some_and(|v| !v.is_empty() && v != "0");
-    if !(require || env_says) || opts.global {
-        return None;
-    }
-    let cwd = match &opts.cwd {
-        Some(c) => c.clone(),
-        None => std::env::current_dir().ok()?,
-    };
-    // A relative user store is not loaded while the gate is on.
-    opts.user_store_refused = crate::session::gate::user_store_rule(opts, base, None);
-    let input = crate::session::scope::ScopeInput {
-        global: false,
-        agents_dir: opts.agents_dir.clone(),
-        project_root: opts.project_root.clone(),
-        project_store: None,
-        user_refused: opts.user_store_refused.clone(),
-    };
-    // Its warnings are the session's own; `prepare` shows them.
-    let scope = crate::session::scope::Scope::resolve(&input, base, &cwd, &mut Vec::new()).ok()?;
-    if scope.level != "project" || !scope.agents_root.is_dir() {
-        return None; // the user store (collapse rule), or nothing to run
-    }
-    let root = scope.project_root.clone()?;
-    let d = crate::session::gate::decide(&root, base, crate::session::gate::bounds(opts, base));
-    if let Some(w) = d.warning() {
-        crate::warn!("{w} (walking the other stores only)");
-    }
-    d.apply(opts, base);
-    Some(d)
 }

@@ -15,7 +15,7 @@
 //!   loaded either.
 
 use super::Options;
-use crate::core::Env;
+use crate::core::{Env, Note};
 use crate::trust::{Bounds, Snapshot, TrustError, TrustState};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -171,4 +171,76 @@ pub fn user_store_rule(opts: &Options, base: &Env, refused: Option<&Path>) -> Op
             user.display()
         )
     })
+}
+
+/// Whether the gate is on: `--require-trust`, or
+/// `AGENTENV_REQUIRE_TRUST` set to anything but empty or `0`.
+pub fn required(flag: bool, base: &Env) -> bool {
+    flag || crate::core::get(base, "AGENTENV_REQUIRE_TRUST")
+        .is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The gate of `env`/`exec`/`explain --require-trust` (and `status`) on
+/// the reference's project root: when the scope's project store is not
+/// allowed (or changed), a warning and the other stores only (as `-g`);
+/// when it is, the store from its real paths and the bytes digested.
+/// Returns the decision, if one was made (none under `-g`, for a project
+/// store that is the user store, or for one that does not exist).
+pub fn on_reference_root(
+    opts: &mut Options,
+    base: &Env,
+    notes: &mut Vec<Note>,
+) -> Option<Decision> {
+    if opts.global {
+        return None;
+    }
+    let cwd = match &opts.cwd {
+        Some(c) => c.clone(),
+        None => std::env::current_dir().ok()?,
+    };
+    // A relative user store is not loaded while the gate is on.
+    opts.user_store_refused = user_store_rule(opts, base, None);
+    let input = super::scope::ScopeInput {
+        global: false,
+        agents_dir: opts.agents_dir.clone(),
+        project_root: opts.project_root.clone(),
+        project_store: None,
+        user_refused: opts.user_store_refused.clone(),
+    };
+    // Its warnings are the session's own; `prepare` records them.
+    let scope = super::scope::Scope::resolve(&input, base, &cwd, &mut Vec::new()).ok()?;
+    if scope.level != "project" || !scope.agents_root.is_dir() {
+        return None; // the user store (collapse rule), or nothing to run
+    }
+    let root = scope.project_root.clone()?;
+    let d = decide(&root, base, bounds(opts, base));
+    if let Some(w) = d.warning() {
+        notes.push(Note::warning(format!(
+            "{w} (walking the other stores only)"
+        )));
+    }
+    d.apply(opts, base);
+    Some(d)
+}
+
+/// The shell hook's gate: the project root is the nearest directory
+/// upwards from the cwd holding `.agents` (not above `$HOME`), and its
+/// store loads only when allowed; outside a project, no project. The
+/// caller says the refusal (once per root).
+pub fn on_walk_up(opts: &mut Options, base: &Env, cwd: &Path) -> Option<Decision> {
+    let home = crate::core::get(base, "HOME").map(PathBuf::from);
+    let root = crate::trust::find_project_root(cwd, home.as_deref());
+    // The hook is the trust gate: a relative user store is not loaded.
+    opts.user_store_refused = user_store_rule(opts, base, None);
+    match root {
+        Some(r) => {
+            let d = decide(&r, base, bounds(opts, base));
+            d.apply(opts, base);
+            Some(d)
+        }
+        None => {
+            opts.global = true;
+            None
+        }
+    }
 }

@@ -19,11 +19,13 @@ pub(crate) mod identity;
 pub(crate) mod into;
 pub(crate) mod native;
 pub(crate) mod paths;
+pub(crate) mod plan;
 pub(crate) mod pyjson;
 pub(crate) mod scope;
 pub(crate) mod script;
 pub(crate) mod sensitive;
 pub(crate) mod shell;
+pub(crate) mod status;
 pub(crate) mod steps;
 pub(crate) mod storefile;
 pub(crate) mod trace;
@@ -31,12 +33,41 @@ pub(crate) mod trace;
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
 pub use crate::core::{DecidedBy, Sensitivity};
 use crate::trust::Pinned;
+pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 use scope::{Scope, ScopeInput, WalkEntry};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// Why a session could not be planned. Its text names no value (only
+/// what could not be read, and why).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The current directory cannot be read (the I/O error's kind).
+    CurrentDir(String),
+    /// `~` cannot be expanded: no `$HOME` and no password entry.
+    NoHome,
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::CurrentDir(kind) => write!(f, "cannot read the current directory: {kind}"),
+            Error::NoHome => f.write_str("could not determine home directory"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl Error {
+    /// The current directory could not be read.
+    pub(crate) fn current_dir(e: &std::io::Error) -> Error {
+        Error::CurrentDir(crate::process::io_kind(e))
+    }
+}
 
 /// What the caller chose.
 #[derive(Debug, Clone, Default)]
@@ -253,15 +284,10 @@ fn entries(w: Vec<WalkEntry>) -> Vec<PathBuf> {
 }
 
 /// Resolve the scope and everything the walk names; runs nothing.
-pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
+pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, Error> {
     let cwd = match &opts.cwd {
         Some(c) => c.clone(),
-        None => std::env::current_dir().map_err(|e| {
-            format!(
-                "cannot read the current directory: {}",
-                crate::process::io_kind(&e)
-            )
-        })?,
+        None => std::env::current_dir().map_err(|e| Error::current_dir(&e))?,
     };
     let input = ScopeInput {
         global: opts.global,
@@ -312,7 +338,7 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, String> {
 /// Resolve and assemble. Nothing is printed: every warning (and the `-v`
 /// line of each env file) is a [`Note`] on the session's assembly, in
 /// order ([`Assembly::notes`]).
-pub fn assemble(opts: &Options, base: Env) -> Result<Session, String> {
+pub fn assemble(opts: &Options, base: Env) -> Result<Session, Error> {
     let prepared = prepare(opts, &base)?;
     Ok(prepared.assemble(base))
 }

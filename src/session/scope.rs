@@ -412,11 +412,13 @@ impl Scope {
         env: &Env,
         cwd: &Path,
         warnings: &mut Vec<String>,
-    ) -> Result<Scope, String> {
-        let user = user_store(input.agents_dir.as_deref(), env)?;
+    ) -> Result<Scope, super::Error> {
+        // `expanduser`'s one failure: no home directory for `~`.
+        let user =
+            user_store(input.agents_dir.as_deref(), env).map_err(|_| super::Error::NoHome)?;
         let project_root = match &input.project_root {
             Some(p) => p.clone(),
-            None => project_root_default(env, cwd)?,
+            None => project_root_default(env, cwd).map_err(|_| super::Error::NoHome)?,
         };
         let system = system_root(env, warnings);
         let user_refused = input
