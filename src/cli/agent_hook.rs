@@ -31,7 +31,7 @@
 //!
 //! What is sensitive is the session's decision (`Session::
 //! sensitive_values`); the values come from an owner-only cache entry
-//! (`session::cache`) keyed like `env --cache` by the stores and the
+//! (the session's cache, `session::plan`'s `CacheMode::Entry`) keyed like `env --cache` by the stores and the
 //! client's environment, so a command on a cache hit runs no layer.
 
 use super::{Exit, Failure};
@@ -446,7 +446,7 @@ fn ensure_prologue(user_root: &Path) -> Result<PathBuf, String> {
         return Ok(path);
     }
     let dir = path.parent().expect("a parent");
-    crate::session::cache::create_dir(dir)
+    crate::session::make_cache_dir(dir)
         .and_then(|()| {
             crate::fsutil::write_atomic(
                 &path,
@@ -668,15 +668,12 @@ fn run_command_helper(entry: &Path) -> Exit {
             ))
         }
     };
-    let (dir, key) = match (entry.parent(), entry.file_name().and_then(|k| k.to_str())) {
-        (Some(d), Some(k)) => (d, k),
-        _ => {
-            return Err(Failure::runtime(
-                "hook run: the entry path has no file name",
-            ))
-        }
-    };
-    let Some(bytes) = crate::session::cache::lookup(dir, key) else {
+    if entry.parent().is_none() || entry.file_name().and_then(|k| k.to_str()).is_none() {
+        return Err(Failure::runtime(
+            "hook run: the entry path has no file name",
+        ));
+    }
+    let Some(bytes) = crate::session::cached_entry(entry) else {
         return Err(Failure::runtime(format!(
             "the sensitive variables' cache entry {} is gone or stale",
             entry.display()

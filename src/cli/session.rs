@@ -247,7 +247,7 @@ pub(crate) fn assemble_shown(plan: &crate::session::Plan) -> crate::session::Ses
 /// `--into FILE`: write the export rendering as FILE's owned block;
 /// exit 1 (nothing on stdout) when it cannot be written.
 fn write_into(path: &std::path::Path, text: &str) -> Exit {
-    match crate::session::into::write_into(path, text) {
+    match crate::session::write_into(path, text) {
         Ok(()) => Ok(0),
         Err(e) => {
             let why = if e.kind() == std::io::ErrorKind::InvalidData {
@@ -296,13 +296,9 @@ pub(crate) fn keep_public(
 pub fn run_exec(a: ExecArgs) -> Exit {
     let mut req = request(&a.scope, crate::session::CacheMode::Off)?;
     if let Some(name) = &a.agent {
-        match crate::session::identity::lookup(name) {
-            Some(agent) => req.options.agent = Some(agent.name.to_string()),
-            None => {
-                let known: Vec<&str> = crate::session::identity::REGISTRY
-                    .iter()
-                    .map(|a| a.name)
-                    .collect();
+        match crate::session::agent_named(name) {
+            Ok(agent) => req.options.agent = Some(agent),
+            Err(known) => {
                 return Err(Failure::usage(format!(
                     "unknown agent for --agent (known: {})",
                     known.join(", ")
@@ -380,7 +376,7 @@ pub fn run_redact(a: RedactArgs) -> Exit {
     }
 }
 pub fn run_explain(a: ExplainArgs) -> Exit {
-    use crate::session::explain;
+    use crate::core::explain;
     let json = a.format == TextOrJson::Json;
     let plan = planned(&request(&a.scope, crate::session::CacheMode::Off)?)?;
     // The ~/.bashrc trap: say when a variable, not the cwd, decided the

@@ -52,12 +52,12 @@ struct Target {
 fn target(a: &SetArgs) -> Result<Target, Failure> {
     let base = crate::core::process_env();
     let (store, mut project) = if a.user {
-        let s = crate::session::scope::user_store(None, &base)
+        let s = crate::session::user_store(&base)
             .map_err(|e| Failure::runtime(format!("set: cannot find the user store: {e}")))?;
         (s, false)
     } else if let Some(dir) = &a.project {
         let cwd = super::current_dir()?;
-        let dir = crate::session::paths::at(dir, &cwd).to_path_buf();
+        let dir = cwd.join(dir);
         if !dir.is_dir() {
             return Err(Failure::runtime(format!(
                 "set: {} is not a directory; nothing written",
@@ -81,7 +81,7 @@ fn target(a: &SetArgs) -> Result<Target, Failure> {
     };
     if project {
         // $HOME/.agents is the user store (the collapse rule): no local.env.
-        if let Ok(user) = crate::session::scope::user_store(None, &base) {
+        if let Ok(user) = crate::session::user_store(&base) {
             let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
             if canon(&user) == canon(&store) {
                 project = false;
@@ -147,7 +147,7 @@ pub fn run(a: SetArgs) -> Exit {
             crate::render::py_repr(name)
         )));
     }
-    if crate::session::native::bash_special(name.as_bytes()) {
+    if crate::session::bash_special(name.as_bytes()) {
         return Err(Failure::usage(format!(
             "set: {name} means something to bash itself; a store's plain file cannot carry it as a secret"
         )));

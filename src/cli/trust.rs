@@ -47,7 +47,7 @@ pub(crate) fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let cwd = super::current_dir()?;
     match dir {
         Some(d) => {
-            let d = crate::session::paths::at(d, &cwd).to_path_buf();
+            let d = cwd.join(d);
             if d.file_name() == Some(std::ffi::OsStr::new(".agents")) && d.is_dir() {
                 return Ok(d);
             }
@@ -87,10 +87,7 @@ fn on_store<T>(
 pub fn run_allow(a: TrustArgs) -> Exit {
     let bounds = crate::trust::Bounds::from_env(&crate::core::process_env());
     let (_, real) = on_store(a.dir.as_deref(), "allow", |s, store| {
-        if crate::session::gate::foreign_link(store) {
-            return Err(crate::trust::TrustError::ForeignLink(store.to_path_buf()));
-        }
-        crate::trust::allow(s, store, bounds)
+        crate::session::allow(s, store, bounds)
     })?;
     super::say(format_args!("allowed {}", real.display()));
     Ok(0)

@@ -76,6 +76,16 @@ pub fn foreign_link(p: &Path) -> bool {
     })
 }
 
+/// `agentenv allow`: record the digest of `store` under the trust state
+/// dir `state`, unless it is a foreign symbolic link; returns its real
+/// path.
+pub fn allow(state: &Path, store: &Path, bounds: Bounds) -> Result<PathBuf, TrustError> {
+    if foreign_link(store) {
+        return Err(TrustError::ForeignLink(store.to_path_buf()));
+    }
+    crate::trust::allow(state, store, bounds)
+}
+
 /// Decide for the project `root` (its `.agents`), with the trust state of
 /// `base` and the digest within `bounds`.
 pub fn decide(root: &Path, base: &Env, bounds: Bounds) -> Decision {

@@ -12,8 +12,6 @@
 //! (`cache.rs`, `into.rs`).
 
 pub(crate) mod cache;
-/// The provenance view lives in `core` (it is generic over an assembly).
-pub(crate) use crate::core::explain;
 pub(crate) mod gate;
 pub(crate) mod identity;
 pub(crate) mod into;
@@ -34,6 +32,11 @@ use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
 pub use crate::core::{DecidedBy, Sensitivity};
 use crate::trust::Pinned;
 pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
+// The rest of the face the CLI and the shell hook use (the session's inner
+// modules stay its own).
+pub(crate) use gate::allow;
+pub(crate) use into::write_into;
+pub(crate) use native::bash_special;
 use scope::{Scope, ScopeInput, WalkEntry};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -341,6 +344,34 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, Error> {
 pub fn assemble(opts: &Options, base: Env) -> Result<Session, Error> {
     let prepared = prepare(opts, &base)?;
     Ok(prepared.assemble(base))
+}
+
+/// The user store for `base`: `$AGENTS_HOME`, else `~/.agents`.
+pub(crate) fn user_store(base: &Env) -> Result<PathBuf, Error> {
+    scope::user_store(None, base).map_err(|_| Error::NoHome)
+}
+
+/// The agent `exec --agent NAME` stamps (its registry name), or every
+/// known name.
+pub(crate) fn agent_named(name: &str) -> Result<String, Vec<&'static str>> {
+    match identity::lookup(name) {
+        Some(agent) => Ok(agent.name.to_string()),
+        None => Err(identity::REGISTRY.iter().map(|a| a.name).collect()),
+    }
+}
+
+/// A cache entry [`Plan::cache_entry`] named, while it is fresh (the
+/// agent hooks' per-command helper reads it).
+pub(crate) fn cached_entry(entry: &Path) -> Option<Vec<u8>> {
+    let dir = entry.parent()?;
+    let key = entry.file_name()?.to_str()?;
+    cache::lookup(dir, key)
+}
+
+/// Make `dir` with the cache's own rules (owner-only, never through
+/// another user's link): where the agent hooks keep their prologue.
+pub(crate) fn make_cache_dir(dir: &Path) -> std::io::Result<()> {
+    cache::create_dir(dir)
 }
 
 /// Variables a child needs to start, backfilled from the base env.
