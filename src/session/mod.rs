@@ -375,7 +375,7 @@ pub(crate) fn make_cache_dir(dir: &Path) -> std::io::Result<()> {
 }
 
 /// Variables a child needs to start, backfilled from the base env.
-const BOOTSTRAP: &[&str] = &[
+pub(crate) const BOOTSTRAP: &[&str] = &[
     "SYSTEMROOT",
     "SystemRoot",
     "COMSPEC",
@@ -619,14 +619,7 @@ impl Prepared {
                     return;
                 }
             },
-            Pinned::TooLarge => {
-                a.warn(format!(
-                    "env file skipped: {}: larger than 16 MiB",
-                    f.path.display()
-                ));
-                a.fail(l, "larger than 16 MiB");
-                return;
-            }
+            Pinned::TooLarge => return too_large(a, l, f),
             _ => None,
         };
         let result = script::run(
@@ -652,6 +645,36 @@ impl Prepared {
         }
     }
 
+    /// A plain file's text through the native evaluator: `true` when it
+    /// decided (applied, or failed), `false` when bash must source it.
+    fn plain_natively(
+        a: &mut Assembly,
+        l: usize,
+        f: &EnvFile,
+        text: &[u8],
+        memo: &mut native::PathMemo,
+    ) -> bool {
+        // The accumulated env, not the child's: the back-filled bootstrap
+        // names are ones the evaluator always hands to bash, so the
+        // outcome is the same without copying the environment per file.
+        match native::evaluate_with(text, a.current(), memo) {
+            native::Outcome::Applied(cs) => {
+                a.note(Note::debug(format!(
+                    "{}: evaluated natively (no bash)",
+                    f.path.display()
+                )));
+                a.apply(l, &cs);
+                true
+            }
+            native::Outcome::Failed => {
+                a.warn(format!("env file source failed: {}", f.path.display()));
+                a.fail(l, "source failed");
+                true
+            }
+            native::Outcome::Bash => false,
+        }
+    }
+
     fn run_plain(
         &self,
         a: &mut Assembly,
@@ -665,14 +688,7 @@ impl Prepared {
         let full = paths::at(&f.path, cwd);
         let pinned = match self.pinned_file(f) {
             Pinned::Bytes(b) => Some(b),
-            Pinned::TooLarge => {
-                a.warn(format!(
-                    "env file skipped: {}: larger than 16 MiB",
-                    f.path.display()
-                ));
-                a.fail(l, "larger than 16 MiB");
-                return;
-            }
+            Pinned::TooLarge => return too_large(a, l, f),
             _ => None,
         };
         let read = match &pinned {
@@ -691,26 +707,8 @@ impl Prepared {
             }
             Err(_) => None,
         };
-        if let Some(text) = text {
-            // The accumulated env, not the child's: the back-filled bootstrap
-            // names are ones the evaluator always hands to bash, so the
-            // outcome is the same without copying the environment per file.
-            match native::evaluate_with(&text, a.current(), memo) {
-                native::Outcome::Applied(cs) => {
-                    a.note(Note::debug(format!(
-                        "{}: evaluated natively (no bash)",
-                        f.path.display()
-                    )));
-                    a.apply(l, &cs);
-                    return;
-                }
-                native::Outcome::Failed => {
-                    a.warn(format!("env file source failed: {}", f.path.display()));
-                    a.fail(l, "source failed");
-                    return;
-                }
-                native::Outcome::Bash => {}
-            }
+        if text.is_some_and(|text| Self::plain_natively(a, l, f, &text, memo)) {
+            return;
         }
         a.note(Note::debug(format!(
             "{}: sourced with bash",
@@ -764,6 +762,15 @@ impl Prepared {
             ),
         }
     }
+}
+
+/// A gated store's env file the digest found over 16 MiB: skipped.
+fn too_large(a: &mut Assembly, l: usize, f: &EnvFile) {
+    a.warn(format!(
+        "env file skipped: {}: larger than 16 MiB",
+        f.path.display()
+    ));
+    a.fail(l, "larger than 16 MiB");
 }
 
 /// `bytes` in a sealed memfd that children inherit (no close-on-exec),

@@ -204,14 +204,6 @@ pub fn bash_special(name: &[u8]) -> bool {
         "TMPDIR",
         "UID",
         "histchars",
-        // back-filled into the child env by the reference
-        "SYSTEMROOT",
-        "SystemRoot",
-        "COMSPEC",
-        "PATHEXT",
-        "WINDIR",
-        "TEMP",
-        "TMP",
         // read by the dynamic loader / libc of the snapshot's `env`
         "GCONV_PATH",
         "GLIBC_TUNABLES",
@@ -235,6 +227,8 @@ pub fn bash_special(name: &[u8]) -> bool {
         "READLINE_",
     ];
     EXACT.iter().any(|e| e.as_bytes() == name)
+        // back-filled into the child env by the reference
+        || super::BOOTSTRAP.iter().any(|e| e.as_bytes() == name)
         || PREFIXES.iter().any(|p| name.starts_with(p.as_bytes()))
 }
 

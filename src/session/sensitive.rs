@@ -85,6 +85,37 @@ fn key_shape(key: &str) -> Option<(bool, &str)> {
     }
 }
 
+/// One `[vars]` entry's fields (`public`, `description`), declared at
+/// `line`; the first bad field (its offset and why) stops the reading.
+fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize, &'static str)>) {
+    use toml::de::DeValue;
+    let mut entry = Entry {
+        public: false,
+        description: None,
+        line,
+    };
+    for (field, value) in fields.iter() {
+        let fat = field.span().start;
+        let bad = match (field.get_ref().as_ref(), value.get_ref()) {
+            ("public", DeValue::Boolean(b)) => {
+                entry.public = *b;
+                None
+            }
+            ("public", _) => Some("public is not a boolean (true or false)"),
+            ("description", DeValue::String(s)) => {
+                entry.description = Some(s.to_string());
+                None
+            }
+            ("description", _) => Some("description is not a string"),
+            _ => Some("unknown field (only public and description)"),
+        };
+        if let Some(why) = bad {
+            return (entry, Some((fat, why)));
+        }
+    }
+    (entry, None)
+}
+
 impl Declarations {
     /// Parse `text` (the content of `file`). Every problem is a warning in
     /// `notes` naming the file and line, never the text found there.
@@ -157,31 +188,7 @@ impl Declarations {
                     );
                     continue;
                 };
-                let mut entry = Entry {
-                    public: false,
-                    description: None,
-                    line: line_of(text, at),
-                };
-                let mut bad = None;
-                for (field, value) in fields.iter() {
-                    let fat = field.span().start;
-                    match (field.get_ref().as_ref(), value.get_ref()) {
-                        ("public", DeValue::Boolean(b)) => entry.public = *b,
-                        ("public", _) => {
-                            bad = Some((fat, "public is not a boolean (true or false)"));
-                        }
-                        ("description", DeValue::String(s)) => {
-                            entry.description = Some(s.to_string());
-                        }
-                        ("description", _) => {
-                            bad = Some((fat, "description is not a string"));
-                        }
-                        _ => bad = Some((fat, "unknown field (only public and description)")),
-                    }
-                    if bad.is_some() {
-                        break;
-                    }
-                }
+                let (entry, bad) = entry_of(fields, line_of(text, at));
                 if let Some((fat, why)) = bad {
                     let printed = if is_prefix {
                         format!("{key}*: {why}")
