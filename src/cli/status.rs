@@ -6,10 +6,10 @@
 //! walk order (tier, level, kind, exists), the `bin` and `lib` candidates,
 //! and whether `--cache` would hit.
 //!
-//! Nothing is run: no `env.py`, no bash. Files are only stat'ed, and read
-//! where `env` itself would read them before running anything (the trust
-//! digest, the cache key's signatures, a plain file's text to tell whether
-//! it is evaluated natively). Names and paths only: no value is printed.
+//! The data is the session's (`Plan::status`, from the same plan `env`
+//! makes, so the two share every rule); this file only finds DIR and
+//! prints the data as text or JSON. Nothing is run: no `env.py`, no bash.
+//! Names and paths only: no value is printed.
 
 use super::session::TextOrJson;
 use super::{Exit, Failure};

@@ -455,3 +455,126 @@ impl Plan {
         w
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A home with a user store, and a project with its own store.
+    fn world(w: &Path) -> Env {
+        std::fs::create_dir_all(w.join("home/.agents")).unwrap();
+        std::fs::create_dir_all(w.join("home/proj/.agents")).unwrap();
+        std::fs::create_dir_all(w.join("home/proj/sub")).unwrap();
+        std::fs::write(w.join("home/.agents/env"), "U=1\n").unwrap();
+        std::fs::write(w.join("home/proj/.agents/env"), "P=1\n").unwrap();
+        let mut base = Env::new();
+        base.insert("HOME".into(), w.join("home").into());
+        base.insert("PATH".into(), "/usr/bin:/bin".into());
+        base.insert("AGENTS_SYSTEM_ROOT".into(), w.join("no-system").into());
+        base.insert("XDG_STATE_HOME".into(), w.join("state").into());
+        base
+    }
+
+    fn at(cwd: PathBuf) -> Options {
+        Options {
+            cwd: Some(cwd),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_gate_leaves_an_unallowed_project_out_and_says_so() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let base = world(w);
+        let req = Request {
+            require_trust: true,
+            ..Request::new(at(w.join("home/proj")))
+        };
+        let mut p = plan(&req, &base).unwrap();
+        assert!(p.gated_out() && !p.root_fixed());
+        let notes = p.take_notes();
+        let store = w.join("home/proj/.agents");
+        let want = format!(
+            "{} is not allowed; run 'agentenv allow' to load it (walking the other stores only)",
+            store.display()
+        );
+        assert!(notes.iter().any(|n| n.text == want), "{notes:?}");
+        let s = p.assemble();
+        assert!(s
+            .changes()
+            .assigned()
+            .contains_key(std::ffi::OsStr::new("U")));
+        assert!(!s
+            .changes()
+            .assigned()
+            .contains_key(std::ffi::OsStr::new("P")));
+        // `status` names the store the gate skipped, and why.
+        let st = p.status("export").unwrap();
+        let row = st.stores.iter().find(|r| r.level == "project").unwrap();
+        assert_eq!((row.state, row.trust.as_str()), ("skipped", "not allowed"));
+
+        // Without the gate the same request loads the project.
+        let p = plan(&Request::new(at(w.join("home/proj"))), &base).unwrap();
+        assert!(!p.gated_out());
+        let s = p.assemble();
+        assert!(s
+            .changes()
+            .assigned()
+            .contains_key(std::ffi::OsStr::new("P")));
+    }
+
+    #[test]
+    fn walk_up_finds_the_root_above_the_cwd_and_gates_it() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let base = world(w);
+        let req = Request {
+            root: RootRule::WalkUp,
+            ..Request::new(at(w.join("home/proj/sub")))
+        };
+        let p = plan(&req, &base).unwrap();
+        let decision = p.decision().expect("a project above the cwd");
+        assert_eq!(decision.root, w.join("home/proj"));
+        assert!(decision.verdict.is_err() && !p.root_fixed());
+        // Not loaded, still watched: creating a file there is how it changes.
+        let watch = p.watch_list(None);
+        let store = std::fs::canonicalize(w.join("home/proj/.agents")).unwrap();
+        assert!(watch.contains(&store), "{watch:?}");
+    }
+
+    #[test]
+    fn a_replay_miss_is_kept_and_the_next_plan_hits() {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let base = world(w);
+        let req = Request {
+            cache: CacheMode::Replay {
+                format: "json".into(),
+                diff: true,
+                public_only: false,
+            },
+            ..Request::new(at(w.join("home/proj")))
+        };
+        let p = plan(&req, &base).unwrap();
+        assert!(p.cached().is_none());
+        p.store(b"{\"rendered\": 1}\n");
+        let mut again = plan(&req, &base).unwrap();
+        assert_eq!(again.cached(), Some(&b"{\"rendered\": 1}\n"[..]));
+        let notes = again.take_notes();
+        assert!(
+            notes.iter().any(|n| n.text.starts_with("cache hit: ")),
+            "{notes:?}"
+        );
+        // Another format is another key.
+        let other = Request {
+            cache: CacheMode::Replay {
+                format: "export".into(),
+                diff: true,
+                public_only: false,
+            },
+            ..req
+        };
+        assert!(plan(&other, &base).unwrap().cached().is_none());
+    }
+}
