@@ -409,8 +409,8 @@ pub fn stamp_path(state: &Path, pid: u32) -> PathBuf {
 fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
     use rustix::fs::{AtFlags, Mode, OFlags};
     use std::os::unix::fs::MetadataExt;
-    crate::trust::usable_state(state, false).ok()?;
-    crate::trust::usable_state(state, true).ok()?;
+    crate::session::trust::usable_state(state, false).ok()?;
+    crate::session::trust::usable_state(state, true).ok()?;
     let me = rustix::process::geteuid().as_raw();
     let ours = |m: &std::fs::Metadata| m.is_dir() && m.uid() == me && m.mode() & 0o022 == 0;
     let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -524,7 +524,7 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, crate::session::Erro
         }
     }
     crate::log::notes(&plan.take_notes());
-    let state = crate::trust::state_dir(&base).ok();
+    let state = crate::session::trust::state_dir(&base).ok();
     let stamp = state.as_ref().and_then(|s| write_stamp(s, input.pid));
     let watch = plan.watch_list(state.as_deref());
     // The hook's state first: a line of the env part that fails cannot

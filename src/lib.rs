@@ -33,7 +33,6 @@ mod hook;
 mod log;
 mod mask;
 mod process;
-mod trust;
 
 // `crate::warn!(…)` and its siblings (crate-private, not exported).
 #[allow(unused_imports)]

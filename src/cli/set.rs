@@ -68,7 +68,7 @@ fn target(a: &SetArgs) -> Result<Target, Failure> {
     } else {
         let cwd = super::current_dir()?;
         let home = crate::core::get(&base, "HOME").map(PathBuf::from);
-        match crate::trust::find_project_root(&cwd, home.as_deref()) {
+        match crate::session::trust::find_project_root(&cwd, home.as_deref()) {
             Some(root) => (root.join(".agents"), true),
             None => {
                 return Err(Failure::runtime(format!(
@@ -174,9 +174,9 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
     // Trust as it is now: a store allowed and unchanged stays allowed.
     let trust_state = if t.project && t.store.is_dir() {
         let env = crate::core::process_env();
-        let bounds = crate::trust::Bounds::from_env(&env);
-        crate::trust::state_dir(&env)
-            .and_then(|s| crate::trust::check(&s, &t.store, bounds).map(|(st, _)| (s, st)))
+        let bounds = crate::session::trust::Bounds::from_env(&env);
+        crate::session::trust::state_dir(&env)
+            .and_then(|s| crate::session::trust::check(&s, &t.store, bounds).map(|(st, _)| (s, st)))
             .ok()
     } else {
         None
@@ -195,9 +195,9 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
         ))
     })?;
     match trust_state {
-        Some((state, crate::trust::TrustState::Allowed)) => {
-            let bounds = crate::trust::Bounds::from_env(&crate::core::process_env());
-            crate::trust::allow(&state, &t.store, bounds).map_err(|e| {
+        Some((state, crate::session::trust::TrustState::Allowed)) => {
+            let bounds = crate::session::trust::Bounds::from_env(&crate::core::process_env());
+            crate::session::trust::allow(&state, &t.store, bounds).map_err(|e| {
                 Failure::runtime(format!(
                     "set: wrote {} but could not keep {} allowed: {e}; run agentenv allow",
                     t.file.display(),

@@ -55,7 +55,7 @@ pub(crate) fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
         }
         None => {
             let home = crate::core::get(&base, "HOME").map(PathBuf::from);
-            match crate::trust::find_project_root(&cwd, home.as_deref()) {
+            match crate::session::trust::find_project_root(&cwd, home.as_deref()) {
                 Some(r) => Ok(r.join(".agents")),
                 None => Err(Failure::runtime(format!(
                     "no project here: neither {} nor a directory above it (below $HOME) holds .agents; name the project: agentenv allow DIR",
@@ -71,11 +71,11 @@ pub(crate) fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
 fn on_store<T>(
     dir: Option<&Path>,
     verb: &str,
-    act: impl FnOnce(&Path, &Path) -> Result<T, crate::trust::TrustError>,
+    act: impl FnOnce(&Path, &Path) -> Result<T, crate::session::trust::TrustError>,
 ) -> Result<(PathBuf, T), Failure> {
     let store = store_for(dir)?;
     let base = crate::core::process_env();
-    match crate::trust::state_dir(&base).and_then(|s| act(&s, &store)) {
+    match crate::session::trust::state_dir(&base).and_then(|s| act(&s, &store)) {
         Ok(t) => Ok((store, t)),
         Err(e) => Err(Failure::runtime(format!(
             "cannot {verb} {}: {e}",
@@ -85,7 +85,7 @@ fn on_store<T>(
 }
 
 pub fn run_allow(a: TrustArgs) -> Exit {
-    let bounds = crate::trust::Bounds::from_env(&crate::core::process_env());
+    let bounds = crate::session::trust::Bounds::from_env(&crate::core::process_env());
     let (_, real) = on_store(a.dir.as_deref(), "allow", |s, store| {
         crate::session::allow(s, store, bounds)
     })?;
@@ -94,7 +94,7 @@ pub fn run_allow(a: TrustArgs) -> Exit {
 }
 
 pub fn run_deny(a: TrustArgs) -> Exit {
-    let (store, removed) = on_store(a.dir.as_deref(), "deny", crate::trust::deny)?;
+    let (store, removed) = on_store(a.dir.as_deref(), "deny", crate::session::trust::deny)?;
     if removed {
         super::say(format_args!("denied {}", store.display()));
     } else {

@@ -16,7 +16,7 @@
 
 use super::Options;
 use crate::core::{Env, Note};
-use crate::trust::{Bounds, Snapshot, TrustError, TrustState};
+use crate::session::trust::{Bounds, Snapshot, TrustError, TrustState};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -83,7 +83,7 @@ pub fn allow(state: &Path, store: &Path, bounds: Bounds) -> Result<PathBuf, Trus
     if foreign_link(store) {
         return Err(TrustError::ForeignLink(store.to_path_buf()));
     }
-    crate::trust::allow(state, store, bounds)
+    crate::session::trust::allow(state, store, bounds)
 }
 
 /// Decide for the project `root` (its `.agents`), with the trust state of
@@ -93,7 +93,9 @@ pub fn decide(root: &Path, base: &Env, bounds: Bounds) -> Decision {
     let verdict = if foreign_link(&store) {
         Err(Refusal::Error(TrustError::ForeignLink(store.clone())))
     } else {
-        match crate::trust::state_dir(base).and_then(|s| crate::trust::check(&s, &store, bounds)) {
+        match crate::session::trust::state_dir(base)
+            .and_then(|s| crate::session::trust::check(&s, &store, bounds))
+        {
             Ok((TrustState::Allowed, Some(snap))) => Ok(Allowed {
                 real_root: std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()),
                 snapshot: Arc::new(snap),
@@ -239,7 +241,7 @@ pub fn on_reference_root(
 /// caller says the refusal (once per root).
 pub fn on_walk_up(opts: &mut Options, base: &Env, cwd: &Path) -> Option<Decision> {
     let home = crate::core::get(base, "HOME").map(PathBuf::from);
-    let root = crate::trust::find_project_root(cwd, home.as_deref());
+    let root = crate::session::trust::find_project_root(cwd, home.as_deref());
     // The hook is the trust gate: a relative user store is not loaded.
     opts.user_store_refused = user_store_rule(opts, base, None);
     match root {

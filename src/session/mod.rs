@@ -27,10 +27,11 @@ pub(crate) mod status;
 pub(crate) mod steps;
 pub(crate) mod storefile;
 pub(crate) mod trace;
+pub(crate) mod trust;
 
 use crate::core::{Assembly, ChangeSet, Env, LayerInfo, LayerKind, Note};
 pub use crate::core::{DecidedBy, Sensitivity};
-use crate::trust::Pinned;
+use crate::session::trust::Pinned;
 pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 // The rest of the face the CLI and the shell hook use (the session's inner
 // modules stay its own).
@@ -94,7 +95,7 @@ pub struct Options {
     /// What the trust digest read of the project store: its env files run
     /// from these bytes, and its `bin`/`lib` dirs count only if the digest
     /// saw them (set by the trust gate).
-    pub pinned: Option<std::sync::Arc<crate::trust::Snapshot>>,
+    pub pinned: Option<std::sync::Arc<crate::session::trust::Snapshot>>,
     /// Why the user store is not loaded (set by the trust gate).
     pub user_store_refused: Option<String>,
 }
@@ -139,7 +140,7 @@ pub struct Prepared {
     pub(crate) notes: Vec<Note>,
     /// The trust digest's snapshot of the project store (see
     /// [`Options::pinned`]).
-    pub(crate) pinned: Option<std::sync::Arc<crate::trust::Snapshot>>,
+    pub(crate) pinned: Option<std::sync::Arc<crate::session::trust::Snapshot>>,
 }
 
 /// An assembled session.
@@ -405,7 +406,7 @@ fn spawn_env(current: &Env, base: &Env) -> Env {
 fn existing_libs(
     candidates: &[PathBuf],
     cwd: &Path,
-    pinned: Option<&crate::trust::Snapshot>,
+    pinned: Option<&crate::session::trust::Snapshot>,
 ) -> Vec<Vec<u8>> {
     let mut libs: Vec<Vec<u8>> = Vec::new();
     let mut seen = std::collections::HashSet::new();

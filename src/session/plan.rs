@@ -450,7 +450,7 @@ impl Plan {
         }
         if let Some(s) = state {
             // Made with the stamp, so allow/deny change this directory only.
-            add(crate::trust::records_dir(s));
+            add(crate::session::trust::records_dir(s));
         }
         w
     }

@@ -141,7 +141,7 @@ impl Plan {
             }
         };
         let home = crate::core::get(base, "HOME").map(PathBuf::from);
-        let hook_root = crate::trust::find_project_root(&scope.cwd, home.as_deref());
+        let hook_root = crate::session::trust::find_project_root(&scope.cwd, home.as_deref());
         let mut trust = TrustOf {
             plan: self,
             decided: self.decision().into_iter().cloned().collect(),
@@ -219,7 +219,9 @@ impl Plan {
                 match &root_scope.project_root {
                     Some(r) if store == &r.join(".agents") => trust.of(r),
                     // Loaded by its real path (an allowed store under the gate).
-                    _ => crate::trust::TrustState::Allowed.as_str().to_string(),
+                    _ => crate::session::trust::TrustState::Allowed
+                        .as_str()
+                        .to_string(),
                 }
             } else {
                 "not applicable".to_string()
