@@ -461,7 +461,9 @@ mod tests {
     use super::*;
 
     /// A home with a user store, and a project with its own store.
-    fn world(w: &Path) -> Env {
+    fn world() -> (tempfile::TempDir, Env) {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
         std::fs::create_dir_all(w.join("home/.agents")).unwrap();
         std::fs::create_dir_all(w.join("home/proj/.agents")).unwrap();
         std::fs::create_dir_all(w.join("home/proj/sub")).unwrap();
@@ -472,7 +474,13 @@ mod tests {
         base.insert("PATH".into(), "/usr/bin:/bin".into());
         base.insert("AGENTS_SYSTEM_ROOT".into(), w.join("no-system").into());
         base.insert("XDG_STATE_HOME".into(), w.join("state").into());
-        base
+        (d, base)
+    }
+
+    fn sets(s: &Session, name: &str) -> bool {
+        s.changes()
+            .assigned()
+            .contains_key(std::ffi::OsStr::new(name))
     }
 
     fn at(cwd: PathBuf) -> Options {
@@ -484,9 +492,8 @@ mod tests {
 
     #[test]
     fn the_gate_leaves_an_unallowed_project_out_and_says_so() {
-        let d = tempfile::tempdir().unwrap();
+        let (d, base) = world();
         let w = d.path();
-        let base = world(w);
         let req = Request {
             require_trust: true,
             ..Request::new(at(w.join("home/proj")))
@@ -501,14 +508,7 @@ mod tests {
         );
         assert!(notes.iter().any(|n| n.text == want), "{notes:?}");
         let s = p.assemble();
-        assert!(s
-            .changes()
-            .assigned()
-            .contains_key(std::ffi::OsStr::new("U")));
-        assert!(!s
-            .changes()
-            .assigned()
-            .contains_key(std::ffi::OsStr::new("P")));
+        assert!(sets(&s, "U") && !sets(&s, "P"));
         // `status` names the store the gate skipped, and why.
         let st = p.status("export").unwrap();
         let row = st.stores.iter().find(|r| r.level == "project").unwrap();
@@ -518,17 +518,13 @@ mod tests {
         let p = plan(&Request::new(at(w.join("home/proj"))), &base).unwrap();
         assert!(!p.gated_out());
         let s = p.assemble();
-        assert!(s
-            .changes()
-            .assigned()
-            .contains_key(std::ffi::OsStr::new("P")));
+        assert!(sets(&s, "P"));
     }
 
     #[test]
     fn walk_up_finds_the_root_above_the_cwd_and_gates_it() {
-        let d = tempfile::tempdir().unwrap();
+        let (d, base) = world();
         let w = d.path();
-        let base = world(w);
         let req = Request {
             root: RootRule::WalkUp,
             ..Request::new(at(w.join("home/proj/sub")))
@@ -545,9 +541,8 @@ mod tests {
 
     #[test]
     fn a_replay_miss_is_kept_and_the_next_plan_hits() {
-        let d = tempfile::tempdir().unwrap();
+        let (d, base) = world();
         let w = d.path();
-        let base = world(w);
         let req = Request {
             cache: CacheMode::Replay {
                 format: "json".into(),
