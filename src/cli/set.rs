@@ -172,15 +172,10 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
         )));
     }
     // Trust as it is now: a store allowed and unchanged stays allowed.
-    let trust_state = if t.project && t.store.is_dir() {
-        let env = crate::core::process_env();
-        let bounds = crate::session::trust::Bounds::from_env(&env);
-        crate::session::trust::state_dir(&env)
-            .and_then(|s| crate::session::trust::check(&s, &t.store, bounds).map(|(st, _)| (s, st)))
-            .ok()
-    } else {
-        None
-    };
+    let env = crate::core::process_env();
+    let trust = (t.project && t.store.is_dir())
+        .then(|| crate::session::before_edit(&t.store, &env))
+        .flatten();
     let before = read_store_file(&t.file)?;
     let mut after = storefile::set_assignment(&before, name, value)
         .map_err(|e| edit_failure(&t.file, name, e))?;
@@ -194,10 +189,9 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
             crate::process::io_kind(&e)
         ))
     })?;
-    match trust_state {
-        Some((state, crate::session::trust::TrustState::Allowed)) => {
-            let bounds = crate::session::trust::Bounds::from_env(&crate::core::process_env());
-            crate::session::trust::allow(&state, &t.store, bounds).map_err(|e| {
+    match trust {
+        Some(edit) if edit.before == crate::session::trust::TrustState::Allowed => {
+            edit.allow_again(&t.store, &env).map_err(|e| {
                 Failure::runtime(format!(
                     "set: wrote {} but could not keep {} allowed: {e}; run agentenv allow",
                     t.file.display(),
@@ -205,11 +199,11 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
                 ))
             })?;
         }
-        Some((_, st)) => {
+        Some(edit) => {
             crate::warn!(
                 "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
                 t.store.display(),
-                st.as_str()
+                edit.before.as_str()
             );
         }
         None => {}

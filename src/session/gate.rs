@@ -86,6 +86,31 @@ pub fn allow(state: &Path, store: &Path, bounds: Bounds) -> Result<PathBuf, Trus
     crate::session::trust::allow(state, store, bounds)
 }
 
+/// A project store's trust taken before `agentenv set` edits one of its
+/// files: an allowed, unchanged store stays allowed after the user's own
+/// edit ([`Edit::allow_again`]); any other state is only reported.
+#[derive(Debug, Clone)]
+pub struct Edit {
+    state: PathBuf,
+    /// The store's trust before the edit.
+    pub before: TrustState,
+}
+
+/// The trust of `store` now (`None`: it cannot be told — no state dir, an
+/// unreadable store).
+pub fn before_edit(store: &Path, base: &Env) -> Option<Edit> {
+    let state = crate::session::trust::state_dir(base).ok()?;
+    let (before, _) = crate::session::trust::check(&state, store, Bounds::from_env(base)).ok()?;
+    Some(Edit { state, before })
+}
+
+impl Edit {
+    /// Record the edited store's new digest (only when it was allowed).
+    pub fn allow_again(&self, store: &Path, base: &Env) -> Result<PathBuf, TrustError> {
+        crate::session::trust::allow(&self.state, store, Bounds::from_env(base))
+    }
+}
+
 /// Decide for the project `root` (its `.agents`), with the trust state of
 /// `base` and the digest within `bounds`.
 pub fn decide(root: &Path, base: &Env, bounds: Bounds) -> Decision {

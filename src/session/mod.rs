@@ -35,7 +35,7 @@ use crate::session::trust::Pinned;
 pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 // The rest of the face the CLI and the shell hook use (the session's inner
 // modules stay its own).
-pub(crate) use gate::allow;
+pub(crate) use gate::{allow, before_edit};
 pub(crate) use into::write_into;
 pub(crate) use native::bash_special;
 use scope::{Scope, ScopeInput, WalkEntry};
