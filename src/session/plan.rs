@@ -572,4 +572,59 @@ mod tests {
         };
         assert!(plan(&other, &base).unwrap().cached().is_none());
     }
+
+    #[test]
+    fn status_json_keeps_its_keys_in_their_order() {
+        let (d, base) = world();
+        let w = d.path();
+        std::fs::create_dir_all(w.join("home/.agents/overlays/o1")).unwrap();
+        let p = plan(&Request::new(at(w.join("home/proj"))), &base).unwrap();
+        let v = serde_json::to_value(p.status("export").unwrap()).unwrap();
+        let keys = |v: &serde_json::Value| -> Vec<String> {
+            v.as_object().unwrap().keys().cloned().collect()
+        };
+        assert_eq!(
+            keys(&v),
+            [
+                "directory",
+                "project_root",
+                "project_root_rule",
+                "hook_root",
+                "hook_root_trust",
+                "scope",
+                "interpreter",
+                "stores",
+                "overlays",
+                "files",
+                "bin",
+                "lib",
+                "cache"
+            ]
+        );
+        assert_eq!(
+            keys(&v["stores"][0]),
+            ["level", "path", "state", "why", "trust"]
+        );
+        assert_eq!(keys(&v["overlays"][0]), ["name", "path", "store"]);
+        let plain = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["exists"] == true && f["kind"] == "plain")
+            .unwrap();
+        assert_eq!(
+            keys(plain),
+            ["tier", "level", "path", "kind", "exists", "evaluated"]
+        );
+        let missing = v["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["exists"] == false)
+            .unwrap();
+        assert_eq!(keys(missing), ["tier", "level", "path", "kind", "exists"]);
+        assert_eq!(keys(&v["bin"][0]), ["path", "exists"]);
+        assert_eq!(keys(&v["cache"]), ["dir", "usable", "why", "lookups"]);
+        assert_eq!(keys(&v["cache"]["lookups"][0]), ["invocation", "hit"]);
+    }
 }
