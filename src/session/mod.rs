@@ -8,8 +8,13 @@
 //! one [`Assembly`] with its [`LayerKind`], so `explain` can show where every
 //! variable came from and `--cache` can key on the same scope.
 //!
-//! Not for: rendering ([`crate::render`]), the cache and `--into`
-//! (`cache.rs`, `into.rs`).
+//! Inside the crate every session run enters by one door, `plan.rs`
+//! (`plan(&Request, &Env) -> Plan`: the project root, the trust gate
+//! (`gate.rs`, `trust.rs`), [`prepare`] and the cache probe (`cache.rs`),
+//! then `cached()` or `assemble()`, and `store()`); `status.rs` is what
+//! `agentenv status` shows of a plan.
+//!
+//! Not for: rendering ([`crate::render`]), `--into` (`into.rs`).
 
 pub(crate) mod cache;
 pub(crate) mod gate;
