@@ -120,7 +120,7 @@ pub struct ExplainArgs {
 
 /// Session options from the scope flags, before the trust gate; a bad
 /// `--timeout` is a usage error.
-pub fn scope_options(scope: &ScopeArgs) -> Result<crate::session::Options, Failure> {
+fn scope_options(scope: &ScopeArgs) -> Result<crate::session::Options, Failure> {
     let timeout = match scope.timeout {
         None => None,
         Some(t) if t.is_finite() && t > 0.0 && t < 1e9 => {
