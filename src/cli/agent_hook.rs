@@ -673,7 +673,7 @@ fn run_command_helper(entry: &Path) -> Exit {
             "hook run: the entry path has no file name",
         ));
     }
-    let Some(bytes) = crate::session::cached_entry(entry) else {
+    let Some(bytes) = crate::session::read_entry(entry) else {
         return Err(Failure::runtime(format!(
             "the sensitive variables' cache entry {} is gone or stale",
             entry.display()

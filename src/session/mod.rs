@@ -368,7 +368,7 @@ pub(crate) fn agent_named(name: &str) -> Result<String, Vec<&'static str>> {
 
 /// A cache entry [`Plan::cache_entry`] named, while it is fresh (the
 /// agent hooks' per-command helper reads it).
-pub(crate) fn cached_entry(entry: &Path) -> Option<Vec<u8>> {
+pub(crate) fn read_entry(entry: &Path) -> Option<Vec<u8>> {
     let dir = entry.parent()?;
     let key = entry.file_name()?.to_str()?;
     cache::lookup(dir, key)
