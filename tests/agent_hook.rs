@@ -379,6 +379,35 @@ fn nothing_sensitive_means_no_rewrite() {
     assert_eq!(s(&out.stdout), "");
 }
 
+/// What planning the session had to say (here: a bad
+/// `$AGENTS_ENV_TIMEOUT`) is printed once, also when the entry is made
+/// (a cache miss assembles the session after the plan was printed).
+#[test]
+fn a_warning_of_the_plan_is_printed_once() {
+    let w = World::new();
+    for round in ["miss", "hit"] {
+        let mut c = Command::new(support::agentenv_bin());
+        c.env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", w.dir.path())
+            .env("AGENTS_ENV_TIMEOUT", "soon")
+            .current_dir(w.proj())
+            .args(["hook", "claude", "pre-tool-use"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = feed(&mut c, &w.event("Bash", "echo hi"));
+        assert_eq!(out.status.code(), Some(0), "{round}: {}", s(&out.stderr));
+        let err = s(&out.stderr);
+        assert_eq!(
+            err.matches("ignoring $AGENTS_ENV_TIMEOUT").count(),
+            1,
+            "{round}: {err}"
+        );
+    }
+}
+
 /// The canary audit of the hooks' own output: the hook's answer (a
 /// command line) and its messages at -vv hold no value; the session-start
 /// hook writes only public variables, and `--export-values` warns.
