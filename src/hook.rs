@@ -49,31 +49,7 @@ impl Shell {
 /// the quotes.
 pub fn quote(shell: Shell, v: &[u8]) -> String {
     match shell {
-        Shell::Bash | Shell::Zsh => {
-            // Single quotes carry every byte but NUL (which no env value has);
-            // the bytes are passed through as they are.
-            let mut out = Vec::with_capacity(v.len() + 2);
-            out.push(b'\'');
-            for &c in v {
-                if c == b'\'' {
-                    out.extend_from_slice(b"'\\''");
-                } else {
-                    out.push(c);
-                }
-            }
-            out.push(b'\'');
-            // Non-UTF-8 values: write them with $'\xHH' segments instead.
-            match String::from_utf8(out) {
-                Ok(s) => s,
-                Err(_) => {
-                    let mut s = String::new();
-                    for c in v {
-                        s.push_str(&format!("$'\\x{c:02x}'"));
-                    }
-                    s
-                }
-            }
-        }
+        Shell::Bash | Shell::Zsh => crate::compat::sh::bash_bytes_quote(v),
         Shell::Fish => {
             let mut s = String::new();
             let mut open = false;

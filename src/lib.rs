@@ -35,6 +35,9 @@ mod mask;
 mod process;
 mod trust;
 
+#[cfg(test)]
+mod import_graph;
+
 // `crate::warn!(…)` and its siblings (crate-private, not exported).
 #[allow(unused_imports)]
 pub(crate) use log::{debug, error, info, warn};

@@ -10,6 +10,7 @@
 //! the masker (`--redact`), passing signals on and returning its status.
 
 use crate::core::Env;
+use crate::fsutil::io_kind;
 use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
@@ -20,6 +21,26 @@ use std::time::Duration;
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
 /// Largest stdout a layer child may produce.
 pub const OUTPUT_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The timeout from `$AGENTS_ENV_TIMEOUT` or the default (with a warning
+/// when the variable is not a usable number).
+pub(crate) fn timeout_from_env(base: &Env, warnings: &mut Vec<String>) -> Duration {
+    let default = Duration::from_secs_f64(DEFAULT_TIMEOUT_SECS);
+    match crate::core::get(base, "AGENTS_ENV_TIMEOUT") {
+        None => default,
+        Some(v) if v.is_empty() => default,
+        Some(v) => match v.to_str().and_then(|s| s.trim().parse::<f64>().ok()) {
+            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Duration::from_secs_f64(s),
+            _ => {
+                warnings.push(format!(
+                    "ignoring $AGENTS_ENV_TIMEOUT: not a positive number of seconds; using {} s",
+                    DEFAULT_TIMEOUT_SECS
+                ));
+                default
+            }
+        },
+    }
+}
 
 /// A finished child.
 #[derive(Debug)]
@@ -49,35 +70,6 @@ impl std::fmt::Display for RunError {
             RunError::TooLarge => write!(f, "output over {} MiB", OUTPUT_LIMIT >> 20),
             RunError::Io(e) => write!(f, "i/o error: {}", io_kind(e)),
         }
-    }
-}
-
-/// The one describer of I/O errors in messages: a refusal of
-/// [`crate::fsutil::read_input`] / [`crate::fsutil::resolve_target`] as
-/// its own text, an OS error as its description without the
-/// `(os error N)` suffix, anything else as its kind's description — all in
-/// lower case (`no such file or directory`, `permission denied`), never a
-/// Rust `Debug` name and never the OS message with a path in it (the
-/// caller names the path).
-pub fn io_kind(e: &io::Error) -> String {
-    let s = if let Some(refused) = crate::fsutil::input_error(e) {
-        refused.to_string()
-    } else if e.raw_os_error().is_some() {
-        let s = e.to_string();
-        // std formats as "<description> (os error N)".
-        match s.rfind(" (os error") {
-            Some(i) => s[..i].to_string(),
-            None => s,
-        }
-    } else {
-        e.kind().to_string()
-    };
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if f.is_uppercase() && !c.clone().next().is_some_and(char::is_uppercase) => {
-            f.to_lowercase().chain(c).collect()
-        }
-        _ => s,
     }
 }
 
@@ -309,33 +301,50 @@ pub fn check_exec_total(
     ))
 }
 
-/// Replace this process with `program args…` in exactly `env`.
-/// Returns only on failure, with the exit code to use (127 not found,
-/// 126 cannot execute) after printing a message.
-pub fn exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> i32 {
-    if let Err(msg) =
-        check_exec_env(env).and_then(|()| check_exec_total(program, args, env, exec_total_limit()))
-    {
-        crate::error!("cannot run {}: {msg}", program.to_string_lossy());
-        return 126;
+/// Why [`exec`] or [`run_masked`] could not run a command: the exit code
+/// to use (127 not found, 126 cannot execute, 1 when waiting for it
+/// failed) and a value-free message naming the program. Nothing here
+/// prints it: the CLI turns it into its `Failure`, printed once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecError {
+    pub code: i32,
+    pub message: String,
+}
+
+impl ExecError {
+    fn cannot_run(program: &OsStr, code: i32, what: impl std::fmt::Display) -> ExecError {
+        ExecError {
+            code,
+            message: format!("cannot run {}: {what}", program.to_string_lossy()),
+        }
     }
+}
+
+/// The checks before `execve`: each variable, then the whole payload.
+fn check_exec(program: &OsStr, args: &[std::ffi::OsString], env: &Env) -> Result<(), ExecError> {
+    check_exec_env(env)
+        .and_then(|()| check_exec_total(program, args, env, exec_total_limit()))
+        .map_err(|msg| ExecError::cannot_run(program, 126, msg))
+}
+
+/// Replace this process with `program args…` in exactly `env`.
+/// Returns only on failure (127 not found, 126 cannot execute).
+pub fn exec(
+    program: &OsStr,
+    args: &[std::ffi::OsString],
+    env: &Env,
+) -> Result<std::convert::Infallible, ExecError> {
+    check_exec(program, args, env)?;
     use std::io::Write;
     let _ = io::stdout().flush();
     let mut cmd = Command::new(program);
     cmd.args(args).env_clear().envs(env);
     // PATH lookup uses the child's PATH (the assembled one), as a shell would.
     let err = cmd.exec();
-    let code = match err.kind() {
-        io::ErrorKind::NotFound => 127,
-        _ => 126,
-    };
-    let what = if code == 127 {
-        "command not found".to_string()
-    } else {
-        io_kind(&err)
-    };
-    crate::error!("cannot run {}: {what}", program.to_string_lossy());
-    code
+    Err(match err.kind() {
+        io::ErrorKind::NotFound => ExecError::cannot_run(program, 127, "command not found"),
+        _ => ExecError::cannot_run(program, 126, io_kind(&err)),
+    })
 }
 
 /// The exit status of a finished child: its code, or 128+N when signal N
@@ -375,8 +384,8 @@ const SI_KERNEL: i32 = 0x80;
 /// separate, each in order; the tail of an unfinished line is released
 /// after [`crate::mask::IDLE`]). SIGINT, SIGTERM and SIGHUP sent to this
 /// process are passed to the child. Returns the child's status (128+N for
-/// signal N); 127 when the command is not found, 126 when it cannot be
-/// run (after printing a message, as [`exec`]).
+/// signal N); an [`ExecError`] as [`exec`]'s when it cannot be run, or
+/// with code 1 when waiting for it failed.
 ///
 /// After the child exits, its streams are read while a descendant that
 /// still holds them keeps writing (up to 100 ms idle), then left.
@@ -385,23 +394,15 @@ pub fn run_masked(
     args: &[std::ffi::OsString],
     env: &Env,
     masker: std::sync::Arc<crate::mask::Masker>,
-) -> i32 {
+) -> Result<i32, ExecError> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     use signal_hook::iterator::exfiltrator::WithRawSiginfo;
     use signal_hook::iterator::SignalsInfo;
     use std::os::fd::AsFd;
     use std::sync::{Arc, Mutex};
 
-    if let Err(msg) =
-        check_exec_env(env).and_then(|()| check_exec_total(program, args, env, exec_total_limit()))
-    {
-        crate::error!("cannot run {}: {msg}", program.to_string_lossy());
-        return 126;
-    }
-    let fail = |what: String| {
-        crate::error!("cannot run {}: {what}", program.to_string_lossy());
-        126
-    };
+    check_exec(program, args, env)?;
+    let fail = |what: String| Err(ExecError::cannot_run(program, 126, what));
     // Installed before the child starts, so no signal is lost between.
     let mut signals = match SignalsInfo::<WithRawSiginfo>::new([SIGINT, SIGTERM, SIGHUP]) {
         Ok(s) => s,
@@ -424,11 +425,7 @@ pub fn run_masked(
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            crate::error!(
-                "cannot run {}: command not found",
-                program.to_string_lossy()
-            );
-            return 127;
+            return Err(ExecError::cannot_run(program, 127, "command not found"));
         }
         Err(e) => return fail(io_kind(&e)),
     };
@@ -485,11 +482,11 @@ pub fn run_masked(
     handle.close();
     let _ = forward.join();
     match child.wait() {
-        Ok(status) => status_code(status),
-        Err(e) => {
-            crate::error!("waiting for {}: {}", program.to_string_lossy(), io_kind(&e));
-            1
-        }
+        Ok(status) => Ok(status_code(status)),
+        Err(e) => Err(ExecError {
+            code: 1,
+            message: format!("waiting for {}: {}", program.to_string_lossy(), io_kind(&e)),
+        }),
     }
 }
 
@@ -502,20 +499,6 @@ mod tests {
         fn code(&self) -> i32 {
             status_code(self.status)
         }
-    }
-
-    #[test]
-    fn io_kind_is_lower_case_text_never_a_debug_name() {
-        let nf = io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error());
-        assert_eq!(io_kind(&nf), "no such file or directory");
-        let acc = io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error());
-        assert_eq!(io_kind(&acc), "permission denied");
-        let custom = io::Error::new(io::ErrorKind::InvalidData, "x");
-        assert_eq!(io_kind(&custom), "invalid data");
-        let kind_only = io::Error::from(io::ErrorKind::NotFound);
-        assert_eq!(io_kind(&kind_only), "entity not found");
-        let refused = crate::fsutil::read_input(std::path::Path::new("/dev/zero"), 1).unwrap_err();
-        assert_eq!(io_kind(&refused), "not a regular file or pipe");
     }
 
     #[test]

@@ -197,9 +197,10 @@ pub fn run(c: HarnessCommand) -> Exit {
             let (program, args) = command.split_first().expect("clap requires CMD");
             if redact.redact {
                 let masker = super::session::masker_of(harness_sensitive(&r));
-                return Ok(crate::process::run_masked(program, args, env, masker));
+                return Ok(crate::process::run_masked(program, args, env, masker)?);
             }
-            Ok(crate::process::exec(program, args, env))
+            let Err(e) = crate::process::exec(program, args, env);
+            Err(e.into())
         }
         HarnessCommand::SandboxEnv {
             opts,
@@ -241,7 +242,7 @@ pub fn run(c: HarnessCommand) -> Exit {
                             Failure::runtime(format!(
                                 "cannot write {}: {}",
                                 path.display(),
-                                crate::process::io_kind(&e)
+                                crate::fsutil::io_kind(&e)
                             ))
                         })?;
                     Ok(0)

@@ -45,6 +45,7 @@
 
 use super::jsonedit::{self, Node, Style};
 use super::{say, Exit, Failure};
+use crate::compat::sh::shlex_quote;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -197,19 +198,6 @@ pub enum Outcome {
     AlreadyPresent,
     Removed,
     NotPresent,
-}
-
-/// Shell-quote `s` for the hook command (`sh -c`): bare when it only holds
-/// characters no shell treats specially, else in single quotes.
-pub fn sh_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./-+:@%,=".contains(&b));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// The first shell word of `command` (quotes removed as `sh` removes
@@ -607,7 +595,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         format!(
             "--project {}: {}",
             project.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         )
     })?;
     let dir = path.parent().expect("DIR/.claude/…");
@@ -617,7 +605,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         Err(_) => return Ok(()), // created by init, inside the project
     };
     let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let t = std::fs::read_link(path).map_err(|e| crate::process::io_kind(&e))?;
+        let t = std::fs::read_link(path).map_err(|e| crate::fsutil::io_kind(&e))?;
         let t = real_dir.join(t);
         match std::fs::canonicalize(&t) {
             Ok(c) => c,
@@ -668,7 +656,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         Err(e) => {
             return Err(Failure::runtime(format!(
                 "{shown}: cannot read it ({})",
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )));
         }
     };
@@ -689,7 +677,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         "agentenv".to_string()
     } else {
         match own_program(&env) {
-            Some(p) => sh_quote(&p),
+            Some(p) => shlex_quote(&p),
             None => {
                 crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
                 "agentenv".to_string()
@@ -733,7 +721,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         write_settings(&path, out.as_bytes(), exists).map_err(|e| {
             Failure::runtime(format!(
                 "{shown}: cannot write it ({})",
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             ))
         })?;
     }
@@ -912,7 +900,7 @@ mod tests {
             "/x/it's/agentenv",
             "/x/$(touch PWN)/`y`/\"q\"/agentenv",
         ] {
-            let prog = sh_quote(path);
+            let prog = shlex_quote(path);
             let wiring = Wiring::new(Client::Claude, &prog, false);
             let (once, _) = add_wiring("{}", &wiring).unwrap();
             let (twice, o) = add_wiring(&once, &wiring).unwrap();

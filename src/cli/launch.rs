@@ -76,7 +76,7 @@ fn load_manifest(
             format!(
                 "cannot read manifest env file {}: {}",
                 p.display(),
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )
         })?;
     operator::parse_manifest_env(&bytes)
@@ -203,7 +203,7 @@ pub fn run(a: LaunchArgs) -> super::Exit {
             return Err(Failure::runtime(format!(
                 "launch: cannot write report {}: {}",
                 p.display(),
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )));
         }
     }
@@ -212,8 +212,14 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
         // Every value the operator layer filled is sensitive.
-        let masker = super::session::masker_of(crate::mask::operator_sensitive(&asm));
-        return Ok(crate::process::run_masked(cmd, args, asm.current(), masker));
+        let masker = super::session::masker_of(super::masked::operator_sensitive(&asm));
+        return Ok(crate::process::run_masked(
+            cmd,
+            args,
+            asm.current(),
+            masker,
+        )?);
     }
-    Ok(crate::process::exec(cmd, args, asm.current()))
+    let Err(e) = crate::process::exec(cmd, args, asm.current());
+    Err(e.into())
 }

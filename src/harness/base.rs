@@ -127,7 +127,7 @@ fn read_file(path: &Path) -> Result<String, Error> {
         Error::new(format!(
             "reading harness file: {}: {}",
             path.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     String::from_utf8(bytes).map_err(|e| {
@@ -176,7 +176,7 @@ fn load_url_base(reference: &str, src: &BaseSource<'_>) -> Result<Harness, Error
         Error::new(format!(
             "base URL {shown}: not in base cache {} (expected file {hex}): {}",
             cache.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     if sha256::hex_digest(&bytes) != hex {

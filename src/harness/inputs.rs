@@ -21,7 +21,7 @@ fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
         Error::new(format!(
             "{what} {}: {}",
             path.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })
 }
@@ -56,7 +56,7 @@ pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, 
     let mut cs = ChangeSet::new();
     let wrap = |m: String| Error::new(format!("loading env file {}: {m}", path.display()));
     let md = std::fs::metadata(path)
-        .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
+        .map_err(|e| wrap(format!("opening env file: {}", crate::fsutil::io_kind(&e))))?;
     if md.len() > MAX_ENV_FILE {
         return Err(Error::new(format!(
             "env file {} exceeds maximum size ({MAX_ENV_FILE} bytes)",
@@ -64,7 +64,7 @@ pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, 
         )));
     }
     let bytes = crate::fsutil::read_input(path, MAX_ENV_FILE)
-        .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
+        .map_err(|e| wrap(format!("opening env file: {}", crate::fsutil::io_kind(&e))))?;
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         let mut line = raw;

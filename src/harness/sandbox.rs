@@ -62,20 +62,14 @@ pub fn sandbox_entries(sandbox: &ValueMap) -> (Vec<(String, OsString)>, Vec<Stri
     (kept, warnings)
 }
 
-/// `export KEY='V'` with every `'` as `'\''`, as bytes.
+/// `export KEY='V'` with every `'` as `'\''`, as bytes
+/// ([`crate::compat::sh::single_quote`], fullsend's rule).
 pub fn export_line(k: &str, v: &std::ffi::OsStr) -> Vec<u8> {
     let mut out = Vec::with_capacity(k.len() + v.len() + 12);
     out.extend_from_slice(b"export ");
     out.extend_from_slice(k.as_bytes());
-    out.extend_from_slice(b"='");
-    for &b in v.as_bytes() {
-        if b == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b'\'');
+    out.push(b'=');
+    crate::compat::sh::single_quote_into(&mut out, v.as_bytes());
     out
 }
 

@@ -386,7 +386,7 @@ pub fn missing_files(h: &Harness, resolve_src: &dyn Fn(&str) -> String) -> Vec<(
         if let Err(e) = std::fs::metadata(&p) {
             out.push((
                 i,
-                format!("stat {p}: {}", crate::process::io_kind(&e).to_lowercase()),
+                format!("stat {p}: {}", crate::fsutil::io_kind(&e).to_lowercase()),
             ));
         }
     }

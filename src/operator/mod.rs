@@ -384,7 +384,7 @@ fn read_file(
         if e.kind() == std::io::ErrorKind::NotFound {
             (FileState::Absent, None)
         } else {
-            (FileState::Unreadable, Some(crate::process::io_kind(&e)))
+            (FileState::Unreadable, Some(crate::fsutil::io_kind(&e)))
         }
     })
 }

@@ -14,8 +14,6 @@ mod shell;
 pub use own::{github_delimiter, Omission, DOCKER_MAX_LINE};
 pub(crate) use pystr::py_repr;
 // The masker (`crate::mask`) derives the export format's quoted form.
-pub(crate) use pystr::text as lossy_text;
-pub(crate) use shell::sh_quote;
 
 use crate::core::{ChangeSet, Env};
 use std::collections::BTreeMap;
