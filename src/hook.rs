@@ -94,7 +94,7 @@ fn q(shell: Shell, p: &OsStr) -> String {
 }
 
 /// A name the shells can hold as a variable.
-pub use crate::compat::ident::is_name as is_shell_name;
+use crate::compat::ident;
 
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
@@ -628,7 +628,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
     let mut undo = String::new();
     let mut reserved: Vec<String> = Vec::new();
     let mut usable = |k: &OsStr| {
-        let ok = is_shell_name(k.as_bytes())
+        let ok = ident::is_name(k.as_bytes())
             && !SHELL_OWNED.iter().any(|o| OsStr::new(o) == k)
             && !k.as_bytes().starts_with(b"_agentenv")
             && !k.as_bytes().starts_with(b"__agentenv");
@@ -775,9 +775,9 @@ mod tests {
 
     #[test]
     fn names() {
-        assert!(is_shell_name(b"A_1"));
-        assert!(!is_shell_name(b"1A"));
-        assert!(!is_shell_name(b"A.B"));
-        assert!(!is_shell_name(b""));
+        assert!(ident::is_name(b"A_1"));
+        assert!(!ident::is_name(b"1A"));
+        assert!(!ident::is_name(b"A.B"));
+        assert!(!ident::is_name(b""));
     }
 }

@@ -637,10 +637,7 @@ fn parse_entry(bytes: &[u8]) -> Option<Entry> {
 
 /// A name the shell can assign.
 fn shell_name(n: &str) -> bool {
-    let mut b = n.bytes();
-    matches!(b.next(), Some(c) if c == b'_' || c.is_ascii_alphabetic())
-        && b.all(|c| c == b'_' || c.is_ascii_alphanumeric())
-        && !n.starts_with("__ae_")
+    crate::compat::ident::is_name(n.as_bytes()) && !n.starts_with("__ae_")
 }
 
 /// `hook CLIENT run ENTRY`: fd 0 is the pipe the shell reads the

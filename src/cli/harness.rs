@@ -115,9 +115,7 @@ fn resolve(opts: &HarnessOpts) -> Result<crate::harness::Resolved, Failure> {
 fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, Failure> {
     let r =
         crate::harness::resolve(&o, &host_env()).map_err(|e| Failure::runtime(e.to_string()))?;
-    for w in r.notes.iter().chain(&r.warnings) {
-        crate::warn!("{w}");
-    }
+    crate::log::notes(r.assembly.notes());
     Ok(r)
 }
 

@@ -231,10 +231,8 @@ fn one(a: &Assembly, name: OsString) -> VarReport {
         .map(|t| {
             let rec = &a.layers()[t.layer];
             let (action, reason) = match &t.action {
-                Action::Set => ("set", None),
-                Action::Override => ("override", None),
-                Action::Unset => ("unset", None),
-                Action::Skipped(r) => ("skipped", Some(r.clone())),
+                Action::Skipped(r) => (t.action.as_str(), Some(r.clone())),
+                a => (a.as_str(), None),
             };
             TouchReport {
                 layer: t.layer + 1,

@@ -41,27 +41,58 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// A harness error: a complete, value-free message.
+/// Why a harness could not be resolved. Each variant holds the whole
+/// message (files, lines, fields, keys and variable names; never a value),
+/// which `Display` prints as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    msg: String,
+#[non_exhaustive]
+pub enum Error {
+    /// An `--env-file`, `--event` or `--config` input could not be read or
+    /// is malformed.
+    Input(String),
+    /// The harness file or a file of its `base:` chain could not be loaded:
+    /// unreadable, not YAML, not the schema, outside the fullsend dir,
+    /// circular, too deep, or a URL base missing from the cache.
+    Load(String),
+    /// The harness does not hold: the platform, a field, a forge block, an
+    /// overlay or its CEL guard, a `${}` reference, a host file.
+    Invalid(String),
 }
 
 impl Error {
-    pub(crate) fn new(msg: impl Into<String>) -> Error {
-        Error { msg: msg.into() }
+    pub(crate) fn input(msg: impl Into<String>) -> Error {
+        Error::Input(msg.into())
     }
 
+    pub(crate) fn load(msg: impl Into<String>) -> Error {
+        Error::Load(msg.into())
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+        Error::Invalid(msg.into())
+    }
+
+    /// The message, whatever the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::Input(m) | Error::Load(m) | Error::Invalid(m) => m,
+        }
+    }
+
+    /// The same kind of error with `prefix: ` in front of its message.
     fn wrap(self, prefix: &str) -> Error {
-        Error {
-            msg: format!("{prefix}: {}", self.msg),
+        let with = |m: String| format!("{prefix}: {m}");
+        match self {
+            Error::Input(m) => Error::Input(with(m)),
+            Error::Load(m) => Error::Load(with(m)),
+            Error::Invalid(m) => Error::Invalid(with(m)),
         }
     }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.msg)
+        f.write_str(self.message())
     }
 }
 
@@ -120,11 +151,9 @@ pub struct Resolved {
     pub(crate) host_files: Vec<HostFile>,
     /// The lint findings, in order.
     pub diagnostics: Vec<Diagnostic>,
-    /// The sandbox skip messages (`warnings` in the JSON).
+    /// The sandbox skip messages (`warnings` in the JSON; also warning
+    /// notes on `assembly`).
     pub warnings: Vec<String>,
-    /// Other warnings, for stderr only: overlay evaluation failures and
-    /// skipped env-file lines.
-    pub notes: Vec<String>,
     /// The host env after the `--env-file` loads.
     pub host_env: Env,
     /// The `run` child's environment as an assembly: the process env as
@@ -219,10 +248,7 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
             if child {
                 at(e)
             } else {
-                at(Error::new(format!(
-                    "loading base chain: {}: {e}",
-                    link.label
-                )))
+                at(e.wrap(&format!("loading base chain: {}", link.label)))
             }
         })?;
         flat = Some(h);
@@ -244,7 +270,7 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     let mut diagnostics = lint::lint(&h, &resolve_src);
     for (i, message) in validate::missing_files(&h, &resolve_src) {
         if !opts.files_as_findings {
-            return Err(at(Error::new(format!(
+            return Err(at(Error::invalid(format!(
                 "validating files: host_files[{i}].src: {message}"
             ))));
         }
@@ -271,6 +297,11 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     }
     run_layers(&mut asm, &opts.file, &runner_env, &env_runner);
     let (kept, warnings) = sandbox::sandbox_entries(&env_sandbox);
+    // Skipped env-file lines, overlay evaluation failures, then the sandbox
+    // skips: the run's warnings, recorded on its assembly.
+    for w in notes.into_iter().chain(warnings.iter().cloned()) {
+        asm.warn(w);
+    }
     let sandbox_lines = kept
         .iter()
         .map(|(k, v)| sandbox::export_line(k, v))
@@ -286,7 +317,6 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         host_files: cfg.host_files.unwrap_or_default(),
         diagnostics,
         warnings,
-        notes,
         host_env,
         assembly: asm,
         trace,

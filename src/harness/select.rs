@@ -25,7 +25,7 @@ pub fn detect_platform(
 ) -> Result<String, Error> {
     if let Some(f) = flag.filter(|f| !f.is_empty()) {
         if !is_valid_platform(f) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "--forge: {f:?} is not a valid forge platform (valid: {})",
                 forge_key_list()
             )));
@@ -34,7 +34,7 @@ pub fn detect_platform(
     }
     if let Some(c) = config_forge.filter(|c| !c.is_empty()) {
         if !is_valid_platform(c) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "config.forge: not a valid forge platform (valid: {})",
                 forge_key_list()
             )));
@@ -107,7 +107,7 @@ pub fn resolve_layer(
                     let mut keys: Vec<&String> = forge.keys().collect();
                     keys.sort();
                     let keys: Vec<&str> = keys.iter().map(|s| s.as_str()).collect();
-                    return Err(Error::new(format!(
+                    return Err(Error::invalid(format!(
                         "resolving forge config: forge platform {p:?} not configured (available: {})",
                         keys.join(", ")
                     )));

@@ -1,8 +1,9 @@
 //! The data formats: dotenv (for python-dotenv), json, ini (for
 //! configparser) and yaml.
 
-use super::pystr::{escape_with, has_surrounding_space, is_posix_name, is_space, strip};
+use super::pystr::{escape_with, has_surrounding_space, is_space, strip};
 use super::{Lines, Prepared};
+use crate::compat::ident;
 use crate::compat::python::lossy_text;
 
 /// The reference's `_dotenv_value`: bare unless the value needs quoting.
@@ -46,7 +47,7 @@ pub(crate) fn dotenv_value(out: &mut String, v: &str) {
 
 pub(crate) fn dotenv(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
-        if !is_posix_name(k) {
+        if !ident::is_name(k) {
             continue;
         }
         let l = out.line();
@@ -220,7 +221,7 @@ fn yaml_typed_word(k: &[u8]) -> bool {
 }
 
 fn yaml_key(out: &mut String, k: &[u8]) {
-    if is_posix_name(k) && !yaml_typed_word(k) {
+    if ident::is_name(k) && !yaml_typed_word(k) {
         out.push_str(&lossy_text(k));
     } else {
         yaml_string(out, k);

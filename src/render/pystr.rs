@@ -15,14 +15,6 @@ use std::cmp::Ordering;
 
 pub(crate) use crate::compat::python::{has_surrounding_space, is_printable, is_space, strip};
 
-/// A POSIX shell name, `^[A-Za-z_][A-Za-z0-9_]*` matching the whole name
-/// ([`crate::compat::ident::is_name`]).
-///
-/// The reference uses `re.match` with `$`, which also accepts one trailing
-/// LF (`"A\n"`) and then prints a broken line; agentenv requires the whole
-/// name to match (documented in docs/render.md).
-pub(crate) use crate::compat::ident::is_name as is_posix_name;
-
 /// The code points of `bytes` as the reference holds them, for ordering.
 use crate::compat::python::decode_surrogateescape as code_points;
 

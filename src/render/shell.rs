@@ -1,7 +1,8 @@
 //! The four shell formats: export (POSIX sh), powershell, cmd and fish.
 
-use super::pystr::{escape_with, is_posix_name};
+use super::pystr::escape_with;
 use super::{Lines, Prepared};
+use crate::compat::ident;
 use crate::compat::python::lossy_text;
 use crate::compat::sh::dotagents_quote;
 
@@ -25,7 +26,7 @@ fn prefixed_path_line(new: &[u8], old: &[u8]) -> Option<String> {
 
 pub(crate) fn export(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
-        if !is_posix_name(k) {
+        if !ident::is_name(k) {
             continue;
         }
         if *k == b"PATH" {
@@ -41,7 +42,7 @@ pub(crate) fn export(p: &Prepared, out: &mut Lines) {
         dotagents_quote(l, &lossy_text(v));
     }
     for k in &p.gone {
-        if is_posix_name(k) {
+        if ident::is_name(k) {
             let l = out.line();
             l.push_str("unset ");
             l.push_str(&lossy_text(k));
@@ -136,7 +137,7 @@ pub(crate) fn cmd(p: &Prepared, out: &mut Lines) {
 
 pub(crate) fn fish(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
-        if !is_posix_name(k) {
+        if !ident::is_name(k) {
             continue;
         }
         let l = out.line();
@@ -156,7 +157,7 @@ pub(crate) fn fish(p: &Prepared, out: &mut Lines) {
         l.push('\'');
     }
     for k in &p.gone {
-        if is_posix_name(k) {
+        if ident::is_name(k) {
             let l = out.line();
             l.push_str("set -e ");
             l.push_str(&lossy_text(k));
