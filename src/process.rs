@@ -11,11 +11,12 @@
 
 use crate::core::Env;
 use crate::fsutil::io_kind;
+use rustix::event::{PollFd, PollFlags};
 use std::ffi::OsStr;
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Default timeout for layer children (seconds).
 pub const DEFAULT_TIMEOUT_SECS: f64 = 30.0;
@@ -94,21 +95,13 @@ fn run_captured_with(
     limit: usize,
     use_pidfd: bool,
 ) -> Result<Captured, RunError> {
-    use rustix::event::{PollFd, PollFlags};
-    use std::time::Instant;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .process_group(0);
     let deadline = Instant::now() + timeout;
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
-    let kill = |child: &mut std::process::Child| {
-        let pid = rustix::process::Pid::from_child(child);
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        let _ = child.kill();
-        let _ = child.wait();
-    };
-    let mut out = Some(child.stdout.take().expect("stdout is piped"));
+    let pipe = child.stdout.take().expect("stdout is piped");
     // Not yet reaped, so the pid is still this child's.
     let pidfd = use_pidfd
         .then(|| {
@@ -119,27 +112,63 @@ fn run_captured_with(
             .ok()
         })
         .flatten();
+    let (stdout, exited_seen) = read_stdout(&mut child, pipe, pidfd.as_ref(), deadline, limit)?;
+    if let (Some(fd), false) = (&pidfd, exited_seen) {
+        await_exit(&mut child, fd, deadline)?;
+    }
+    let status = reap(&mut child, deadline)?;
+    Ok(Captured { status, stdout })
+}
+
+/// Kill the child's whole group and reap it.
+fn kill(child: &mut std::process::Child) {
+    let pid = rustix::process::Pid::from_child(child);
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The time left until `deadline` as a `poll` timeout.
+fn poll_timeout(deadline: Instant) -> rustix::event::Timespec {
+    let left = deadline.saturating_duration_since(Instant::now());
+    rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
+        tv_sec: i64::MAX / 2,
+        tv_nsec: 0,
+    })
+}
+
+/// Phase 1 of [`run_captured`]: read the child's stdout to its end (at
+/// most `limit` bytes), noticing its exit on the way when there is a
+/// pidfd. The output, and whether the exit was seen. On an error the pipe
+/// is dropped first (so an over-long writer gets EPIPE), then the group
+/// killed.
+fn read_stdout(
+    child: &mut std::process::Child,
+    pipe: std::process::ChildStdout,
+    pidfd: Option<&std::os::fd::OwnedFd>,
+    deadline: Instant,
+    limit: usize,
+) -> Result<(Vec<u8>, bool), RunError> {
+    let mut out = Some(pipe);
+    let mut fail = |out: &mut Option<std::process::ChildStdout>, e: RunError| {
+        // Dropping the pipe (an escaped descendant may still hold its
+        // other end) and killing the group.
+        drop(out.take());
+        kill(child);
+        Err(e)
+    };
     let mut exited_seen = false;
     let mut stdout = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
-    // Phase 1: read stdout to its end (and notice the exit on the way).
     while let Some(pipe) = out.as_mut() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            // Dropping the pipe (an escaped descendant may still hold its
-            // other end) and killing the group.
-            drop(out.take());
-            kill(&mut child);
-            return Err(RunError::Timeout);
+        if Instant::now() >= deadline {
+            return fail(&mut out, RunError::Timeout);
         }
-        let ts = rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
-            tv_sec: i64::MAX / 2,
-            tv_nsec: 0,
-        });
+        let ts = poll_timeout(deadline);
         let watch_exit = !exited_seen && pidfd.is_some();
         let mut fds = [
             PollFd::new(&*pipe, PollFlags::IN),
-            match (&pidfd, watch_exit) {
+            match (pidfd, watch_exit) {
                 (Some(fd), true) => PollFd::new(fd, PollFlags::IN),
                 _ => PollFd::new(&*pipe, PollFlags::empty()),
             },
@@ -148,74 +177,69 @@ fn run_captured_with(
         match rustix::event::poll(&mut fds[..n], Some(&ts)) {
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return fail(&mut out, RunError::Io(e.into())),
+        }
+        let pipe_ready = !fds[0].revents().is_empty();
+        // Not reaped yet: while it is a zombie its pid cannot be reused, so
+        // killing its group on a later timeout cannot hit another process.
+        exited_seen |= watch_exit && !fds[1].revents().is_empty();
+        if !pipe_ready {
+            continue;
+        }
+        let room = (limit + 1 - stdout.len()).min(chunk.len());
+        match pipe.read(&mut chunk[..room]) {
+            Ok(0) => out = None,
+            Ok(k) => {
+                stdout.extend_from_slice(&chunk[..k]);
+                if stdout.len() > limit {
+                    return fail(&mut out, RunError::TooLarge);
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return fail(&mut out, RunError::Io(e)),
+        }
+    }
+    Ok((stdout, exited_seen))
+}
+
+/// Phase 2: stdout is closed; wait on the pidfd for the exit.
+fn await_exit(
+    child: &mut std::process::Child,
+    fd: &std::os::fd::OwnedFd,
+    deadline: Instant,
+) -> Result<(), RunError> {
+    loop {
+        if Instant::now() >= deadline {
+            kill(child);
+            return Err(RunError::Timeout);
+        }
+        let ts = poll_timeout(deadline);
+        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&ts)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => return Ok(()),
             Err(e) => {
-                drop(out.take());
-                kill(&mut child);
+                kill(child);
                 return Err(RunError::Io(e.into()));
             }
         }
-        let pipe_ready = !fds[0].revents().is_empty();
-        let exited = watch_exit && !fds[1].revents().is_empty();
-        // Not reaped yet: while it is a zombie its pid cannot be reused, so
-        // killing its group on a later timeout cannot hit another process.
-        exited_seen |= exited;
-        if pipe_ready {
-            let room = (limit + 1 - stdout.len()).min(chunk.len());
-            match pipe.read(&mut chunk[..room]) {
-                Ok(0) => out = None,
-                Ok(k) => {
-                    stdout.extend_from_slice(&chunk[..k]);
-                    if stdout.len() > limit {
-                        // Drop the pipe first so an over-long writer gets EPIPE.
-                        drop(out.take());
-                        kill(&mut child);
-                        return Err(RunError::TooLarge);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    drop(out.take());
-                    kill(&mut child);
-                    return Err(RunError::Io(e));
-                }
-            }
-        }
     }
-    // Phase 2: stdout is closed; the child should be exiting.
-    if let (Some(fd), false) = (&pidfd, exited_seen) {
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                kill(&mut child);
-                return Err(RunError::Timeout);
-            }
-            let ts = rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
-                tv_sec: i64::MAX / 2,
-                tv_nsec: 0,
-            });
-            let mut fds = [PollFd::new(fd, PollFlags::IN)];
-            match rustix::event::poll(&mut fds, Some(&ts)) {
-                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
-                Ok(_) => break,
-                Err(e) => {
-                    kill(&mut child);
-                    return Err(RunError::Io(e.into()));
-                }
-            }
-        }
-    }
-    // With a pidfd the child has exited (try_wait succeeds at once);
-    // without, poll with a backoff from 10 µs up to 200 µs.
+}
+
+/// Phase 3: reap the child. With a pidfd it has exited (`try_wait`
+/// succeeds at once); without, poll with a backoff from 10 µs up to
+/// 200 µs until the deadline.
+fn reap(child: &mut std::process::Child, deadline: Instant) -> Result<ExitStatus, RunError> {
     let mut pause = Duration::from_micros(10);
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Ok(Captured { status, stdout }),
+            Ok(Some(status)) => return Ok(status),
             Ok(None) if Instant::now() < deadline => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_micros(200));
             }
             Ok(None) => {
-                kill(&mut child);
+                kill(child);
                 return Err(RunError::Timeout);
             }
             Err(e) => return Err(RunError::Io(e)),
