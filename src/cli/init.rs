@@ -435,21 +435,17 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
 /// Remove `hook` (in `list`, the `hooks` of `group`, an item of
 /// `groups`): the group goes when it held nothing else.
 fn remove_hook_at(text: &str, groups: &Node, group: &Node, list: &Node, hook: &Node) -> String {
-    if list.items().len() == 1 {
-        let gi = groups
-            .items()
-            .iter()
-            .position(|g| g.start == group.start)
-            .expect("an item");
-        jsonedit::remove_entry(text, groups, gi)
+    let (parent, item) = if list.items().len() == 1 {
+        (groups, group)
     } else {
-        let hi = list
-            .items()
-            .iter()
-            .position(|h| h.start == hook.start)
-            .expect("an item");
-        jsonedit::remove_entry(text, list, hi)
-    }
+        (list, hook)
+    };
+    let i = parent
+        .items()
+        .iter()
+        .position(|n| n.start == item.start)
+        .expect("an item");
+    jsonedit::remove_entry(text, parent, i)
 }
 
 /// One step of removing: the edited text, or `None` when nothing of

@@ -618,10 +618,8 @@ mod tests {
     use crate::core::{ChangeSet, Env, LayerInfo, LayerKind};
 
     fn sample() -> Assembly {
-        let mut base = Env::new();
-        base.insert("PATH".into(), "/usr/bin".into());
-        base.insert("GONE".into(), "secret-gone".into());
-        base.insert("HOST".into(), "h".into());
+        let base =
+            crate::core::env_of(&[("PATH", "/usr/bin"), ("GONE", "secret-gone"), ("HOST", "h")]);
         let mut a = Assembly::new(base);
         let bins = a.add_layer(LayerInfo::new(LayerKind::BinPaths));
         let mut cs = ChangeSet::new();
