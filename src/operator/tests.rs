@@ -270,6 +270,16 @@ fn apply_states_absent_unreadable() {
         .unwrap()
         .starts_with("unreadable"));
     assert!(asm.layers()[1].failure.is_none());
+    // The warning is a Note on the assembly, worded as `launch` prints it.
+    let warned: Vec<&str> = asm.warnings().collect();
+    assert_eq!(
+        warned,
+        vec![format!(
+            "launch: cannot read {} ({}); skipped",
+            d.path().join(".env").display(),
+            r.files[0].error.as_deref().unwrap()
+        )]
+    );
 
     // A plugin root that is a regular file: ENOTDIR, unreadable.
     let f = d.path().join("plainfile");
