@@ -67,7 +67,7 @@ fn read_parse(path: &Path, deadline: std::time::Instant) -> Result<Parsed, Failu
 }
 
 fn run_parse(files: &[PathBuf], format: &str) -> Exit {
-    let format = parse_format(format).map_err(Failure::runtime)?.resolve();
+    let format = parse_format(format)?.resolve();
     let mut vars: IndexMap<String, String> = IndexMap::new();
     let deadline = pipe_deadline();
     for path in files {

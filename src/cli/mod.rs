@@ -133,6 +133,13 @@ impl From<crate::process::ExecError> for Failure {
     }
 }
 
+/// A bad `--format` value: exit 1, the reference's message.
+impl From<crate::render::UnknownFormat> for Failure {
+    fn from(e: crate::render::UnknownFormat) -> Failure {
+        Failure::runtime(e.to_string())
+    }
+}
+
 /// The one stdout writer. The rule for a closed pipe (`agentenv env |
 /// head -1`, a reader that went away): the reader has what it wanted, so
 /// it is not an error — nothing is printed and the command's own status

@@ -150,7 +150,7 @@ fn options(scope: &ScopeArgs) -> Result<crate::session::Options, Failure> {
 
 pub fn run_env(a: EnvArgs) -> Exit {
     // The format is validated before anything runs (exit 1).
-    let choice = crate::render::parse_format(&a.format).map_err(Failure::runtime)?;
+    let choice = crate::render::parse_format(&a.format)?;
     // --into writes the export format: `auto` means export whatever shell
     // is detected; an explicit other format is refused before any layer
     // runs (the reference checks after rendering and storing the cache
