@@ -93,7 +93,7 @@ pub enum ScanError {
     /// Not a regular file (a FIFO, a device, a socket), or a symlink where
     /// none is followed.
     NotRegular,
-    /// The OS error, as [`crate::process::io_kind`] words it.
+    /// The OS error, as [`crate::fsutil::io_kind`] words it.
     Io(String),
 }
 
@@ -107,7 +107,7 @@ impl std::fmt::Display for ScanError {
 }
 
 fn io_err(e: &io::Error) -> ScanError {
-    ScanError::Io(crate::process::io_kind(e))
+    ScanError::Io(crate::fsutil::io_kind(e))
 }
 
 /// Open `path` for reading without blocking on a FIFO; with
@@ -568,7 +568,7 @@ impl<W: Write> Sink for Rewrite<'_, W> {
 /// file is still what `scanned` describes.
 pub fn fix_file(path: &Path, finder: &Finder, scanned: &Stamp) -> Result<Fixed, FixRefused> {
     let m = finder.m;
-    let io = |e: io::Error| FixRefused::Io(crate::process::io_kind(&e));
+    let io = |e: io::Error| FixRefused::Io(crate::fsutil::io_kind(&e));
     let lmd = fs::symlink_metadata(path).map_err(io)?;
     if lmd.file_type().is_symlink() {
         return Err(FixRefused::Symlink);

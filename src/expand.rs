@@ -23,8 +23,8 @@ fn is_special(c: u8) -> bool {
     )
 }
 
-/// Go's `isAlphaNum` (ASCII only): the name rule's continuing class.
-use crate::compat::ident::is_continue as is_alnum;
+// Go's `isAlphaNum` (ASCII only) is the name rule's continuing class.
+use crate::compat::ident;
 
 /// Go's `getShellName` on `s` (the text after a `$`, non-empty): the name
 /// (empty for "none") and how many bytes it consumed.
@@ -48,7 +48,7 @@ fn shell_name(s: &str) -> (&str, usize) {
         return (&s[0..1], 1);
     }
     let mut i = 0;
-    while i < b.len() && is_alnum(b[i]) {
+    while i < b.len() && ident::is_continue(b[i]) {
         i += 1;
     }
     (&s[..i], i)

@@ -319,15 +319,44 @@ pub fn input_error(e: &io::Error) -> Option<InputError> {
         .copied()
 }
 
+/// The one describer of I/O errors in messages: a refusal of
+/// [`read_input`] / [`resolve_target`] as
+/// its own text, an OS error as its description without the
+/// `(os error N)` suffix, anything else as its kind's description — all in
+/// lower case (`no such file or directory`, `permission denied`), never a
+/// Rust `Debug` name and never the OS message with a path in it (the
+/// caller names the path).
+pub fn io_kind(e: &io::Error) -> String {
+    let s = if let Some(refused) = input_error(e) {
+        refused.to_string()
+    } else if e.raw_os_error().is_some() {
+        let s = e.to_string();
+        // std formats as "<description> (os error N)".
+        match s.rfind(" (os error") {
+            Some(i) => s[..i].to_string(),
+            None => s,
+        }
+    } else {
+        e.kind().to_string()
+    };
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_uppercase() && !c.clone().next().is_some_and(char::is_uppercase) => {
+            f.to_lowercase().chain(c).collect()
+        }
+        _ => s,
+    }
+}
+
 /// The process's current directory; `Err` is the one message for when it
 /// cannot be read (it was removed, a parent lost its search permission):
 /// `cannot read the current directory: <reason>`
-/// ([`crate::process::io_kind`]).
+/// ([`crate::fsutil::io_kind`]).
 pub fn current_dir() -> Result<PathBuf, String> {
     std::env::current_dir().map_err(|e| {
         format!(
             "cannot read the current directory: {}",
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         )
     })
 }
@@ -335,6 +364,20 @@ pub fn current_dir() -> Result<PathBuf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn io_kind_is_lower_case_text_never_a_debug_name() {
+        let nf = io::Error::from_raw_os_error(rustix::io::Errno::NOENT.raw_os_error());
+        assert_eq!(io_kind(&nf), "no such file or directory");
+        let acc = io::Error::from_raw_os_error(rustix::io::Errno::ACCESS.raw_os_error());
+        assert_eq!(io_kind(&acc), "permission denied");
+        let custom = io::Error::new(io::ErrorKind::InvalidData, "x");
+        assert_eq!(io_kind(&custom), "invalid data");
+        let kind_only = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(io_kind(&kind_only), "entity not found");
+        let refused = read_input(std::path::Path::new("/dev/zero"), 1).unwrap_err();
+        assert_eq!(io_kind(&refused), "not a regular file or pipe");
+    }
 
     /// Files that hold no values (a man page, `init`'s settings) are still
     /// written in place into a device or FIFO.

@@ -49,31 +49,7 @@ impl Shell {
 /// the quotes.
 pub fn quote(shell: Shell, v: &[u8]) -> String {
     match shell {
-        Shell::Bash | Shell::Zsh => {
-            // Single quotes carry every byte but NUL (which no env value has);
-            // the bytes are passed through as they are.
-            let mut out = Vec::with_capacity(v.len() + 2);
-            out.push(b'\'');
-            for &c in v {
-                if c == b'\'' {
-                    out.extend_from_slice(b"'\\''");
-                } else {
-                    out.push(c);
-                }
-            }
-            out.push(b'\'');
-            // Non-UTF-8 values: write them with $'\xHH' segments instead.
-            match String::from_utf8(out) {
-                Ok(s) => s,
-                Err(_) => {
-                    let mut s = String::new();
-                    for c in v {
-                        s.push_str(&format!("$'\\x{c:02x}'"));
-                    }
-                    s
-                }
-            }
-        }
+        Shell::Bash | Shell::Zsh => crate::compat::sh::bash_bytes_quote(v),
         Shell::Fish => {
             let mut s = String::new();
             let mut open = false;
@@ -118,7 +94,7 @@ fn q(shell: Shell, p: &OsStr) -> String {
 }
 
 /// A name the shells can hold as a variable.
-pub use crate::compat::ident::is_name as is_shell_name;
+use crate::compat::ident;
 
 /// Variables the hook never sets (the shells own them).
 const SHELL_OWNED: &[&str] = &["PWD", "OLDPWD", "SHLVL", "_"];
@@ -553,7 +529,7 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
     let mut undo = String::new();
     let mut reserved: Vec<String> = Vec::new();
     let mut usable = |k: &OsStr| {
-        let ok = is_shell_name(k.as_bytes())
+        let ok = ident::is_name(k.as_bytes())
             && !SHELL_OWNED.iter().any(|o| OsStr::new(o) == k)
             && !k.as_bytes().starts_with(b"_agentenv")
             && !k.as_bytes().starts_with(b"__agentenv");
@@ -700,9 +676,9 @@ mod tests {
 
     #[test]
     fn names() {
-        assert!(is_shell_name(b"A_1"));
-        assert!(!is_shell_name(b"1A"));
-        assert!(!is_shell_name(b"A.B"));
-        assert!(!is_shell_name(b""));
+        assert!(ident::is_name(b"A_1"));
+        assert!(!ident::is_name(b"1A"));
+        assert!(!ident::is_name(b"A.B"));
+        assert!(!ident::is_name(b""));
     }
 }

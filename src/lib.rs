@@ -34,6 +34,9 @@ mod log;
 mod mask;
 mod process;
 
+#[cfg(test)]
+mod import_graph;
+
 // `crate::warn!(…)` and its siblings (crate-private, not exported).
 #[allow(unused_imports)]
 pub(crate) use log::{debug, error, info, warn};

@@ -883,6 +883,48 @@ fn sandbox() -> Tree {
     ))
 }
 
+/// Through the library: the skipped sandbox keys are warnings in one
+/// shape, `Note`s on the run's assembly (what the CLI prints with its one
+/// printer), as well as the JSON's `warnings`; a failure is a typed error.
+#[test]
+fn library_records_warnings_as_notes_and_types_its_errors() {
+    use agentenv::core::Level;
+    use agentenv::harness::{resolve, Error, Options};
+    let t = sandbox();
+    let opts = Options {
+        file: t.path("harness/h.yaml"),
+        ..Options::default()
+    };
+    let r = resolve(&opts, &agentenv::core::Env::new()).unwrap();
+    let notes: Vec<(Level, &str)> = r
+        .assembly
+        .notes()
+        .iter()
+        .map(|n| (n.level, n.text.as_str()))
+        .collect();
+    assert_eq!(
+        notes,
+        vec![
+            (
+                Level::Warning,
+                "env.sandbox key \"HOME\" is reserved for runner infrastructure; skipping"
+            ),
+            (
+                Level::Warning,
+                "env.sandbox key \"bad-key\" is not a valid POSIX identifier; skipping"
+            ),
+        ]
+    );
+    assert_eq!(r.warnings, notes.iter().map(|n| n.1).collect::<Vec<_>>());
+    let missing = Options {
+        file: t.path("harness/missing.yaml"),
+        ..Options::default()
+    };
+    let err = resolve(&missing, &agentenv::core::Env::new()).unwrap_err();
+    assert!(matches!(err, Error::Load(_)), "{err:?}");
+    assert_eq!(err.to_string(), err.message());
+}
+
 #[test]
 fn sandbox_env_prints_export_lines_and_warns_per_skipped_key() {
     harness(&sandbox(), "sandbox-env", &[])

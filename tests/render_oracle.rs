@@ -582,7 +582,7 @@ fn renderers_match_the_reference_byte_for_byte() {
     for (bad, want) in bad_formats.iter().zip(got["errors"].as_array().unwrap()) {
         // The reference's message, then agentenv's own formats.
         assert_eq!(
-            parse_format(bad).unwrap_err(),
+            parse_format(bad).unwrap_err().to_string(),
             format!("{}; agentenv's own: docker, github", want.as_str().unwrap()),
             "error for {bad:?}"
         );

@@ -56,7 +56,7 @@ fuzz_target!(|data: &[u8]| {
                     !shown.contains(CANARY) && !shown_json.contains(CANARY),
                     "explain leaks a host value"
                 );
-                for w in r.warnings.iter().chain(r.notes.iter()) {
+                for w in r.warnings.iter().map(String::as_str).chain(r.assembly.warnings()) {
                     assert!(!w.contains(CANARY), "warning leaks a host value");
                 }
                 for d in &r.diagnostics {

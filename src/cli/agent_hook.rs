@@ -145,7 +145,7 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         Failure::runtime(format!(
             "${var} {}: cannot write it ({})",
             path.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     if export_values {
@@ -169,7 +169,7 @@ fn pre_tool_use(client: Client) -> Exit {
         return soft_error(format!(
             "hook {} pre-tool-use: cannot read the event on stdin ({})",
             client.name(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ));
     }
     if raw.len() as u64 > MAX_EVENT {
@@ -459,7 +459,7 @@ fn ensure_prologue(user_root: &Path) -> Result<PathBuf, String> {
             format!(
                 "cannot write {} ({})",
                 path.display(),
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )
         })?;
     Ok(path)
@@ -491,7 +491,7 @@ pub fn with_functions(file: &str) -> String {
 
 /// A word for the rewrite: bare when plain, else single-quoted.
 fn word(s: &str) -> String {
-    super::init::sh_quote(s)
+    crate::compat::sh::shlex_quote(s)
 }
 
 /// The command that runs `original` in the agent's shell with the
@@ -634,25 +634,7 @@ fn parse_entry(bytes: &[u8]) -> Option<Entry> {
 
 /// A name the shell can assign.
 fn shell_name(n: &str) -> bool {
-    let mut b = n.bytes();
-    matches!(b.next(), Some(c) if c == b'_' || c.is_ascii_alphabetic())
-        && b.all(|c| c == b'_' || c.is_ascii_alphanumeric())
-        && !n.starts_with("__ae_")
-}
-
-/// Single-quote raw bytes for bash (non-UTF-8 bytes kept).
-fn sq_bytes(v: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(v.len() + 2);
-    out.push(b'\'');
-    for &b in v {
-        if b == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b'\'');
-    out
+    crate::compat::ident::is_name(n.as_bytes()) && !n.starts_with("__ae_")
 }
 
 /// `hook CLIENT run ENTRY`: fd 0 is the pipe the shell reads the
@@ -688,7 +670,7 @@ fn run_command_helper(entry: &Path) -> Exit {
     let fifos = crate::cli::agent_fifo::Fifos::create().map_err(|e| {
         Failure::runtime(format!(
             "cannot create the masking FIFOs ({})",
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     // The exports (after the shell has redirected its output into the
@@ -699,7 +681,7 @@ fn run_command_helper(entry: &Path) -> Exit {
             prologue.extend_from_slice(b"export ");
             prologue.extend_from_slice(name.as_bytes());
             prologue.push(b'=');
-            prologue.extend_from_slice(&sq_bytes(value));
+            prologue.extend_from_slice(&crate::compat::sh::single_quote(value));
             prologue.push(b'\n');
         }
     }
@@ -710,7 +692,7 @@ fn run_command_helper(entry: &Path) -> Exit {
         .map_err(|e| {
             Failure::runtime(format!(
                 "masking the command's output failed ({})",
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             ))
         })
 }
@@ -730,7 +712,7 @@ mod tests {
             "a\nb\n",
             "é\u{1}\u{7f}",
         ] {
-            let q = super::super::init::sh_quote(s);
+            let q = crate::compat::sh::shlex_quote(s);
             let out = std::process::Command::new("bash")
                 .args(["-c", &format!("printf %s {q}")])
                 .output()

@@ -108,7 +108,7 @@ fn walk(root: &Path, jobs: &mut Vec<Job>) {
                 crate::warn!(
                     "audit: cannot read the directory {}: {}",
                     dir.display(),
-                    crate::process::io_kind(&e)
+                    crate::fsutil::io_kind(&e)
                 );
                 continue;
             }
@@ -155,7 +155,7 @@ fn jobs_for(paths: &[PathBuf], defaults: bool) -> Vec<Job> {
             Err(e) => crate::warn!(
                 "audit: cannot read {}: {}; skipped",
                 p.display(),
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             ),
             Ok(md) if md.is_dir() => walk(p, &mut jobs),
             Ok(md) if md.is_file() => jobs.push(Job {

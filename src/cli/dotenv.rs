@@ -11,7 +11,7 @@
 //!
 //! An unreadable file (missing, a directory, …) is
 //! `agentenv: error: cannot read FILE: <reason>` on stderr and exit 1; the
-//! reason is [`crate::process::io_kind`]'s. No value ever reaches stderr.
+//! reason is [`crate::fsutil::io_kind`]'s. No value ever reaches stderr.
 
 use super::{Exit, Failure};
 use crate::dotenv::{parse_bytes, Parsed};
@@ -61,13 +61,13 @@ fn read_parse(path: &Path, deadline: std::time::Instant) -> Result<Parsed, Failu
         Err(e) => Err(Failure::runtime(format!(
             "cannot read {}: {}",
             path.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))),
     }
 }
 
 fn run_parse(files: &[PathBuf], format: &str) -> Exit {
-    let format = parse_format(format).map_err(Failure::runtime)?.resolve();
+    let format = parse_format(format)?.resolve();
     let mut vars: IndexMap<String, String> = IndexMap::new();
     let deadline = pipe_deadline();
     for path in files {

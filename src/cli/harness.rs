@@ -115,9 +115,7 @@ fn resolve(opts: &HarnessOpts) -> Result<crate::harness::Resolved, Failure> {
 fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, Failure> {
     let r =
         crate::harness::resolve(&o, &host_env()).map_err(|e| Failure::runtime(e.to_string()))?;
-    for w in r.notes.iter().chain(&r.warnings) {
-        crate::warn!("{w}");
-    }
+    crate::log::notes(r.assembly.notes());
     Ok(r)
 }
 
@@ -180,73 +178,81 @@ pub fn run(c: HarnessCommand) -> Exit {
             opts,
             redact,
             command,
-        } => {
-            let r = resolve(&opts)?;
-            for d in &r.diagnostics {
-                crate::warn!("{}: {}", d.field, d.message);
-            }
-            if let Some(name) = r.unpassable_name() {
-                return Err(Failure {
-                    code: 126,
-                    message: format!(
-                        "runner env key {name:?} cannot be passed in an environment (empty, or containing '=' or NUL)"
-                    ),
-                });
-            }
-            let env = r.child_env();
-            let (program, args) = command.split_first().expect("clap requires CMD");
-            if redact.redact {
-                let masker = super::session::masker_of(harness_sensitive(&r));
-                return Ok(crate::process::run_masked(program, args, env, masker));
-            }
-            Ok(crate::process::exec(program, args, env))
-        }
+        } => run_command(&opts, redact.redact, &command),
         HarnessCommand::SandboxEnv {
             opts,
             output,
             format,
-        } => {
-            let r = resolve(&opts)?;
-            let body = match format {
-                SandboxFormat::Dotenv => r
-                    .sandbox_dotenv()
-                    .map_err(|key| {
-                        Failure::runtime(format!(
-                            "env.sandbox[{}]: the value cannot be written in the dotenv format exactly (use --format export)",
-                            crate::harness::shown_key(&key)
-                        ))
-                    })?
-                    .into_bytes(),
-                // agentenv's own formats: the shared renderer (omissions
-                // and what the format cannot carry warned by name).
-                SandboxFormat::Github | SandboxFormat::Docker => {
-                    let f = if format == SandboxFormat::Github {
-                        crate::render::Format::Github
-                    } else {
-                        crate::render::Format::Docker
-                    };
-                    let pairs = r
-                        .sandbox_entries
-                        .iter()
-                        .map(|(k, v)| (OsString::from(k), v.clone()));
-                    super::render_shown(f, &crate::render::View::of(pairs)).into_bytes()
-                }
-                SandboxFormat::Export => r.sandbox_export(),
+        } => sandbox_env(&opts, output, format),
+    }
+}
+
+/// `harness run`: the resolved runner env, then exec (or the masked run).
+fn run_command(opts: &HarnessOpts, redact: bool, command: &[OsString]) -> Exit {
+    let r = resolve(opts)?;
+    for d in &r.diagnostics {
+        crate::warn!("{}: {}", d.field, d.message);
+    }
+    if let Some(name) = r.unpassable_name() {
+        return Err(Failure {
+            code: 126,
+            message: format!(
+                "runner env key {name:?} cannot be passed in an environment (empty, or containing '=' or NUL)"
+            ),
+        });
+    }
+    let env = r.child_env();
+    let (program, args) = command.split_first().expect("clap requires CMD");
+    if redact {
+        let masker = super::session::masker_of(harness_sensitive(&r));
+        return Ok(crate::process::run_masked(program, args, env, masker)?);
+    }
+    let Err(e) = crate::process::exec(program, args, env);
+    Err(e.into())
+}
+
+/// `harness sandbox-env`: the sandbox entries in a format, to stdout or a
+/// private file.
+fn sandbox_env(opts: &HarnessOpts, output: Option<PathBuf>, format: SandboxFormat) -> Exit {
+    let r = resolve(opts)?;
+    let body = match format {
+        SandboxFormat::Dotenv => r
+            .sandbox_dotenv()
+            .map_err(|key| {
+                Failure::runtime(format!(
+                    "env.sandbox[{}]: the value cannot be written in the dotenv format exactly (use --format export)",
+                    crate::harness::shown_key(&key)
+                ))
+            })?
+            .into_bytes(),
+        // agentenv's own formats: the shared renderer (omissions
+        // and what the format cannot carry warned by name).
+        SandboxFormat::Github | SandboxFormat::Docker => {
+            let f = if format == SandboxFormat::Github {
+                crate::render::Format::Github
+            } else {
+                crate::render::Format::Docker
             };
-            match output {
-                None => super::print(&body),
-                Some(path) => {
-                    crate::fsutil::write_atomic(&path, &body, crate::fsutil::Mode::Private, false)
-                        .map_err(|e| {
-                            Failure::runtime(format!(
-                                "cannot write {}: {}",
-                                path.display(),
-                                crate::process::io_kind(&e)
-                            ))
-                        })?;
-                    Ok(0)
-                }
-            }
+            let pairs = r
+                .sandbox_entries
+                .iter()
+                .map(|(k, v)| (OsString::from(k), v.clone()));
+            super::render_shown(f, &crate::render::View::of(pairs)).into_bytes()
+        }
+        SandboxFormat::Export => r.sandbox_export(),
+    };
+    match output {
+        None => super::print(&body),
+        Some(path) => {
+            crate::fsutil::write_atomic(&path, &body, crate::fsutil::Mode::Private, false)
+                .map_err(|e| {
+                    Failure::runtime(format!(
+                        "cannot write {}: {}",
+                        path.display(),
+                        crate::fsutil::io_kind(&e)
+                    ))
+                })?;
+            Ok(0)
         }
     }
 }

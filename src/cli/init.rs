@@ -45,6 +45,7 @@
 
 use super::jsonedit::{self, Node, Style};
 use super::{say, Exit, Failure};
+use crate::compat::sh::shlex_quote;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -197,19 +198,6 @@ pub enum Outcome {
     AlreadyPresent,
     Removed,
     NotPresent,
-}
-
-/// Shell-quote `s` for the hook command (`sh -c`): bare when it only holds
-/// characters no shell treats specially, else in single quotes.
-pub fn sh_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"_./-+:@%,=".contains(&b));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 /// The first shell word of `command` (quotes removed as `sh` removes
@@ -447,21 +435,17 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
 /// Remove `hook` (in `list`, the `hooks` of `group`, an item of
 /// `groups`): the group goes when it held nothing else.
 fn remove_hook_at(text: &str, groups: &Node, group: &Node, list: &Node, hook: &Node) -> String {
-    if list.items().len() == 1 {
-        let gi = groups
-            .items()
-            .iter()
-            .position(|g| g.start == group.start)
-            .expect("an item");
-        jsonedit::remove_entry(text, groups, gi)
+    let (parent, item) = if list.items().len() == 1 {
+        (groups, group)
     } else {
-        let hi = list
-            .items()
-            .iter()
-            .position(|h| h.start == hook.start)
-            .expect("an item");
-        jsonedit::remove_entry(text, list, hi)
-    }
+        (list, hook)
+    };
+    let i = parent
+        .items()
+        .iter()
+        .position(|n| n.start == item.start)
+        .expect("an item");
+    jsonedit::remove_entry(text, parent, i)
 }
 
 /// One step of removing: the edited text, or `None` when nothing of
@@ -607,7 +591,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         format!(
             "--project {}: {}",
             project.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         )
     })?;
     let dir = path.parent().expect("DIR/.claude/…");
@@ -617,7 +601,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         Err(_) => return Ok(()), // created by init, inside the project
     };
     let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let t = std::fs::read_link(path).map_err(|e| crate::process::io_kind(&e))?;
+        let t = std::fs::read_link(path).map_err(|e| crate::fsutil::io_kind(&e))?;
         let t = real_dir.join(t);
         match std::fs::canonicalize(&t) {
             Ok(c) => c,
@@ -668,7 +652,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         Err(e) => {
             return Err(Failure::runtime(format!(
                 "{shown}: cannot read it ({})",
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )));
         }
     };
@@ -689,7 +673,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         "agentenv".to_string()
     } else {
         match own_program(&env) {
-            Some(p) => sh_quote(&p),
+            Some(p) => shlex_quote(&p),
             None => {
                 crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
                 "agentenv".to_string()
@@ -733,7 +717,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         write_settings(&path, out.as_bytes(), exists).map_err(|e| {
             Failure::runtime(format!(
                 "{shown}: cannot write it ({})",
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             ))
         })?;
     }
@@ -912,7 +896,7 @@ mod tests {
             "/x/it's/agentenv",
             "/x/$(touch PWN)/`y`/\"q\"/agentenv",
         ] {
-            let prog = sh_quote(path);
+            let prog = shlex_quote(path);
             let wiring = Wiring::new(Client::Claude, &prog, false);
             let (once, _) = add_wiring("{}", &wiring).unwrap();
             let (twice, o) = add_wiring(&once, &wiring).unwrap();

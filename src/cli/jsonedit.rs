@@ -138,6 +138,39 @@ impl Parser<'_> {
         self.b.get(self.i).copied()
     }
 
+    /// Past the opening `{`/`[`: is the container empty (`close` next,
+    /// consumed)?
+    fn open_is_empty(&mut self, close: u8) -> bool {
+        self.i += 1;
+        self.ws();
+        let empty = self.peek() == Some(close);
+        if empty {
+            self.i += 1;
+        }
+        empty
+    }
+
+    /// After an object member or array item: a `,` (another follows,
+    /// `false`) or `close` (the container ends, `true`), each consumed.
+    fn closed_after_item(&mut self, close: u8) -> Result<bool, String> {
+        self.ws();
+        match self.peek() {
+            Some(b',') => {
+                self.i += 1;
+                Ok(false)
+            }
+            Some(c) if c == close => {
+                self.i += 1;
+                Ok(true)
+            }
+            None => Err(self.err("unexpected end")),
+            _ => Err(self.err(&format!(
+                "syntax error (expected ',' or '{}')",
+                close as char
+            ))),
+        }
+    }
+
     fn value(&mut self, depth: usize) -> Result<Node, String> {
         if depth > MAX_DEPTH {
             return Err(self.err("nested too deeply"));
@@ -147,12 +180,8 @@ impl Parser<'_> {
         let kind = match self.peek() {
             None => return Err(self.err("unexpected end")),
             Some(b'{') => {
-                self.i += 1;
                 let mut members = Vec::new();
-                self.ws();
-                if self.peek() == Some(b'}') {
-                    self.i += 1;
-                } else {
+                if !self.open_is_empty(b'}') {
                     loop {
                         self.ws();
                         let key_start = self.i;
@@ -175,38 +204,20 @@ impl Parser<'_> {
                             key_start,
                             value,
                         });
-                        self.ws();
-                        match self.peek() {
-                            Some(b',') => self.i += 1,
-                            Some(b'}') => {
-                                self.i += 1;
-                                break;
-                            }
-                            None => return Err(self.err("unexpected end")),
-                            _ => return Err(self.err("syntax error (expected ',' or '}')")),
+                        if self.closed_after_item(b'}')? {
+                            break;
                         }
                     }
                 }
                 Kind::Object(members)
             }
             Some(b'[') => {
-                self.i += 1;
                 let mut items = Vec::new();
-                self.ws();
-                if self.peek() == Some(b']') {
-                    self.i += 1;
-                } else {
+                if !self.open_is_empty(b']') {
                     loop {
                         items.push(self.value(depth + 1)?);
-                        self.ws();
-                        match self.peek() {
-                            Some(b',') => self.i += 1,
-                            Some(b']') => {
-                                self.i += 1;
-                                break;
-                            }
-                            None => return Err(self.err("unexpected end")),
-                            _ => return Err(self.err("syntax error (expected ',' or ']')")),
+                        if self.closed_after_item(b']')? {
+                            break;
                         }
                     }
                 }

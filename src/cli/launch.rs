@@ -76,7 +76,7 @@ fn load_manifest(
             format!(
                 "cannot read manifest env file {}: {}",
                 p.display(),
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )
         })?;
     operator::parse_manifest_env(&bytes)
@@ -143,10 +143,8 @@ fn trace(asm: &Assembly) {
             };
             let line = t.line.map(|l| format!(" line {l}")).unwrap_or_default();
             let what = match &t.action {
-                crate::core::Action::Set => "set".to_string(),
-                crate::core::Action::Override => "override".to_string(),
-                crate::core::Action::Unset => "unset".to_string(),
                 crate::core::Action::Skipped(why) => format!("skipped ({why})"),
+                a => a.as_str().to_string(),
             };
             crate::debug!("launch: {}: {src}{line}: {what}", k.to_string_lossy());
         }
@@ -180,21 +178,7 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     };
     let mut asm = Assembly::new(crate::core::process_env());
     let report = operator::apply_to_assembly(&mut asm, &opts);
-    for f in &report.files {
-        if f.state == FileState::Unreadable {
-            crate::warn!(
-                "launch: cannot read {} ({}); skipped",
-                f.path.display(),
-                f.error.as_deref().unwrap_or("error")
-            );
-        }
-        // A broken .env still loads what the grammar reads (the
-        // reference's semantics); say what it did not read. The messages
-        // name the line and key, never a value.
-        for d in &f.problems {
-            crate::warn!("launch: {}:{}: {}", f.path.display(), d.line, d.message);
-        }
-    }
+    crate::log::notes(asm.notes());
     if let Some(p) = &a.report {
         let json = report.to_json_string();
         if let Err(e) =
@@ -203,7 +187,7 @@ pub fn run(a: LaunchArgs) -> super::Exit {
             return Err(Failure::runtime(format!(
                 "launch: cannot write report {}: {}",
                 p.display(),
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             )));
         }
     }
@@ -212,8 +196,14 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
         // Every value the operator layer filled is sensitive.
-        let masker = super::session::masker_of(crate::mask::operator_sensitive(&asm));
-        return Ok(crate::process::run_masked(cmd, args, asm.current(), masker));
+        let masker = super::session::masker_of(super::masked::operator_sensitive(&asm));
+        return Ok(crate::process::run_masked(
+            cmd,
+            args,
+            asm.current(),
+            masker,
+        )?);
     }
-    Ok(crate::process::exec(cmd, args, asm.current()))
+    let Err(e) = crate::process::exec(cmd, args, asm.current());
+    Err(e.into())
 }

@@ -315,7 +315,7 @@ pub fn page_all(root: &clap::Command) -> String {
 
 fn write_pages(root: &clap::Command, dir: &Path) -> Result<usize, String> {
     std::fs::create_dir_all(dir)
-        .map_err(|e| format!("{}: {}", dir.display(), crate::process::io_kind(&e)))?;
+        .map_err(|e| format!("{}: {}", dir.display(), crate::fsutil::io_kind(&e)))?;
     let mut n = 0;
     for cmd in all_commands(root) {
         let path = dir.join(format!("{}.1", page_name(cmd)));
@@ -325,7 +325,7 @@ fn write_pages(root: &clap::Command, dir: &Path) -> Result<usize, String> {
             crate::fsutil::Mode::KeepOrUmask,
             false,
         )
-        .map_err(|e| format!("{}: {}", path.display(), crate::process::io_kind(&e)))?;
+        .map_err(|e| format!("{}: {}", path.display(), crate::fsutil::io_kind(&e)))?;
         n += 1;
     }
     Ok(n)

@@ -12,6 +12,7 @@ pub(crate) mod init;
 pub(crate) mod jsonedit;
 pub(crate) mod launch;
 pub(crate) mod man;
+pub(crate) mod masked;
 pub(crate) mod session;
 pub(crate) mod set;
 pub(crate) mod status;
@@ -121,6 +122,24 @@ impl Failure {
     }
 }
 
+/// `exec` and `run_masked` could not run the command: its code (127, 126,
+/// 1) and message, printed once like every failure.
+impl From<crate::process::ExecError> for Failure {
+    fn from(e: crate::process::ExecError) -> Failure {
+        Failure {
+            code: e.code,
+            message: e.message,
+        }
+    }
+}
+
+/// A bad `--format` value: exit 1, the reference's message.
+impl From<crate::render::UnknownFormat> for Failure {
+    fn from(e: crate::render::UnknownFormat) -> Failure {
+        Failure::runtime(e.to_string())
+    }
+}
+
 /// The one stdout writer. The rule for a closed pipe (`agentenv env |
 /// head -1`, a reader that went away): the reader has what it wanted, so
 /// it is not an error — nothing is printed and the command's own status
@@ -134,7 +153,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(Failure::runtime(format!(
             "cannot write to stdout: {}",
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))),
     }
 }

@@ -172,7 +172,7 @@ pub(crate) fn planned(req: &crate::session::Request) -> Result<crate::session::P
 
 pub fn run_env(a: EnvArgs) -> Exit {
     // The format is validated before anything runs (exit 1).
-    let choice = crate::render::parse_format(&a.format).map_err(Failure::runtime)?;
+    let choice = crate::render::parse_format(&a.format)?;
     // --into writes the export format: `auto` means export whatever shell
     // is detected; an explicit other format is refused before any layer
     // runs (the reference checks after rendering and storing the cache
@@ -253,7 +253,7 @@ fn write_into(path: &std::path::Path, text: &str) -> Exit {
             let why = if e.kind() == std::io::ErrorKind::InvalidData {
                 "it is not UTF-8".to_string()
             } else {
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             };
             Err(Failure::runtime(format!(
                 "--into {}: cannot write it ({why})",
@@ -311,15 +311,16 @@ pub fn run_exec(a: ExecArgs) -> Exit {
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
         let masker = session_masker(&session);
-        return Ok(crate::process::run_masked(cmd, args, &env, masker));
+        return Ok(crate::process::run_masked(cmd, args, &env, masker)?);
     }
-    Ok(crate::process::exec(cmd, args, &env))
+    let Err(e) = crate::process::exec(cmd, args, &env);
+    Err(e.into())
 }
 
 /// The masker of a session's sensitive values; `-v` says how many
 /// variables it masks (names at `-vv`, never values).
 fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
-    masker_of(crate::mask::session_sensitive(session))
+    masker_of(super::masked::session_sensitive(session))
 }
 
 /// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).
@@ -362,7 +363,7 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         .as_fd()
         .try_clone_to_owned()
         .map(std::fs::File::from)
-        .map_err(|e| Failure::runtime(format!("stdout: {}", crate::process::io_kind(&e))))?;
+        .map_err(|e| Failure::runtime(format!("stdout: {}", crate::fsutil::io_kind(&e))))?;
     let mut w = crate::mask::MaskWriter::new(masker, crate::mask::FdOut(out));
     let stdin = std::io::stdin();
     match crate::mask::pump(stdin.as_fd(), &mut w, None) {
@@ -371,7 +372,7 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),
         Err(e) => Err(Failure::runtime(format!(
             "redact: {}",
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))),
     }
 }

@@ -124,7 +124,7 @@ fn read_store_file(file: &Path) -> Result<Vec<u8>, Failure> {
         Err(e) => Err(Failure::runtime(format!(
             "set: cannot read {}: {}",
             file.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))),
     }
 }
@@ -186,7 +186,7 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
         Failure::runtime(format!(
             "set: cannot write {}: {}; nothing written",
             t.file.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     match trust {
@@ -282,7 +282,7 @@ impl<'a> TtyReader<'a> {
         let fail = |e: rustix::io::Errno| {
             Failure::runtime(format!(
                 "set: cannot set up the terminal: {}",
-                crate::process::io_kind(&e.into())
+                crate::fsutil::io_kind(&e.into())
             ))
         };
         let saved = tcgetattr(tty).map_err(fail)?;
@@ -345,7 +345,7 @@ impl<'a> TtyReader<'a> {
                         line.fill(0);
                         return Err(Failure::runtime(format!(
                             "set: cannot read the terminal: {}",
-                            crate::process::io_kind(&e)
+                            crate::fsutil::io_kind(&e)
                         )));
                     }
                 };
@@ -414,7 +414,7 @@ fn restore_on_signal(tty: &File, saved: &rustix::termios::Termios) -> Result<(),
     let fail = |e: std::io::Error| {
         Failure::runtime(format!(
             "set: cannot set up the terminal: {}",
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     };
     let mut signals =

@@ -7,6 +7,7 @@
 //! | [`python`] | CPython 3.11 | `str.isspace`, `str.strip`, `str.splitlines`' breaks, `str.isprintable`; `pathlib.PurePosixPath`, `posixpath.normpath`/`join`/`split`/`abspath` |
 //! | [`go`] | Go | `unicode.IsSpace`, `strings.TrimSpace` on bytes, `path.Clean` |
 //! | [`node`] | Node.js | `path.posix.normalize`/`resolve`/`join` |
+//! | [`sh`] | POSIX shells (and the references' quoting functions) | single quoting, each rule named for whose it is |
 //! | [`ident`] | POSIX shells (and every reference that copies them) | the name rule `[A-Za-z_][A-Za-z0-9_]*` |
 //!
 //! Everything here is *pure*: no I/O, no environment, no allocation beyond
@@ -24,3 +25,4 @@ pub mod ident;
 pub mod js;
 pub mod node;
 pub mod python;
+pub mod sh;

@@ -9,6 +9,25 @@
 
 mod printable;
 
+/// The text Python prints for `bytes` decoded with `surrogateescape`
+/// and encoded back with `errors="replace"`: valid UTF-8 as is, every
+/// undecodable byte as `?`.
+pub fn lossy_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => {
+            let mut out = String::with_capacity(bytes.len());
+            for chunk in bytes.utf8_chunks() {
+                out.push_str(chunk.valid());
+                for _ in chunk.invalid() {
+                    out.push('?');
+                }
+            }
+            std::borrow::Cow::Owned(out)
+        }
+    }
+}
+
 /// `bytes.decode("utf-8", "surrogateescape")`, one code point at a time:
 /// `Ok` for each decoded character, `Err(b)` for each byte that is not part
 /// of a valid UTF-8 sequence (Python holds it as the lone surrogate

@@ -109,6 +109,19 @@ pub enum Action {
     Skipped(String),
 }
 
+impl Action {
+    /// The word `explain` and `launch -vv` show: `set`, `override`,
+    /// `unset` or `skipped` (the reason is [`Action::Skipped`]'s own).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Action::Set => "set",
+            Action::Override => "override",
+            Action::Unset => "unset",
+            Action::Skipped(_) => "skipped",
+        }
+    }
+}
+
 /// One layer's touch of one key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Touch {

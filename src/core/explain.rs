@@ -231,10 +231,8 @@ fn one(a: &Assembly, name: OsString) -> VarReport {
         .map(|t| {
             let rec = &a.layers()[t.layer];
             let (action, reason) = match &t.action {
-                Action::Set => ("set", None),
-                Action::Override => ("override", None),
-                Action::Unset => ("unset", None),
-                Action::Skipped(r) => ("skipped", Some(r.clone())),
+                Action::Skipped(r) => (t.action.as_str(), Some(r.clone())),
+                a => (a.as_str(), None),
             };
             TouchReport {
                 layer: t.layer + 1,
@@ -620,10 +618,8 @@ mod tests {
     use crate::core::{ChangeSet, Env, LayerInfo, LayerKind};
 
     fn sample() -> Assembly {
-        let mut base = Env::new();
-        base.insert("PATH".into(), "/usr/bin".into());
-        base.insert("GONE".into(), "secret-gone".into());
-        base.insert("HOST".into(), "h".into());
+        let base =
+            crate::core::env_of(&[("PATH", "/usr/bin"), ("GONE", "secret-gone"), ("HOST", "h")]);
         let mut a = Assembly::new(base);
         let bins = a.add_layer(LayerInfo::new(LayerKind::BinPaths));
         let mut cs = ChangeSet::new();

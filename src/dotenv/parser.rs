@@ -53,18 +53,18 @@ fn ignored_reason(t: &str) -> &'static str {
     }
 }
 
-use crate::compat::ident::{is_continue as is_key_char, is_start as is_key_start};
+use crate::compat::ident;
 
 /// `KEY<ws>*=` starting at `start` of the trimmed line: returns the key's
 /// end and the index just after `=`.
 #[inline]
 fn key_eq_at(t: &str, start: usize) -> Option<(usize, usize)> {
     let b = t.as_bytes();
-    if start >= b.len() || !is_key_start(b[start]) {
+    if start >= b.len() || !ident::is_start(b[start]) {
         return None;
     }
     let mut i = start + 1;
-    while i < b.len() && is_key_char(b[i]) {
+    while i < b.len() && ident::is_continue(b[i]) {
         i += 1;
     }
     let key_end = i;

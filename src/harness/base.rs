@@ -106,14 +106,14 @@ fn classify(reference: &str) -> Result<Kind, Error> {
             if rest.starts_with('/') || matches!(name.as_str(), "http" | "https") =>
         {
             match name.as_str() {
-                "http" => Err(Error::new(
+                "http" => Err(Error::load(
                     "base URL scheme must be https, got http://".to_string(),
                 )),
                 "https" if rest.starts_with("//") && !rest.starts_with("///") => Ok(Kind::Https),
-                "https" => Err(Error::new(format!(
+                "https" => Err(Error::load(format!(
                     "base URL {shown} is malformed (expected https://host/path)"
                 ))),
-                _ => Err(Error::new(format!(
+                _ => Err(Error::load(format!(
                     "base {shown}: only https:// URLs and local paths can be bases"
                 ))),
             }
@@ -124,14 +124,14 @@ fn classify(reference: &str) -> Result<Kind, Error> {
 
 fn read_file(path: &Path) -> Result<String, Error> {
     let bytes = crate::fsutil::read_input(path, super::inputs::MAX_INPUT_FILE).map_err(|e| {
-        Error::new(format!(
+        Error::load(format!(
             "reading harness file: {}: {}",
             path.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     String::from_utf8(bytes).map_err(|e| {
-        Error::new(format!(
+        Error::load(format!(
             "reading harness file: {}: not valid UTF-8 (byte {})",
             path.display(),
             e.utf8_error().valid_up_to()
@@ -161,32 +161,32 @@ fn load_url_base(reference: &str, src: &BaseSource<'_>) -> Result<Harness, Error
     let frag = reference.rsplit_once('#').map(|(_, f)| f).unwrap_or("");
     let hex = frag.strip_prefix("sha256=").unwrap_or("");
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Error::new(format!(
+        return Err(Error::load(format!(
             "base URL {shown} requires a #sha256=<64 hex digits> fragment"
         )));
     }
     let hex = hex.to_ascii_lowercase();
     let Some(cache) = src.cache else {
-        return Err(Error::new(format!(
+        return Err(Error::load(format!(
             "base URL {shown}: URL base requires org-level allowed_remote_resources; agentenv resolves URL bases only from a local cache instead: pass --base-cache DIR holding a file named {hex} (no network access)"
         )));
     };
     let file = cache.join(&hex);
     let bytes = crate::fsutil::read_input(&file, super::inputs::MAX_INPUT_FILE).map_err(|e| {
-        Error::new(format!(
+        Error::load(format!(
             "base URL {shown}: not in base cache {} (expected file {hex}): {}",
             cache.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })?;
     if sha256::hex_digest(&bytes) != hex {
-        return Err(Error::new(format!(
+        return Err(Error::load(format!(
             "base URL {shown}: integrity check failed: {} does not have sha256 {hex}",
             file.display()
         )));
     }
     let text = String::from_utf8(bytes).map_err(|_| {
-        Error::new(format!(
+        Error::load(format!(
             "base URL {shown}: cached file {} is not valid UTF-8",
             file.display()
         ))
@@ -207,7 +207,7 @@ pub fn load_chain(child_path: &Path, src: &BaseSource<'_>) -> Result<Vec<Link>, 
         label: child_path.display().to_string(),
         dir: child_abs.parent().unwrap_or(Path::new("/")).to_path_buf(),
     }];
-    let wrap = |e: Error| Error::new(format!("loading base chain: {e}"));
+    let wrap = |e: Error| e.wrap("loading base chain");
     let root = clean(&absolute(src.root));
     let resolved_root = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
     loop {
@@ -216,7 +216,7 @@ pub fn load_chain(child_path: &Path, src: &BaseSource<'_>) -> Result<Vec<Link>, 
             break;
         };
         if links.len() > MAX_BASE_DEPTH {
-            return Err(wrap(Error::new(format!(
+            return Err(wrap(Error::load(format!(
                 "exceeded maximum base depth of {MAX_BASE_DEPTH}"
             ))));
         }
@@ -224,7 +224,7 @@ pub fn load_chain(child_path: &Path, src: &BaseSource<'_>) -> Result<Vec<Link>, 
         match classify(&reference).map_err(wrap)? {
             Kind::Https => {
                 if !visited.insert(shown.clone()) {
-                    return Err(wrap(Error::new(format!(
+                    return Err(wrap(Error::load(format!(
                         "circular base reference: {shown}"
                     ))));
                 }
@@ -251,16 +251,16 @@ pub fn load_chain(child_path: &Path, src: &BaseSource<'_>) -> Result<Vec<Link>, 
         let resolved = resolve_links(&abs);
         if !resolved.starts_with(&resolved_root) {
             let how = if lexically_inside { " via symlink" } else { "" };
-            return Err(wrap(Error::new(format!(
+            return Err(wrap(Error::load(format!(
                 "base path {shown:?} escapes workspace root{how}"
             ))));
         }
         let key = resolved.to_string_lossy().into_owned();
         if !visited.insert(key.clone()) {
-            return Err(wrap(Error::new(format!("circular base reference: {key}"))));
+            return Err(wrap(Error::load(format!("circular base reference: {key}"))));
         }
         let h = load_file(&resolved).map_err(|e| {
-            wrap(Error::new(format!(
+            wrap(Error::load(format!(
                 "loading base harness {}: {e}",
                 resolved.display()
             )))

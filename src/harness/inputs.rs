@@ -18,10 +18,10 @@ pub const MAX_INPUT_FILE: u64 = 16 << 20;
 
 fn read(path: &Path, what: &str) -> Result<Vec<u8>, Error> {
     crate::fsutil::read_input(path, MAX_INPUT_FILE).map_err(|e| {
-        Error::new(format!(
+        Error::input(format!(
             "{what} {}: {}",
             path.display(),
-            crate::process::io_kind(&e)
+            crate::fsutil::io_kind(&e)
         ))
     })
 }
@@ -54,17 +54,17 @@ fn env_value(v: &[u8]) -> &[u8] {
 /// the file and line and only the name's valid prefix. Values are bytes.
 pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, Error> {
     let mut cs = ChangeSet::new();
-    let wrap = |m: String| Error::new(format!("loading env file {}: {m}", path.display()));
+    let wrap = |m: String| Error::input(format!("loading env file {}: {m}", path.display()));
     let md = std::fs::metadata(path)
-        .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
+        .map_err(|e| wrap(format!("opening env file: {}", crate::fsutil::io_kind(&e))))?;
     if md.len() > MAX_ENV_FILE {
-        return Err(Error::new(format!(
+        return Err(Error::input(format!(
             "env file {} exceeds maximum size ({MAX_ENV_FILE} bytes)",
             path.display()
         )));
     }
     let bytes = crate::fsutil::read_input(path, MAX_ENV_FILE)
-        .map_err(|e| wrap(format!("opening env file: {}", crate::process::io_kind(&e))))?;
+        .map_err(|e| wrap(format!("opening env file: {}", crate::fsutil::io_kind(&e))))?;
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let n = i + 1;
         let mut line = raw;
@@ -85,8 +85,8 @@ pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, 
         let line = line.strip_prefix(b"export ").unwrap_or(line);
         let eq = line.iter().position(|&b| b == b'=').unwrap_or(eq);
         let key = String::from_utf8_lossy(&line[..eq]);
-        if !super::sandbox::is_posix_name(&key) {
-            return Err(Error::new(format!(
+        if !crate::compat::ident::is_name(key.as_bytes()) {
+            return Err(Error::input(format!(
                 "{}:{n}: invalid env var name {:?} in {}",
                 path.display(),
                 super::shown_key(&key),
@@ -113,7 +113,7 @@ fn json_error(path: &Path, what: &str, e: &serde_json::Error) -> Error {
         serde_json::error::Category::Data => "unexpected data",
         serde_json::error::Category::Eof => "unexpected end of input",
     };
-    Error::new(format!(
+    Error::input(format!(
         "{}:{}:{}: parsing {what} JSON: {kind}",
         path.display(),
         e.line(),
@@ -127,7 +127,7 @@ pub fn load_event(path: &Path) -> Result<serde_json::Value, Error> {
     let v: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| json_error(path, "event", &e))?;
     if !v.is_object() {
-        return Err(Error::new(format!(
+        return Err(Error::input(format!(
             "{}: event must be a JSON object",
             path.display()
         )));
@@ -198,9 +198,9 @@ pub fn load_config(path: &Path) -> Result<serde_json::Value, Error> {
         serde_json::from_slice(&bytes).map_err(|e| json_error(path, "config", &e))?
     } else {
         let text = String::from_utf8(bytes)
-            .map_err(|_| Error::new(format!("{}: config is not valid UTF-8", path.display())))?;
+            .map_err(|_| Error::input(format!("{}: config is not valid UTF-8", path.display())))?;
         let root = yaml::parse_first_document(&text).map_err(|e| {
-            Error::new(format!(
+            Error::input(format!(
                 "{}:{}:{}: parsing config YAML: {}",
                 path.display(),
                 e.pos.line,
@@ -215,7 +215,7 @@ pub fn load_config(path: &Path) -> Result<serde_json::Value, Error> {
     match v {
         serde_json::Value::Null => Ok(serde_json::Value::Object(Default::default())),
         serde_json::Value::Object(_) => Ok(v),
-        _ => Err(Error::new(format!(
+        _ => Err(Error::input(format!(
             "{}: config must be a mapping",
             path.display()
         ))),

@@ -41,27 +41,58 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// A harness error: a complete, value-free message.
+/// Why a harness could not be resolved. Each variant holds the whole
+/// message (files, lines, fields, keys and variable names; never a value),
+/// which `Display` prints as it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    msg: String,
+#[non_exhaustive]
+pub enum Error {
+    /// An `--env-file`, `--event` or `--config` input could not be read or
+    /// is malformed.
+    Input(String),
+    /// The harness file or a file of its `base:` chain could not be loaded:
+    /// unreadable, not YAML, not the schema, outside the fullsend dir,
+    /// circular, too deep, or a URL base missing from the cache.
+    Load(String),
+    /// The harness does not hold: the platform, a field, a forge block, an
+    /// overlay or its CEL guard, a `${}` reference, a host file.
+    Invalid(String),
 }
 
 impl Error {
-    pub(crate) fn new(msg: impl Into<String>) -> Error {
-        Error { msg: msg.into() }
+    pub(crate) fn input(msg: impl Into<String>) -> Error {
+        Error::Input(msg.into())
     }
 
+    pub(crate) fn load(msg: impl Into<String>) -> Error {
+        Error::Load(msg.into())
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+        Error::Invalid(msg.into())
+    }
+
+    /// The message, whatever the kind.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::Input(m) | Error::Load(m) | Error::Invalid(m) => m,
+        }
+    }
+
+    /// The same kind of error with `prefix: ` in front of its message.
     fn wrap(self, prefix: &str) -> Error {
-        Error {
-            msg: format!("{prefix}: {}", self.msg),
+        let with = |m: String| format!("{prefix}: {m}");
+        match self {
+            Error::Input(m) => Error::Input(with(m)),
+            Error::Load(m) => Error::Load(with(m)),
+            Error::Invalid(m) => Error::Invalid(with(m)),
         }
     }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.msg)
+        f.write_str(self.message())
     }
 }
 
@@ -120,11 +151,9 @@ pub struct Resolved {
     pub(crate) host_files: Vec<HostFile>,
     /// The lint findings, in order.
     pub diagnostics: Vec<Diagnostic>,
-    /// The sandbox skip messages (`warnings` in the JSON).
+    /// The sandbox skip messages (`warnings` in the JSON; also warning
+    /// notes on `assembly`).
     pub warnings: Vec<String>,
-    /// Other warnings, for stderr only: overlay evaluation failures and
-    /// skipped env-file lines.
-    pub notes: Vec<String>,
     /// The host env after the `--env-file` loads.
     pub host_env: Env,
     /// The `run` child's environment as an assembly: the process env as
@@ -182,17 +211,8 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         None => default_fullsend_dir(&opts.file),
     };
 
-    let config = match &opts.config {
-        Some(p) => inputs::load_config(p)?,
-        None => serde_json::Value::Object(Default::default()),
-    };
-    let config_forge = config.get("forge").and_then(|v| v.as_str());
-    let platform = select::detect_platform(opts.forge.as_deref(), config_forge, &host_env)?;
-    let event = match &opts.event {
-        Some(p) => inputs::load_event(p)?,
-        None => serde_json::Value::Object(Default::default()),
-    };
-    let sel = select::Selection::new(platform.clone(), &event, &inputs::config_map(&config));
+    let sel = selection(opts, &host_env)?;
+    let platform = sel.platform.clone();
 
     let src = base::BaseSource {
         root: &fullsend_dir,
@@ -207,53 +227,11 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         files: links.iter().map(|l| l.label.clone()).collect(),
         blocks: Vec::new(),
     };
-    let mut flat: Option<schema::Harness> = None;
-    for (idx, link) in links.into_iter().enumerate().rev() {
-        let mut h = link.harness;
-        trace.record(idx, explain::Block::Top, &h.cfg);
-        if let Some(ancestor) = flat.take() {
-            compose::merge_base_into_child(&ancestor, &mut h);
-        }
-        let child = idx == 0;
-        select::resolve_layer(&mut h, &sel, child, idx, &mut trace, &mut notes).map_err(|e| {
-            if child {
-                at(e)
-            } else {
-                at(Error::new(format!(
-                    "loading base chain: {}: {e}",
-                    link.label
-                )))
-            }
-        })?;
-        flat = Some(h);
-    }
-    let h = flat.expect("a chain has a file");
+    let h = flatten(links, &sel, &mut trace, &mut notes).map_err(at)?;
     validate::validate(&h, &sel.env).map_err(|e| at(e.wrap("invalid harness")))?;
     validate::validate_env(&h, &|n| expansion::is_set(n, &host_env))
         .map_err(|e| at(e.wrap("validating env")))?;
-
-    let resolve_src = |s: &str| -> String {
-        if s.contains("${") || Path::new(s).is_absolute() {
-            s.to_string()
-        } else {
-            base::clean(&fullsend_dir.join(s))
-                .to_string_lossy()
-                .into_owned()
-        }
-    };
-    let mut diagnostics = lint::lint(&h, &resolve_src);
-    for (i, message) in validate::missing_files(&h, &resolve_src) {
-        if !opts.files_as_findings {
-            return Err(at(Error::new(format!(
-                "validating files: host_files[{i}].src: {message}"
-            ))));
-        }
-        diagnostics.push(lint::Diagnostic {
-            error: true,
-            field: format!("host_files[{i}].src"),
-            message,
-        });
-    }
+    let diagnostics = check_files(&h, &fullsend_dir, opts.files_as_findings).map_err(at)?;
 
     let x = expansion::Expander {
         fullsend_dir: fullsend_dir.as_os_str(),
@@ -271,6 +249,11 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
     }
     run_layers(&mut asm, &opts.file, &runner_env, &env_runner);
     let (kept, warnings) = sandbox::sandbox_entries(&env_sandbox);
+    // Skipped env-file lines, overlay evaluation failures, then the sandbox
+    // skips: the run's warnings, recorded on its assembly.
+    for w in notes.into_iter().chain(warnings.iter().cloned()) {
+        asm.warn(w);
+    }
     let sandbox_lines = kept
         .iter()
         .map(|(k, v)| sandbox::export_line(k, v))
@@ -286,11 +269,92 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         host_files: cfg.host_files.unwrap_or_default(),
         diagnostics,
         warnings,
-        notes,
         host_env,
         assembly: asm,
         trace,
     })
+}
+
+/// The platform and what CEL guards see: `--config` (and its `forge`),
+/// `--forge` or the host env's platform, `--event`.
+fn selection(opts: &Options, host_env: &Env) -> Result<select::Selection, Error> {
+    let config = match &opts.config {
+        Some(p) => inputs::load_config(p)?,
+        None => serde_json::Value::Object(Default::default()),
+    };
+    let config_forge = config.get("forge").and_then(|v| v.as_str());
+    let platform = select::detect_platform(opts.forge.as_deref(), config_forge, host_env)?;
+    let event = match &opts.event {
+        Some(p) => inputs::load_event(p)?,
+        None => serde_json::Value::Object(Default::default()),
+    };
+    Ok(select::Selection::new(
+        platform,
+        &event,
+        &inputs::config_map(&config),
+    ))
+}
+
+/// The chain as one harness: per file, deepest first, the flat ancestor
+/// merged under it, then its own forge block and matching overlays (an
+/// ancestor's error says which file).
+fn flatten(
+    links: Vec<base::Link>,
+    sel: &select::Selection,
+    trace: &mut explain::Trace,
+    notes: &mut Vec<String>,
+) -> Result<schema::Harness, Error> {
+    let mut flat: Option<schema::Harness> = None;
+    for (idx, link) in links.into_iter().enumerate().rev() {
+        let mut h = link.harness;
+        trace.record(idx, explain::Block::Top, &h.cfg);
+        if let Some(ancestor) = flat.take() {
+            compose::merge_base_into_child(&ancestor, &mut h);
+        }
+        let child = idx == 0;
+        select::resolve_layer(&mut h, sel, child, idx, trace, notes).map_err(|e| {
+            if child {
+                e
+            } else {
+                e.wrap(&format!("loading base chain: {}", link.label))
+            }
+        })?;
+        flat = Some(h);
+    }
+    Ok(flat.expect("a chain has a file"))
+}
+
+/// The lint findings, and the host files' sources checked on disk: a
+/// missing one is an error, or with `as_findings` (`lint`) one more
+/// finding.
+fn check_files(
+    h: &schema::Harness,
+    fullsend_dir: &Path,
+    as_findings: bool,
+) -> Result<Vec<Diagnostic>, Error> {
+    let resolve_src = |s: &str| -> String {
+        if s.contains("${") || Path::new(s).is_absolute() {
+            s.to_string()
+        } else {
+            base::clean(&fullsend_dir.join(s))
+                .to_string_lossy()
+                .into_owned()
+        }
+    };
+    let mut diagnostics = lint::lint(h, &resolve_src);
+    for (i, message) in validate::missing_files(h, &resolve_src) {
+        if !as_findings {
+            return Err(Error::invalid(format!(
+                "validating files: host_files[{i}].src: {message}"
+            )));
+        }
+        diagnostics.push(lint::Diagnostic {
+            error: true,
+            field: format!("host_files[{i}].src"),
+            message,
+        });
+    }
+    Ok(diagnostics)
 }
 
 /// The `run` child's layers over the host env (§11.2.11): host variables

@@ -31,11 +31,6 @@ pub const RESERVED: [&str; 19] = [
     "FULLSEND_RUNNER_PATH",
 ];
 
-/// `^[A-Za-z_][A-Za-z0-9_]*$` ([`crate::compat::ident::is_name`]).
-pub fn is_posix_name(k: &str) -> bool {
-    crate::compat::ident::is_name(k.as_bytes())
-}
-
 pub fn is_reserved(k: &str) -> bool {
     RESERVED.contains(&k) || is_denied(k)
 }
@@ -46,7 +41,7 @@ pub fn sandbox_entries(sandbox: &ValueMap) -> (Vec<(String, OsString)>, Vec<Stri
     let mut kept = Vec::new();
     let mut warnings = Vec::new();
     for (k, v) in sandbox {
-        if !is_posix_name(k) {
+        if !crate::compat::ident::is_name(k.as_bytes()) {
             warnings.push(format!(
                 "env.sandbox key {:?} is not a valid POSIX identifier; skipping",
                 shown_key(k)
@@ -62,20 +57,14 @@ pub fn sandbox_entries(sandbox: &ValueMap) -> (Vec<(String, OsString)>, Vec<Stri
     (kept, warnings)
 }
 
-/// `export KEY='V'` with every `'` as `'\''`, as bytes.
+/// `export KEY='V'` with every `'` as `'\''`, as bytes
+/// ([`crate::compat::sh::single_quote`], fullsend's rule).
 pub fn export_line(k: &str, v: &std::ffi::OsStr) -> Vec<u8> {
     let mut out = Vec::with_capacity(k.len() + v.len() + 12);
     out.extend_from_slice(b"export ");
     out.extend_from_slice(k.as_bytes());
-    out.extend_from_slice(b"='");
-    for &b in v.as_bytes() {
-        if b == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b'\'');
+    out.push(b'=');
+    crate::compat::sh::single_quote_into(&mut out, v.as_bytes());
     out
 }
 

@@ -104,7 +104,7 @@ pub(crate) struct Conv<'a> {
 
 impl Conv<'_> {
     fn err(&self, pos: Pos, field: &str, msg: &str) -> Error {
-        Error::new(format!(
+        Error::load(format!(
             "{}:{}:{}: parsing harness YAML: yaml: unmarshal errors: {field}: {msg}",
             self.file.display(),
             pos.line,
@@ -415,7 +415,7 @@ impl Conv<'_> {
 /// Parse harness YAML text (the file name is for messages).
 pub fn parse_harness(text: &str, file: &Path) -> Result<Harness, Error> {
     let root = super::yaml::parse_first_document(text).map_err(|e| {
-        Error::new(format!(
+        Error::load(format!(
             "{}:{}:{}: parsing harness YAML: {}",
             file.display(),
             e.pos.line,

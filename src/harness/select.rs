@@ -25,7 +25,7 @@ pub fn detect_platform(
 ) -> Result<String, Error> {
     if let Some(f) = flag.filter(|f| !f.is_empty()) {
         if !is_valid_platform(f) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "--forge: {f:?} is not a valid forge platform (valid: {})",
                 forge_key_list()
             )));
@@ -34,7 +34,7 @@ pub fn detect_platform(
     }
     if let Some(c) = config_forge.filter(|c| !c.is_empty()) {
         if !is_valid_platform(c) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "config.forge: not a valid forge platform (valid: {})",
                 forge_key_list()
             )));
@@ -107,7 +107,7 @@ pub fn resolve_layer(
                     let mut keys: Vec<&String> = forge.keys().collect();
                     keys.sort();
                     let keys: Vec<&str> = keys.iter().map(|s| s.as_str()).collect();
-                    return Err(Error::new(format!(
+                    return Err(Error::invalid(format!(
                         "resolving forge config: forge platform {p:?} not configured (available: {})",
                         keys.join(", ")
                     )));
@@ -136,18 +136,11 @@ pub fn resolve_layer(
 mod tests {
     use super::super::schema::parse_harness;
     use super::*;
-    use std::ffi::OsString;
+    use crate::core::env_of;
     use std::path::Path;
 
     fn h(s: &str) -> Harness {
         parse_harness(s, Path::new("t.yaml")).unwrap()
-    }
-
-    fn env(pairs: &[(&str, &str)]) -> Env {
-        pairs
-            .iter()
-            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-            .collect()
     }
 
     fn sel(p: &str) -> Selection {
@@ -162,7 +155,7 @@ mod tests {
 
     #[test]
     fn platform_detection_order() {
-        let none = env(&[]);
+        let none = env_of(&[]);
         assert_eq!(detect_platform(Some("jira"), None, &none).unwrap(), "jira");
         let e = detect_platform(Some("bitbucket"), None, &none)
             .unwrap_err()
@@ -182,11 +175,11 @@ mod tests {
             detect_platform(None, Some("gitlab"), &none).unwrap(),
             "gitlab"
         );
-        let both = env(&[("GITHUB_ACTIONS", "true"), ("GITLAB_CI", "true")]);
+        let both = env_of(&[("GITHUB_ACTIONS", "true"), ("GITLAB_CI", "true")]);
         assert_eq!(detect_platform(None, None, &both).unwrap(), "github");
-        let gl = env(&[("GITLAB_CI", "true")]);
+        let gl = env_of(&[("GITLAB_CI", "true")]);
         assert_eq!(detect_platform(None, None, &gl).unwrap(), "gitlab");
-        let notrue = env(&[("GITHUB_ACTIONS", "1")]);
+        let notrue = env_of(&[("GITHUB_ACTIONS", "1")]);
         assert_eq!(detect_platform(None, None, &notrue).unwrap(), "");
     }
 

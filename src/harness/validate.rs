@@ -81,18 +81,18 @@ pub fn check_dest(dest: &str) -> Result<(), String> {
 fn check_host_files(files: &[HostFile], prefix: &str, urls_here: bool) -> Result<(), Error> {
     for (i, f) in files.iter().enumerate() {
         if f.src.is_empty() {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{prefix}host_files[{i}]: src is required"
             )));
         }
         if f.dest.is_empty() {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{prefix}host_files[{i}]: dest is required"
             )));
         }
-        check_dest(&f.dest).map_err(|m| Error::new(format!("{prefix}host_files[{i}]: {m}")))?;
+        check_dest(&f.dest).map_err(|m| Error::invalid(format!("{prefix}host_files[{i}]: {m}")))?;
         if urls_here && is_url(&f.src) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{prefix}host_files[{i}].src must be a local path, not a URL"
             )));
         }
@@ -102,12 +102,12 @@ fn check_host_files(files: &[HostFile], prefix: &str, urls_here: bool) -> Result
 
 fn check_loop_urls(vl: &ValidationLoop, prefix: &str) -> Result<(), Error> {
     if is_url(&vl.script) {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{prefix}validation_loop.script must be a local path, not a URL"
         )));
     }
     if is_url(&vl.schema) {
-        return Err(Error::new(format!(
+        return Err(Error::invalid(format!(
             "{prefix}validation_loop.schema must be a local path, not a URL"
         )));
     }
@@ -123,7 +123,7 @@ pub fn check_block(cfg: &Config, prefix: &str, top_has_script: bool) -> Result<(
         ("post_script", &cfg.post_script),
     ] {
         if is_url(v) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{prefix}{name} must be a local path, not a URL"
             )));
         }
@@ -131,7 +131,7 @@ pub fn check_block(cfg: &Config, prefix: &str, top_has_script: bool) -> Result<(
     check_host_files(cfg.host_files.as_deref().unwrap_or_default(), prefix, true)?;
     if let Some(vl) = &cfg.validation_loop {
         if vl.script.is_empty() && !top_has_script {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{prefix}validation_loop.script is required when validation_loop is set"
             )));
         }
@@ -157,7 +157,7 @@ pub fn validate_forge(h: &Harness) -> Result<(), Error> {
     let inherit = top_has_script(h);
     for k in keys {
         if !is_valid_platform(k) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "forge: unrecognized key {:?} (valid: {})",
                 shown_key(k),
                 forge_key_list()
@@ -178,7 +178,7 @@ pub fn validate_overlays(h: &Harness, env: &cel::Env) -> Result<Vec<Guard>, Erro
         return Ok(Vec::new());
     };
     if h.forge.is_some() {
-        return Err(Error::new(
+        return Err(Error::invalid(
             "forge and overlays cannot coexist in the same harness; migrate forge entries to overlays",
         ));
     }
@@ -187,15 +187,15 @@ pub fn validate_overlays(h: &Harness, env: &cel::Env) -> Result<Vec<Guard>, Erro
     for (i, o) in ovs.iter().enumerate() {
         let when = o.when.trim();
         if when.is_empty() {
-            return Err(Error::new(format!("overlays[{i}].when is required")));
+            return Err(Error::invalid(format!("overlays[{i}].when is required")));
         }
         match cel::compile(env, when, &["event", "runtime", "config"]) {
             Ok(g) => guards.push(g),
             Err(CompileError::Invalid(m)) => {
-                return Err(Error::new(format!("overlays[{i}].when: {m}")))
+                return Err(Error::invalid(format!("overlays[{i}].when: {m}")))
             }
             Err(CompileError::NotBool(t)) => {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "overlays[{i}].when must evaluate to bool, got {t}"
                 )))
             }
@@ -227,30 +227,32 @@ fn slug_ok(s: &str) -> bool {
 /// Messages are wrapped by the caller as `invalid harness: …`.
 pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
     if h.agent.is_empty() {
-        return Err(Error::new("agent field is required"));
+        return Err(Error::invalid("agent field is required"));
     }
     if h.role.is_empty() {
-        return Err(Error::new("role field is required"));
+        return Err(Error::invalid("role field is required"));
     }
     if !role_ok(&h.role) {
-        return Err(Error::new("role must match ^[a-z][a-z0-9_-]*$"));
+        return Err(Error::invalid("role must match ^[a-z][a-z0-9_-]*$"));
     }
     if h.role.contains("--") {
-        return Err(Error::new("role must not contain \"--\""));
+        return Err(Error::invalid("role must not contain \"--\""));
     }
     if !h.slug.is_empty() && !slug_ok(&h.slug) {
-        return Err(Error::new("slug must match ^[a-zA-Z0-9][a-zA-Z0-9_-]*$"));
+        return Err(Error::invalid(
+            "slug must match ^[a-zA-Z0-9][a-zA-Z0-9_-]*$",
+        ));
     }
     let c = &h.cfg;
     check_host_files(c.host_files.as_deref().unwrap_or_default(), "", false)?;
     if let Some(vl) = &c.validation_loop {
         if vl.script.is_empty() {
-            return Err(Error::new(
+            return Err(Error::invalid(
                 "validation_loop.script is required when validation_loop is set",
             ));
         }
         if !matches!(vl.feedback_mode.as_str(), "" | "none" | "append") {
-            return Err(Error::new(
+            return Err(Error::invalid(
                 "validation_loop.feedback_mode must be \"none\" or \"append\"",
             ));
         }
@@ -261,7 +263,7 @@ pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
         ("post_script", &c.post_script),
     ] {
         if is_url(v) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "{name} must be a local path, not a URL"
             )));
         }
@@ -271,7 +273,7 @@ pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
     }
     for (i, f) in c.host_files.iter().flatten().enumerate() {
         if is_url(&f.src) {
-            return Err(Error::new(format!(
+            return Err(Error::invalid(format!(
                 "host_files[{i}].src must be a local path, not a URL"
             )));
         }
@@ -281,16 +283,16 @@ pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
             .as_ref()
             .is_none_or(|v| v.is_empty())
     {
-        return Err(Error::new(
+        return Err(Error::invalid(
             "allow_runtime_fetch requires at least one entry in allowed_remote_resources",
         ));
     }
     if !h.trigger.trim().is_empty() {
         match cel::compile(env, &h.trigger, &["event"]) {
             Ok(_) => {}
-            Err(CompileError::Invalid(m)) => return Err(Error::new(format!("trigger: {m}"))),
+            Err(CompileError::Invalid(m)) => return Err(Error::invalid(format!("trigger: {m}"))),
             Err(CompileError::NotBool(t)) => {
-                return Err(Error::new(format!(
+                return Err(Error::invalid(format!(
                     "trigger: must evaluate to bool, got {t}"
                 )))
             }
@@ -366,7 +368,7 @@ pub fn validate_env(h: &Harness, is_set: &dyn Fn(&str) -> bool) -> Result<(), Er
         })
         .collect();
     lines.sort();
-    Err(Error::new(format!(
+    Err(Error::invalid(format!(
         "{} unresolved host variable(s):\n    {}",
         lines.len(),
         lines.join("\n    ")
@@ -386,7 +388,7 @@ pub fn missing_files(h: &Harness, resolve_src: &dyn Fn(&str) -> String) -> Vec<(
         if let Err(e) = std::fs::metadata(&p) {
             out.push((
                 i,
-                format!("stat {p}: {}", crate::process::io_kind(&e).to_lowercase()),
+                format!("stat {p}: {}", crate::fsutil::io_kind(&e).to_lowercase()),
             ));
         }
     }

@@ -5,7 +5,7 @@
 //! dependency): base64 in both alphabets at the three byte offsets, hex,
 //! percent-encoding, the JSON string escapes of `JSON.stringify` and
 //! Python's `json.dumps`, and the export format's single quoting (that one
-//! is the renderer's own [`crate::render::sh_quote`]). Each form is the
+//! is the renderer's own [`crate::compat::sh::dotagents_quote`]). Each form is the
 //! text *between* the delimiters a tool adds (quotes), so it matches
 //! inside a longer line.
 
@@ -513,7 +513,7 @@ fn json(v: &[u8], kind: Json) -> Vec<u8> {
 /// What the export format writes between the outer single quotes.
 fn shell(v: &[u8]) -> Vec<u8> {
     let mut s = String::with_capacity(v.len() + 2);
-    crate::render::sh_quote(&mut s, &crate::render::lossy_text(v));
+    crate::compat::sh::dotagents_quote(&mut s, &crate::compat::python::lossy_text(v));
     let b = s.into_bytes();
     b[1..b.len() - 1].to_vec()
 }

@@ -18,14 +18,11 @@
 //! needles.
 
 mod forms;
-mod sensitive;
 mod stream;
 
 #[allow(unused_imports)]
 pub(crate) use forms::{base64_at, base64_padded};
 pub use forms::{forms, Form, MIN_LEN};
-#[allow(unused_imports)]
-pub(crate) use sensitive::{operator_sensitive, session_sensitive};
 pub(crate) use stream::FdOut;
 pub use stream::{pump, MaskWriter, IDLE};
 

@@ -384,7 +384,7 @@ fn read_file(
         if e.kind() == std::io::ErrorKind::NotFound {
             (FileState::Absent, None)
         } else {
-            (FileState::Unreadable, Some(crate::process::io_kind(&e)))
+            (FileState::Unreadable, Some(crate::fsutil::io_kind(&e)))
         }
     })
 }
@@ -482,6 +482,27 @@ pub fn apply_to_assembly(asm: &mut Assembly, opts: &Options) -> Report {
         .map(|k| k.to_string_lossy().into_owned())
         .collect();
     sort_names(&mut report.applied);
+    // What the files' readers skipped, as warnings on the assembly (worded
+    // as `launch` prints them; names, files and lines only).
+    for f in &report.files {
+        if f.state == FileState::Unreadable {
+            asm.warn(format!(
+                "launch: cannot read {} ({}); skipped",
+                f.path.display(),
+                f.error.as_deref().unwrap_or("error")
+            ));
+        }
+        // A broken .env still loads what the grammar reads (the
+        // reference's semantics); say what it did not read.
+        for d in &f.problems {
+            asm.warn(format!(
+                "launch: {}:{}: {}",
+                f.path.display(),
+                d.line,
+                d.message
+            ));
+        }
+    }
     report
 }
 

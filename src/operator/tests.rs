@@ -1,12 +1,6 @@
 use super::*;
+use crate::core::env_of;
 use std::fs;
-
-fn env(pairs: &[(&str, &str)]) -> Env {
-    pairs
-        .iter()
-        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
-        .collect()
-}
 
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
@@ -39,7 +33,7 @@ fn plugin_root_precedence() {
     let fb = Path::new("fallback/");
     let pr = |v: Option<&str>| {
         let e = match v {
-            Some(v) => env(&[(PLUGIN_ROOT_VARIABLE, v)]),
+            Some(v) => env_of(&[(PLUGIN_ROOT_VARIABLE, v)]),
             None => Env::new(),
         };
         s(&plugin_root(fb, &e, cwd))
@@ -57,7 +51,7 @@ fn plugin_root_precedence() {
     assert_eq!(pr(Some("${")), "/work/cwd/${");
     assert_eq!(pr(Some("$HOME/x")), "/work/cwd/$HOME/x");
     // Lookup is exact-case.
-    let e = env(&[("agent_bundle_plugin_root", "/x")]);
+    let e = env_of(&[("agent_bundle_plugin_root", "/x")]);
     assert_eq!(s(&plugin_root(fb, &e, cwd)), "/work/cwd/fallback");
     // An empty fallback is the cwd.
     assert_eq!(s(&plugin_root(Path::new(""), &Env::new(), cwd)), CWD);
@@ -69,7 +63,7 @@ fn env_file_list() {
     let root = Path::new("/root/plugin");
     let paths = |v: Option<&str>| -> Vec<String> {
         let e = match v {
-            Some(v) => env(&[(ENV_FILE_VARIABLE, v)]),
+            Some(v) => env_of(&[(ENV_FILE_VARIABLE, v)]),
             None => Env::new(),
         };
         env_file_paths(root, &e, cwd).iter().map(|p| s(p)).collect()
@@ -98,13 +92,13 @@ fn env_file_list() {
     let empty = env_file_paths(Path::new(""), &Env::new(), cwd);
     assert_eq!(empty, vec![PathBuf::from(".env"), ".env.local".into()]);
     // Exact-case lookup, even for win32 runs.
-    let e = env(&[("agent_bundle_env_file", "none")]);
+    let e = env_of(&[("agent_bundle_env_file", "none")]);
     assert_eq!(env_file_paths(root, &e, cwd).len(), 2);
 }
 
 #[test]
 fn reservation_rules() {
-    let e = env(&[
+    let e = env_of(&[
         ("HOST", "h"),
         ("EMPTY", ""),
         ("DEF", "default"),
@@ -130,7 +124,7 @@ fn reservation_rules() {
 
 #[test]
 fn win32_reservation_uppercases() {
-    let e = env(&[("Path", "/bin"), ("straße", "x")]);
+    let e = env_of(&[("Path", "/bin"), ("straße", "x")]);
     let r = reserved_set(&e, None, Platform::Win32);
     assert!(r.contains(b"PATH".as_slice()));
     assert!(r.contains("STRASSE".as_bytes()));
@@ -144,7 +138,7 @@ fn win32_reservation_uppercases() {
     let m = manifest(&[("path", "/other"), ("PATH", "/bin")]);
     assert!(!reserved_set(&e, Some(&m), Platform::Win32).contains(b"PATH".as_slice()));
     // Two spellings in env: any one differing from the default reserves.
-    let e2 = env(&[("PATH", "/bin"), ("Path", "/elsewhere")]);
+    let e2 = env_of(&[("PATH", "/bin"), ("Path", "/elsewhere")]);
     let m = manifest(&[("PATH", "/bin")]);
     assert!(reserved_set(&e2, Some(&m), Platform::Win32).contains(b"PATH".as_slice()));
 }
@@ -210,7 +204,7 @@ fn apply_fills_gaps_later_file_wins() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join(".env"), "A=1\nB=2\nHOST=file\nA=again\n").unwrap();
     fs::write(d.path().join(".env.local"), "B=3\nC=4\nEMPTY=x\n").unwrap();
-    let mut e = env(&[("HOST", "h"), ("EMPTY", "")]);
+    let mut e = env_of(&[("HOST", "h"), ("EMPTY", "")]);
     let r = apply(&mut e, &opts(d.path()));
     assert_eq!(g(&e, "A"), "again");
     assert_eq!(g(&e, "B"), "3");
@@ -228,7 +222,7 @@ fn apply_fills_gaps_later_file_wins() {
 fn apply_manifest_default_is_overridable() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join(".env"), "LOG=debug\nPORT=1\nGAP=g\n").unwrap();
-    let mut e = env(&[("LOG", "info"), ("PORT", "8080")]);
+    let mut e = env_of(&[("LOG", "info"), ("PORT", "8080")]);
     let mut o = opts(d.path());
     o.manifest_env = Some(manifest(&[("LOG", "info"), ("PORT", "80"), ("GAP", "x")]));
     let r = apply(&mut e, &o);
@@ -242,14 +236,14 @@ fn apply_manifest_default_is_overridable() {
 fn apply_win32_reserves_case_insensitively_assigns_file_spelling() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join(".env"), "PATH=/file\nnew_one=1\n").unwrap();
-    let mut e = env(&[("Path", "/host")]);
+    let mut e = env_of(&[("Path", "/host")]);
     let mut o = opts(d.path());
     o.platform = Platform::Win32;
     let r = apply(&mut e, &o);
     assert!(!e.contains_key(OsStr::new("PATH")));
     assert_eq!(r.applied, vec!["new_one"]);
     // On linux the names differ, so PATH is a gap next to Path.
-    let mut e = env(&[("Path", "/host")]);
+    let mut e = env_of(&[("Path", "/host")]);
     let r = apply(&mut e, &opts(d.path()));
     assert_eq!(g(&e, "PATH"), "/file");
     assert_eq!(g(&e, "Path"), "/host");
@@ -276,6 +270,16 @@ fn apply_states_absent_unreadable() {
         .unwrap()
         .starts_with("unreadable"));
     assert!(asm.layers()[1].failure.is_none());
+    // The warning is a Note on the assembly, worded as `launch` prints it.
+    let warned: Vec<&str> = asm.warnings().collect();
+    assert_eq!(
+        warned,
+        vec![format!(
+            "launch: cannot read {} ({}); skipped",
+            d.path().join(".env").display(),
+            r.files[0].error.as_deref().unwrap()
+        )]
+    );
 
     // A plugin root that is a regular file: ENOTDIR, unreadable.
     let f = d.path().join("plainfile");
@@ -320,7 +324,7 @@ fn apply_no_env() {
     assert!(r.files.is_empty() && r.applied.is_empty());
     assert!(!e.contains_key(OsStr::new("X")));
     assert_eq!(g(&e, ENV_FILE_VARIABLE), "none");
-    let mut e = env(&[(ENV_FILE_VARIABLE, "/mine.env")]);
+    let mut e = env_of(&[(ENV_FILE_VARIABLE, "/mine.env")]);
     apply(&mut e, &o);
     assert_eq!(g(&e, ENV_FILE_VARIABLE), "/mine.env");
 }
@@ -343,7 +347,7 @@ fn apply_nul_cut_and_lossy() {
 fn apply_records_provenance() {
     let d = tempfile::tempdir().unwrap();
     fs::write(d.path().join(".env"), "HOST=f\nNEW=1\n").unwrap();
-    let mut asm = Assembly::new(env(&[("HOST", "h")]));
+    let mut asm = Assembly::new(env_of(&[("HOST", "h")]));
     apply_to_assembly(&mut asm, &opts(d.path()));
     let t = asm.touches(OsStr::new("HOST"));
     assert!(matches!(t[0].action, crate::core::Action::Skipped(_)));
@@ -376,7 +380,7 @@ fn default_options_use_process_cwd_and_host_platform() {
 fn root_source_reasons() {
     let cwd = Path::new(CWD);
     let fb = Path::new("fb");
-    let src = |v: &str| plugin_root_with_source(fb, &env(&[(PLUGIN_ROOT_VARIABLE, v)]), cwd).1;
+    let src = |v: &str| plugin_root_with_source(fb, &env_of(&[(PLUGIN_ROOT_VARIABLE, v)]), cwd).1;
     assert_eq!(src("/x"), RootSource::Env);
     assert_eq!(src(" "), RootSource::Fallback);
     assert_eq!(src("${CLAUDE_PLUGIN_ROOT}"), RootSource::FallbackToken);

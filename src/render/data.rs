@@ -1,8 +1,10 @@
 //! The data formats: dotenv (for python-dotenv), json, ini (for
 //! configparser) and yaml.
 
-use super::pystr::{escape_with, has_surrounding_space, is_posix_name, is_space, strip, text};
+use super::pystr::{escape_with, has_surrounding_space, is_space, strip};
 use super::{Lines, Prepared};
+use crate::compat::ident;
+use crate::compat::python::lossy_text;
 
 /// The reference's `_dotenv_value`: bare unless the value needs quoting.
 pub(crate) fn dotenv_value(out: &mut String, v: &str) {
@@ -45,13 +47,13 @@ pub(crate) fn dotenv_value(out: &mut String, v: &str) {
 
 pub(crate) fn dotenv(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
-        if !is_posix_name(k) {
+        if !ident::is_name(k) {
             continue;
         }
         let l = out.line();
-        l.push_str(&text(k));
+        l.push_str(&lossy_text(k));
         l.push('=');
-        dotenv_value(l, &text(v));
+        dotenv_value(l, &lossy_text(v));
     }
 }
 
@@ -161,11 +163,11 @@ pub(crate) fn ini(p: &Prepared, out: &mut Lines) {
     out.line().push_str("[env]");
     let mut value = String::new();
     for (k, v) in &p.assignments {
-        let k = text(k);
+        let k = lossy_text(k);
         value.clear();
         let key_ok = ini_key_ok(&k);
         let l = out.line();
-        if key_ok && ini_value(&mut value, &text(v)) {
+        if key_ok && ini_value(&mut value, &lossy_text(v)) {
             l.push_str(&k);
             l.push('=');
             l.push_str(&value);
@@ -219,8 +221,8 @@ fn yaml_typed_word(k: &[u8]) -> bool {
 }
 
 fn yaml_key(out: &mut String, k: &[u8]) {
-    if is_posix_name(k) && !yaml_typed_word(k) {
-        out.push_str(&text(k));
+    if ident::is_name(k) && !yaml_typed_word(k) {
+        out.push_str(&lossy_text(k));
     } else {
         yaml_string(out, k);
     }

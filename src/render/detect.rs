@@ -69,7 +69,9 @@ pub(crate) fn parent_comm(
         return norm_comm(&c);
     }
     match shell {
-        Some(s) if !s.is_empty() => norm_comm(&super::pystr::text(s.as_encoded_bytes())),
+        Some(s) if !s.is_empty() => {
+            norm_comm(&crate::compat::python::lossy_text(s.as_encoded_bytes()))
+        }
         _ => String::new(),
     }
 }

@@ -14,8 +14,6 @@ mod shell;
 pub use own::{github_delimiter, Omission, DOCKER_MAX_LINE};
 pub(crate) use pystr::py_repr;
 // The masker (`crate::mask`) derives the export format's quoted form.
-pub(crate) use pystr::text as lossy_text;
-pub(crate) use shell::sh_quote;
 
 use crate::core::{ChangeSet, Env};
 use std::collections::BTreeMap;
@@ -85,9 +83,38 @@ pub const ACCEPTED: &[&str] = &[
 /// agentenv's own `--format` values (no reference has them), sorted.
 pub const OWN: &[&str] = &["docker", "github"];
 
-/// Parse a `--format` value (case-sensitive). The error is the message to
-/// print after `error: `.
-pub fn parse_format(value: &str) -> Result<FormatChoice, String> {
+/// A `--format` value that is not accepted. `Display` is the reference's
+/// message (the accepted names and the value given, as Python's `repr`),
+/// then agentenv's own formats; the value is the user's argument, never a
+/// variable's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownFormat {
+    given: String,
+}
+
+impl UnknownFormat {
+    /// The value given.
+    pub fn given(&self) -> &str {
+        &self.given
+    }
+}
+
+impl std::fmt::Display for UnknownFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "--format must be one of {} (got {}); agentenv's own: {}",
+            ACCEPTED.join(", "),
+            py_repr(&self.given),
+            OWN.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownFormat {}
+
+/// Parse a `--format` value (case-sensitive).
+pub fn parse_format(value: &str) -> Result<FormatChoice, UnknownFormat> {
     let format = match value {
         "auto" => return Ok(FormatChoice::Auto),
         "export" | "posix" | "sh" | "bash" => Format::Export,
@@ -101,13 +128,9 @@ pub fn parse_format(value: &str) -> Result<FormatChoice, String> {
         "github" => Format::Github,
         "docker" => Format::Docker,
         _ => {
-            // The reference's message, then agentenv's own formats.
-            return Err(format!(
-                "--format must be one of {} (got {}); agentenv's own: {}",
-                ACCEPTED.join(", "),
-                py_repr(value),
-                OWN.join(", ")
-            ));
+            return Err(UnknownFormat {
+                given: value.to_string(),
+            })
         }
     };
     let given = ACCEPTED
@@ -493,7 +516,7 @@ pub(crate) mod tests {
         }
         assert_eq!(parse_format("auto"), Ok(FormatChoice::Auto));
         assert_eq!(
-            parse_format("JSON").unwrap_err(),
+            parse_format("JSON").unwrap_err().to_string(),
             "--format must be one of auto, bash, bat, batch, cmd, dotenv, env, export, fish, ini, json, posix, powershell, ps, pwsh, sh, yaml (got 'JSON'); agentenv's own: docker, github"
         );
         for (given, f) in [("github", Format::Github), ("docker", Format::Docker)] {
@@ -503,9 +526,13 @@ pub(crate) mod tests {
             );
             assert_eq!(f.name(), given);
         }
-        assert!(parse_format("").unwrap_err().contains("(got '');"));
+        assert!(parse_format("")
+            .unwrap_err()
+            .to_string()
+            .contains("(got '');"));
         assert!(parse_format("it's")
             .unwrap_err()
+            .to_string()
             .contains("(got \"it's\");"));
         let mut sorted = ACCEPTED.to_vec();
         sorted.sort();

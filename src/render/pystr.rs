@@ -7,41 +7,13 @@
 //! `errors="replace"`, which turns each lone surrogate into `?`. JSON and YAML
 //! escape surrogates themselves (`\udcXX`) before that step.
 //!
-//! This module gives the renderers the same view: [`text`] (the `?` form,
-//! for text formats), `repr`, and the reference's sort order; the
+//! This module gives the renderers the same view: `repr`, and the reference's sort order; the
 //! decoding itself and Python's whitespace and printable sets come from
 //! [`crate::compat::python`].
 
-use std::borrow::Cow;
 use std::cmp::Ordering;
 
-/// The text a text format prints for `bytes`: valid UTF-8 as is, every
-/// undecodable byte as `?` (surrogateescape, then `errors="replace"`).
-pub(crate) fn text(bytes: &[u8]) -> Cow<'_, str> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Cow::Borrowed(s),
-        Err(_) => {
-            let mut out = String::with_capacity(bytes.len());
-            for chunk in bytes.utf8_chunks() {
-                out.push_str(chunk.valid());
-                for _ in chunk.invalid() {
-                    out.push('?');
-                }
-            }
-            Cow::Owned(out)
-        }
-    }
-}
-
 pub(crate) use crate::compat::python::{has_surrounding_space, is_printable, is_space, strip};
-
-/// A POSIX shell name, `^[A-Za-z_][A-Za-z0-9_]*` matching the whole name
-/// ([`crate::compat::ident::is_name`]).
-///
-/// The reference uses `re.match` with `$`, which also accepts one trailing
-/// LF (`"A\n"`) and then prints a broken line; agentenv requires the whole
-/// name to match (documented in docs/render.md).
-pub(crate) use crate::compat::ident::is_name as is_posix_name;
 
 /// The code points of `bytes` as the reference holds them, for ordering.
 use crate::compat::python::decode_surrogateescape as code_points;
@@ -139,10 +111,10 @@ mod tests {
 
     #[test]
     fn undecodable_bytes_become_question_marks_in_text() {
-        assert_eq!(text(b"a\xffb"), "a?b");
-        assert_eq!(text(b"\xe2\x82"), "??");
-        assert_eq!(text(b"\xed\xa0\x80"), "???");
-        assert_eq!(text("é".as_bytes()), "é");
+        assert_eq!(crate::compat::python::lossy_text(b"a\xffb"), "a?b");
+        assert_eq!(crate::compat::python::lossy_text(b"\xe2\x82"), "??");
+        assert_eq!(crate::compat::python::lossy_text(b"\xed\xa0\x80"), "???");
+        assert_eq!(crate::compat::python::lossy_text("é".as_bytes()), "é");
     }
 
     #[test]

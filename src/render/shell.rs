@@ -1,24 +1,10 @@
 //! The four shell formats: export (POSIX sh), powershell, cmd and fish.
 
-use super::pystr::{escape_with, is_posix_name, text};
+use super::pystr::escape_with;
 use super::{Lines, Prepared};
-
-/// POSIX single quoting, as the reference's `_sh_quote`: `'` → `'\''`, CR
-/// → `'"$(printf '\r')"'`, everything else literal.
-pub(crate) fn sh_quote(out: &mut String, value: &str) {
-    out.push('\'');
-    escape_with(
-        out,
-        value,
-        |b| b == b'\'' || b == b'\r',
-        |out, c| match c {
-            '\'' => out.push_str("'\\''"),
-            '\r' => out.push_str("'\"$(printf '\\r')\"'"),
-            c => out.push(c),
-        },
-    );
-    out.push('\'');
-}
+use crate::compat::ident;
+use crate::compat::python::lossy_text;
+use crate::compat::sh::dotagents_quote;
 
 /// `export PATH='<prefix>'"${PATH:+:$PATH}"` when `new` is `old` with
 /// entries put in front (`new` ends with `:` + `old`, `old` non-empty, and
@@ -33,14 +19,14 @@ fn prefixed_path_line(new: &[u8], old: &[u8]) -> Option<String> {
         return None;
     }
     let mut line = String::from("export PATH=");
-    sh_quote(&mut line, &text(&new[..split]));
+    dotagents_quote(&mut line, &lossy_text(&new[..split]));
     line.push_str("\"${PATH:+:$PATH}\"");
     Some(line)
 }
 
 pub(crate) fn export(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
-        if !is_posix_name(k) {
+        if !ident::is_name(k) {
             continue;
         }
         if *k == b"PATH" {
@@ -51,15 +37,15 @@ pub(crate) fn export(p: &Prepared, out: &mut Lines) {
         }
         let l = out.line();
         l.push_str("export ");
-        l.push_str(&text(k));
+        l.push_str(&lossy_text(k));
         l.push('=');
-        sh_quote(l, &text(v));
+        dotagents_quote(l, &lossy_text(v));
     }
     for k in &p.gone {
-        if is_posix_name(k) {
+        if ident::is_name(k) {
             let l = out.line();
             l.push_str("unset ");
-            l.push_str(&text(k));
+            l.push_str(&lossy_text(k));
         }
     }
 }
@@ -81,11 +67,11 @@ pub(crate) fn powershell(p: &Prepared, out: &mut Lines) {
         }
         let l = out.line();
         l.push_str("${env:");
-        l.push_str(&text(k));
+        l.push_str(&lossy_text(k));
         l.push_str("} = '");
         escape_with(
             l,
-            &text(v),
+            &lossy_text(v),
             |b| b == b'\'' || b >= 0x80,
             |out, c| {
                 out.push(c);
@@ -100,7 +86,7 @@ pub(crate) fn powershell(p: &Prepared, out: &mut Lines) {
         if !ps_drops(k) {
             let l = out.line();
             l.push_str("${env:");
-            l.push_str(&text(k));
+            l.push_str(&lossy_text(k));
             l.push_str("} = $null");
         }
     }
@@ -136,31 +122,31 @@ pub(crate) fn cmd(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
         let l = out.line();
         l.push_str("set \"");
-        l.push_str(&text(k));
+        l.push_str(&lossy_text(k));
         l.push('=');
-        cmd_value(l, &text(v));
+        cmd_value(l, &lossy_text(v));
         l.push('"');
     }
     for k in &p.gone {
         let l = out.line();
         l.push_str("set \"");
-        l.push_str(&text(k));
+        l.push_str(&lossy_text(k));
         l.push_str("=\"");
     }
 }
 
 pub(crate) fn fish(p: &Prepared, out: &mut Lines) {
     for (k, v) in &p.assignments {
-        if !is_posix_name(k) {
+        if !ident::is_name(k) {
             continue;
         }
         let l = out.line();
         l.push_str("set -gx ");
-        l.push_str(&text(k));
+        l.push_str(&lossy_text(k));
         l.push_str(" '");
         escape_with(
             l,
-            &text(v),
+            &lossy_text(v),
             |b| b == b'\\' || b == b'\'',
             |out, c| match c {
                 '\\' => out.push_str("\\\\"),
@@ -171,10 +157,10 @@ pub(crate) fn fish(p: &Prepared, out: &mut Lines) {
         l.push('\'');
     }
     for k in &p.gone {
-        if is_posix_name(k) {
+        if ident::is_name(k) {
             let l = out.line();
             l.push_str("set -e ");
-            l.push_str(&text(k));
+            l.push_str(&lossy_text(k));
         }
     }
 }

@@ -74,7 +74,7 @@ impl std::error::Error for Error {}
 impl Error {
     /// The current directory could not be read.
     pub(crate) fn current_dir(e: &std::io::Error) -> Error {
-        Error::CurrentDir(crate::process::io_kind(e))
+        Error::CurrentDir(crate::fsutil::io_kind(e))
     }
 }
 
@@ -256,26 +256,6 @@ impl Session {
     }
 }
 
-/// The timeout from `$AGENTS_ENV_TIMEOUT` or the default (with a warning
-/// when the variable is not a usable number).
-pub(crate) fn timeout_from_env(base: &Env, warnings: &mut Vec<String>) -> Duration {
-    let default = Duration::from_secs_f64(crate::process::DEFAULT_TIMEOUT_SECS);
-    match crate::core::get(base, "AGENTS_ENV_TIMEOUT") {
-        None => default,
-        Some(v) if v.is_empty() => default,
-        Some(v) => match v.to_str().and_then(|s| s.trim().parse::<f64>().ok()) {
-            Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Duration::from_secs_f64(s),
-            _ => {
-                warnings.push(format!(
-                    "ignoring $AGENTS_ENV_TIMEOUT: not a positive number of seconds; using {} s",
-                    crate::process::DEFAULT_TIMEOUT_SECS
-                ));
-                default
-            }
-        },
-    }
-}
-
 /// The default interpreter: a pinned `AGENTS_PYTHON` naming an existing
 /// file, else `python3`, then `python`, on the real `PATH`.
 pub(crate) fn default_interpreter(base: &Env, cwd: &Path) -> Option<PathBuf> {
@@ -330,7 +310,7 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, Error> {
     let interpreter = default_interpreter(base, &cwd);
     let timeout = opts
         .timeout
-        .unwrap_or_else(|| timeout_from_env(base, &mut warnings));
+        .unwrap_or_else(|| crate::process::timeout_from_env(base, &mut warnings));
     Ok(Prepared {
         interpreter,
         timeout,
@@ -619,7 +599,7 @@ impl Prepared {
             Pinned::Bytes(b) => match sealed_copy(&b) {
                 Ok(fd) => Some(fd),
                 Err(e) => {
-                    let why = crate::process::io_kind(&e);
+                    let why = crate::fsutil::io_kind(&e);
                     a.warn(format!("env.py could not run: {}: {why}", f.path.display()));
                     a.fail(l, why);
                     return;
@@ -706,7 +686,7 @@ impl Prepared {
             Err(e) if crate::fsutil::input_error(&e).is_some() => {
                 // Over the limit (or no longer a regular file): neither
                 // read nor sourced, so memory stays bounded.
-                let why = crate::process::io_kind(&e);
+                let why = crate::fsutil::io_kind(&e);
                 a.warn(format!("env file skipped: {}: {why}", f.path.display()));
                 a.fail(l, why);
                 return;
@@ -727,7 +707,7 @@ impl Prepared {
         let copy = match pinned.as_deref().map(|b| sealed_copy(b)).transpose() {
             Ok(c) => c,
             Err(e) => {
-                let why = crate::process::io_kind(&e);
+                let why = crate::fsutil::io_kind(&e);
                 a.warn(format!(
                     "cannot source env file: {} ({why})",
                     f.path.display()

@@ -331,7 +331,7 @@ struct Word<'a> {
     unquoted_prefix: usize,
 }
 
-use crate::compat::ident::is_name as is_ident;
+use crate::compat::ident;
 
 fn bare_ok(c: u8) -> bool {
     c.is_ascii_alphanumeric()
@@ -443,7 +443,7 @@ fn as_assignment<'a>(w: &Word<'a>) -> Option<(&'a [u8], Vec<u8>)> {
         .iter()
         .position(|&b| b == b'=')?;
     let name = &w.raw_start[..eq];
-    if !is_ident(name) {
+    if !ident::is_name(name) {
         return None;
     }
     Some((name, w.value[eq + 1..].to_vec()))
@@ -460,7 +460,7 @@ fn classify(words: Vec<Word<'_>>) -> Option<Vec<Item<'_>>> {
         for w in &words[1..] {
             if let Some((n, v)) = as_assignment(w) {
                 items.push(Item::Assign(n, v));
-            } else if w.unquoted_prefix == w.value.len() && is_ident(&w.value) {
+            } else if w.unquoted_prefix == w.value.len() && ident::is_name(&w.value) {
                 items.push(Item::ExportName(w.raw_start));
             } else {
                 return None;

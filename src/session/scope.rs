@@ -211,7 +211,7 @@ impl SystemStore {
         match std::fs::metadata(&cand) {
             Err(e) => SystemStore::Skipped(
                 Some(cand),
-                SystemSkip::CannotStat(crate::process::io_kind(&e)),
+                SystemSkip::CannotStat(crate::fsutil::io_kind(&e)),
             ),
             Ok(m) if m.uid() != 0 => SystemStore::Skipped(Some(cand), SystemSkip::NotOwnedByRoot),
             Ok(m) if m.mode() & 0o022 != 0 => {

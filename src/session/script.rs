@@ -132,7 +132,7 @@ pub fn run(
         Err(RunError::Spawn(e)) => {
             // The file is there (the walk found it): what failed to start
             // is the interpreter.
-            let why = process::io_kind(&e);
+            let why = crate::fsutil::io_kind(&e);
             warnings.push(format!(
                 "env.py could not run: {p}: the Python interpreter {} could not be \
                  started ({why}); set AGENTS_PYTHON to a working one",
@@ -154,7 +154,7 @@ pub fn run(
         Err(RunError::Io(e)) => {
             warnings.push(format!(
                 "env.py could not run: {p} ({})",
-                process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             ));
             ScriptResult::Failed("i/o error".into())
         }

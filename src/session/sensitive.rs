@@ -233,7 +233,7 @@ impl Declarations {
                 notes.push(Note::warning(format!(
                     "{}: cannot read it ({}); ignored (the variables it would declare stay sensitive)",
                     file.display(),
-                    crate::process::io_kind(&e)
+                    crate::fsutil::io_kind(&e)
                 )));
                 None
             }

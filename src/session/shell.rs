@@ -129,7 +129,7 @@ pub fn source(
         Err(RunError::Spawn(e)) | Err(RunError::Io(e)) => {
             warnings.push(format!(
                 "cannot source env file (no bash?): {p} ({})",
-                crate::process::io_kind(&e)
+                crate::fsutil::io_kind(&e)
             ));
             Err(SourceError::CannotRun)
         }

@@ -72,30 +72,18 @@ pub fn quote(value: &[u8]) -> Result<Vec<u8>, EditError> {
     if value.contains(&0) {
         return Err(EditError::Nul);
     }
-    let mut out = Vec::with_capacity(value.len() + 2);
-    if !value.contains(&b'\'') {
-        out.push(b'\'');
-        out.extend_from_slice(value);
-        out.push(b'\'');
-    } else if !value
-        .iter()
-        .any(|b| matches!(b, b'"' | b'$' | b'\\' | b'`'))
+    if value.contains(&b'\'')
+        && !value
+            .iter()
+            .any(|b| matches!(b, b'"' | b'$' | b'\\' | b'`'))
     {
+        let mut out = Vec::with_capacity(value.len() + 2);
         out.push(b'"');
         out.extend_from_slice(value);
         out.push(b'"');
-    } else {
-        out.push(b'\'');
-        for &b in value {
-            if b == b'\'' {
-                out.extend_from_slice(b"'\\''");
-            } else {
-                out.push(b);
-            }
-        }
-        out.push(b'\'');
+        return Ok(out);
     }
-    Ok(out)
+    Ok(crate::compat::sh::single_quote(value))
 }
 
 /// One word: its byte span in the file and the line it starts on.

@@ -138,7 +138,7 @@ impl Bounds {
 
     /// The session timeout of `env` ($AGENTS_ENV_TIMEOUT, else 30 s).
     pub fn from_env(env: &Env) -> Bounds {
-        Bounds::within(crate::session::timeout_from_env(env, &mut Vec::new()))
+        Bounds::within(crate::process::timeout_from_env(env, &mut Vec::new()))
     }
 }
 
@@ -236,7 +236,7 @@ impl Snapshot {
 }
 
 fn io_err(p: &Path, e: &std::io::Error) -> TrustError {
-    TrustError::Io(p.to_path_buf(), crate::process::io_kind(e))
+    TrustError::Io(p.to_path_buf(), crate::fsutil::io_kind(e))
 }
 
 /// `$XDG_STATE_HOME/agentenv` (when absolute), else

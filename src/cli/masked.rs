@@ -1,4 +1,6 @@
-//! Which values the masker gets.
+//! Which values the masker gets: the CLI's choice per command, made
+//! from a session or an operator assembly (so `mask` itself knows
+//! neither).
 //!
 //! - A session (`exec --redact`, `redact`): its sensitive values
 //!   ([`crate::session::Session::sensitive_values`]), and also every value
