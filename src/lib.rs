@@ -61,7 +61,7 @@ pub mod internals {
         };
     }
 
-    /// The clap tree and man pages (`tests/examples.rs`, `tests/packaging.rs`).
+    /// The clap tree and man pages (`tests/it/examples.rs`, `tests/it/packaging.rs`).
     pub mod cli {
         pub use crate::cli::completions::completion_command;
         pub use crate::cli::init::HOOK_ARGS;
