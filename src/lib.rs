@@ -53,8 +53,9 @@ pub mod internals {
     pub use crate::session::native::{evaluate, Outcome};
     pub use crate::session::shell::SOURCE_SCRIPT;
 
-    /// The masker (SPEC §14.2): forms, [`Masker`](crate::mask::Masker),
-    /// the streaming writer (`agentenv audit`, the tests, benches, fuzz).
+    /// The masker (README.md#keeping-secrets-out-of-the-agents-context):
+    /// forms, [`Masker`](crate::mask::Masker), the streaming writer (`agentenv
+    /// audit`, the tests, benches, fuzz).
     pub mod mask {
         pub use crate::mask::{
             forms, pump, Form, Found, MaskWriter, Masker, Needle, IDLE, MIN_LEN,

@@ -1,5 +1,6 @@
-//! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`,
-//! and the `--require-trust` gate of `env`/`exec`/`explain` (SPEC §11).
+//! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`, and
+//! the `--require-trust` gate of `env`/`exec`/`explain`
+//! (README.md#the-shell-hook-and-trust).
 
 use super::{Exit, Failure};
 use std::path::{Path, PathBuf};

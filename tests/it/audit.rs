@@ -1,8 +1,8 @@
-//! `agentenv audit` (SPEC §14.4) through the binary, on generated agent
-//! transcripts (Claude Code's and Codex's JSONL shapes, Claude's tool
+//! `agentenv audit` (README.md#audit-and-set) through the binary, on generated
+//! agent transcripts (Claude Code's and Codex's JSONL shapes, Claude's tool
 //! result files and session-env files, Gemini's logs) and shell histories
-//! (bash, zsh's extended format, fish's YAML-ish file), with values planted
-//! in every form of §14.2 next to clean files and near misses.
+//! (bash, zsh's extended format, fish's YAML-ish file), with values planted in
+//! every form the masker knows next to clean files and near misses.
 //!
 //! The planted bytes of each form come from the masker's own `forms` (the
 //! encoders themselves are checked against python3 and node in

@@ -58,10 +58,10 @@ fn columns(text: &str, t: &Tree) -> String {
 fn text_shows_every_layer_in_order_with_lines() {
     let t = tree();
     let ran = explain(&t, &[]).run();
-    // Pre tier first (project pre.env), then the main tier: user env, then
-    // the project env (through bash: no line). Computed layers are there too.
-    // Each variable with a value ends with who decided it is public or
-    // sensitive (SPEC §14.1); never the value.
+    // Pre tier first (project pre.env), then the main tier: user env, then the
+    // project env (through bash: no line). Computed layers are there too. Each
+    // variable with a value ends with who decided it is public or sensitive
+    // (README.md#sensitive-and-public-values); never the value.
     assert_eq!(
         columns(&ran.stdout, &t),
         "\
@@ -268,7 +268,8 @@ fn json_lists_failed_layers() {
 
 #[test]
 fn bad_format_is_an_error() {
-    // As every bad --format (SPEC §2): exit 1, the accepted values listed.
+    // As every bad --format (README.md#commands): exit 1, the accepted values
+    // listed.
     explain(&tree(), &["--format", "yaml"])
         .status(1)
         .stdout("")

@@ -518,7 +518,7 @@ fn the_selected_block_is_validated() {
 
 #[test]
 fn every_forge_block_is_checked_selected_or_not() {
-    // §11.1.1: with no platform too.
+    // As the Go code does: with no platform too.
     let t = one(yaml(
         r#"forge:
   github: {}
@@ -693,7 +693,7 @@ fn env_files_load_first_later_wins() {
 
 #[test]
 fn an_env_file_line_without_equals_is_skipped_with_a_warning() {
-    // §11.1.5: naming the file and line, never the text.
+    // fullsend's `envfile` grammar: naming the file and line, never the text.
     with_env_file(
         &reads_from_file(),
         "skip.env",
@@ -758,7 +758,7 @@ fn missing_host_file() -> Tree {
 
 #[test]
 fn a_missing_host_file_fails_resolve_run_and_sandbox_env() {
-    // §11.1.3, naming only the first.
+    // In every command, naming only the first.
     let t = missing_host_file();
     for (sub, args) in [
         ("resolve", &[][..]),
@@ -1076,7 +1076,7 @@ fn canary_secrets_never_reach_stderr() {
     }
 }
 
-// ---- reference §11: fullsend main as of 2026-10-01 -----------------------
+// ---- fullsend main as of 2026-10-01 ---------------------------------------
 
 #[test]
 fn s11_1_2_host_files_merge_by_dest_replacing_the_last() {

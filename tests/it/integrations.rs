@@ -1,6 +1,7 @@
-//! Integrations (SPEC §8 own formats, §12): `--format github` and
-//! `--format docker` read back by readers that follow their consumers'
-//! parsing code, on generated values, through the library and the binary.
+//! Integrations (docs/render.md#agentenvs-own-formats-github-and-docker,
+//! README.md#integrations): `--format github` and `--format docker` read back
+//! by readers that follow their consumers' parsing code, on generated values,
+//! through the library and the binary.
 //!
 //! - [`runner_read`] follows the GitHub Actions runner's handling of the
 //!   `GITHUB_ENV` file command (actions/runner,
@@ -285,7 +286,7 @@ fn gen_view(r: &mut Rng, i: usize) -> View {
     v
 }
 
-/// SPEC §8, github: what the runner cannot get back.
+/// Our github format: what the runner cannot get back.
 fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
     let (Ok(n), Ok(v)) = (std::str::from_utf8(name), std::str::from_utf8(value)) else {
         return true;
@@ -299,7 +300,7 @@ fn github_unrepresentable(name: &[u8], value: &[u8]) -> bool {
         || n.eq_ignore_ascii_case("NODE_OPTIONS")
 }
 
-/// SPEC §8, docker: what docker/cli cannot get back.
+/// Our docker format: what docker/cli cannot get back.
 fn docker_unrepresentable(name: &[u8], value: &[u8]) -> bool {
     let (Ok(n), Ok(v)) = (std::str::from_utf8(name), std::str::from_utf8(value)) else {
         return true;
@@ -1172,7 +1173,7 @@ mod status {
 
     #[test]
     fn a_bad_format_is_exit_1_listing_the_accepted_values() {
-        // As for every command (SPEC §2).
+        // As for every command (README.md#commands).
         let t = tree();
         status(&t, &["--format", "yaml"])
             .status(1)

@@ -17,6 +17,7 @@ mod audit;
 mod cache;
 mod cli;
 mod compat;
+mod doc_pointers;
 mod dotenv_cli;
 mod examples;
 mod explain;

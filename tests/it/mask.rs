@@ -1,8 +1,8 @@
-//! The masker (SPEC §14.2) on its own: each form against the real
-//! encoders (python3's base64, binascii, urllib.parse.quote, json.dumps;
-//! node's JSON.stringify and encodeURIComponent), and a property: any
-//! chunking of random text with planted values masks exactly as the whole
-//! text does.
+//! The masker (README.md#keeping-secrets-out-of-the-agents-context) on its
+//! own: each form against the real encoders (python3's base64, binascii,
+//! urllib.parse.quote, json.dumps; node's JSON.stringify and
+//! encodeURIComponent), and a property: any chunking of random text with
+//! planted values masks exactly as the whole text does.
 
 use crate::support;
 

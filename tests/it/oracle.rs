@@ -1,13 +1,15 @@
 //! Differential tests: `agentenv env` against the reference `dotagents env`
 //! 0.8.2 on the same store trees, with the deterministic environment of the
-//! reference doc §1. stdout and the exit code must be identical.
+//! dotagents oracle recipe (`support::session_cmd`). stdout and the exit code
+//! must be identical.
 //!
-//! Two parts: hand-written cases for every subsection of §2–§6 (`cases`),
-//! and generated trees from a seeded xorshift (`generated`; seed from
-//! `AGENTENV_ORACLE_SEED`, count from `AGENTENV_ORACLE_TREES`).
-//! Deliberate differences (README, "Deliberate differences from dotagents env 0.8.2") are never generated: the base
-//! env always pins `AGENTS_PYTHON`, no store has a `.pyvenv`, nothing times
-//! out, stderr is not compared.
+//! Two parts: hand-written cases for every rule of the stores, the walk, the
+//! layers, the default output and the command (`cases`), and generated trees
+//! from a seeded xorshift (`generated`; seed from `AGENTENV_ORACLE_SEED`,
+//! count from `AGENTENV_ORACLE_TREES`). Deliberate differences (README,
+//! "Deliberate differences from dotagents env 0.8.2") are never generated: the
+//! base env always pins `AGENTS_PYTHON`, no store has a `.pyvenv`, nothing
+//! times out, stderr is not compared.
 
 use crate::support;
 
@@ -123,7 +125,7 @@ impl Case {
             ("HOME".into(), format!("{ws}/home")),
             ("PATH".into(), "/usr/bin:/bin".into()),
             ("LANG".into(), "C.UTF-8".into()),
-            // The interpreter every case pins (reference §1).
+            // The interpreter every case pins (the oracle recipe's).
             (
                 "AGENTS_PYTHON".into(),
                 support::pinned_python().to_str().unwrap().into(),
@@ -248,7 +250,7 @@ fn py(body: &str) -> String {
     format!("import json, os, sys\n{body}\n")
 }
 
-/// The hand-written cases, one or more per subsection of §2–§6.
+/// The hand-written cases, one or more per rule.
 fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     let all_formats = [
@@ -269,7 +271,7 @@ fn cases() -> Vec<Case> {
         "ini",
         "yaml",
     ];
-    // §4 defaults, every format, both modes.
+    // Defaults, every format, both modes.
     for f in all_formats {
         v.push(Case::new(&format!("defaults-{f}-diff")).args(&["--format", f, "--diff"]));
         v.push(
@@ -283,7 +285,7 @@ fn cases() -> Vec<Case> {
                 ),
         );
     }
-    // §6.3 bad formats: exit 1, nothing on stdout.
+    // Bad formats: exit 1, nothing on stdout.
     for f in ["JSON", "Export", "xml", ""] {
         v.push(Case::new(&format!("bad-format-{f}")).args(&["--format", f]));
     }
@@ -301,7 +303,7 @@ fn cases() -> Vec<Case> {
     // Usage errors: exit 2.
     v.push(Case::new("unknown-option").args(&["--nope"]));
     v.push(Case::new("missing-arg").args(&["--format"]));
-    // §4 fed back: nothing left.
+    // Fed back: nothing left.
     v.push(
         Case::new("defaults-fed-back")
             .var("AGENTS_HOME", "$W/home/.agents")
@@ -311,7 +313,7 @@ fn cases() -> Vec<Case> {
                 "$W/proj/.agents/bin:$W/home/.agents/bin:/usr/bin:/bin",
             ),
     );
-    // §2.1 stores.
+    // Stores.
     v.push(
         Case::new("agents-home")
             .var("AGENTS_HOME", "$W/other/.agents")
@@ -393,7 +395,7 @@ fn cases() -> Vec<Case> {
             .dir("proj/.agents")
             .cwd("proj/.agents"),
     );
-    // §2.2 system store.
+    // System store.
     v.push(
         Case::new("system-store")
             .var("AGENTS_SYSTEM_ROOT", "$W/sys")
@@ -425,8 +427,9 @@ fn cases() -> Vec<Case> {
             .file("sys/overlays/tool/env", "FROM=sys\n")
             .file("home/.agents/overlays/tool/env", "FROM=user\n"),
     );
-    // agentenv's own declarations file (SPEC §14.1): the reference does
-    // not read it, and without --public-only it changes nothing here.
+    // agentenv's own declarations file
+    // (README.md#sensitive-and-public-values): the reference does not read it,
+    // and without --public-only it changes nothing here.
     v.push(
         Case::new("agentenv-toml-is-not-a-layer")
             .file("home/.agents/env", "TOKEN=t\nLOG=1\n")
@@ -442,7 +445,7 @@ fn cases() -> Vec<Case> {
                 "[vars]\n\"*\" = { public = true }\n",
             ),
     );
-    // §2.3 scope: -g, collapse.
+    // Scope: -g, collapse.
     v.push(
         Case::new("global")
             .file(
@@ -493,7 +496,7 @@ fn cases() -> Vec<Case> {
             .file("real/.agents/env.py", &order_py("x"))
             .cwd("proj2"),
     );
-    // §2.4 overlays.
+    // Overlays.
     let mut ov = Case::new("overlay-names");
     for n in [
         ".git",
@@ -549,7 +552,7 @@ fn cases() -> Vec<Case> {
             .dir("home/.agents/overlays/tool")
             .var("TOOL_OVERLAY_ROOT", ""),
     );
-    // §2.5 the walk (A14 order).
+    // The walk (A14 order).
     v.push(
         Case::new("walk-order-a14")
             .dir("home/.agents/overlays/aa")
@@ -585,7 +588,7 @@ fn cases() -> Vec<Case> {
             .fifo("proj/.agents/local.env")
             .dir("home/.agents/env.py"),
     );
-    // §3.2 identity.
+    // Identity.
     for (name, vars) in [
         (
             "id-claude",
@@ -653,7 +656,7 @@ fn cases() -> Vec<Case> {
             .var("CLAUDECODE", "1")
             .file("home/.agents/env.py", &py("print(json.dumps({'AGENTS_MODEL': 'file', 'SEEN': os.environ.get('AGENTS_HARNESS', '')}))")),
     );
-    // §3.3 roots.
+    // Roots.
     v.push(
         Case::new("roots-relative-inherited")
             .var("AGENTS_HOME", "../home/.agents")
@@ -665,7 +668,7 @@ fn cases() -> Vec<Case> {
             .var("AGENTS_HOME", "$W/home/.agents")
             .args(&["--format", "json", "--diff", "--agents-dir", "$W/b"]),
     );
-    // §3.4 interpreter.
+    // Interpreter.
     v.push(Case::new("pyvenv-removed").var("AGENTS_PYVENV", "/x/venv"));
     v.push(Case::new("pyvenv-empty").var("AGENTS_PYVENV", ""));
     v.push(Case::new("pylib-kept").var("AGENTS_PYLIB", "/x.pyz"));
@@ -675,7 +678,7 @@ fn cases() -> Vec<Case> {
             .file("bin/fakepy", "#!/bin/sh\necho '{\"FAKE\": \"yes\"}'\n")
             .file("home/.agents/env.py", "print('{\"REAL\": \"1\"}')\n"),
     );
-    // §3.6 PATH.
+    // PATH.
     v.push(Case::new("path-p01").var(
         "PATH",
         ":/usr/bin:.:rel/dir::$W/home/.agents/bin:/bin:/usr/bin",
@@ -727,7 +730,7 @@ fn cases() -> Vec<Case> {
             .file("home/.agents/env", "PATH=/opt/x:$PATH\n")
             .args(&["--format", "export", "--diff"]),
     );
-    // §3.7 libs.
+    // Libs.
     v.push(Case::new("pp-rel-dropped").var("PYTHONPATH", "rel:/abs::"));
     v.push(
         Case::new("pp-stale-removed")
@@ -763,14 +766,14 @@ fn cases() -> Vec<Case> {
             .file("home/.agents/pre.env", "PYTHONPATH=/elsewhere\n")
             .file("home/.agents/env.py", &py("print(json.dumps({'SEEN': os.environ['PYTHONPATH'], 'ENC': os.environ.get('PYTHONIOENCODING', '')}))")),
     );
-    // §3.8 children: bootstrap vars, cwd.
+    // Children: bootstrap vars, cwd.
     v.push(
         Case::new("child-backfill")
             .var("TMPDIR", "/tmp")
             .file("home/.agents/pre.env", "unset TMPDIR\n")
             .file("home/.agents/env.py", &py("print(json.dumps({'T': os.environ.get('TMPDIR', 'none'), 'CWD': os.getcwd()}))")),
     );
-    // §3.8.1 env.py protocol.
+    // Env.py protocol.
     for (name, body) in [
         ("py-one-object", "print(json.dumps({'A': '1', 'B': 'two words'}))"),
         ("py-pretty", "print(json.dumps({'A': '1', 'B': '2'}, indent=2))"),
@@ -830,7 +833,7 @@ fn cases() -> Vec<Case> {
             .file("home/.agents/pre.env", "AGENTS_PYTHON=\n")
             .file("home/.agents/env.py", "print('{\"A\": \"1\"}')\n"),
     );
-    // §3.8.2 plain files.
+    // Plain files.
     for (name, body) in [
         (
             "sh-assignments",
@@ -916,7 +919,7 @@ fn cases() -> Vec<Case> {
             .args(&["--format", "json", "--diff", "--agents-dir", "$W/st$x"])
             .file("st$x/env", "Z=1\n"),
     );
-    // §3.9 proxy.
+    // Proxy.
     for (name, vars) in [
         (
             "proxy-seed-webfetch",
@@ -958,7 +961,7 @@ fn cases() -> Vec<Case> {
     v.push(
         Case::new("proxy-from-file").file("home/.agents/env", "export HTTPS_PROXY=http://p:1\n"),
     );
-    // §6.2 full mode.
+    // Full mode.
     v.push(
         Case::new("full-dotagents")
             .var("DOTAGENTS_TOKEN", "t")
@@ -975,7 +978,7 @@ fn cases() -> Vec<Case> {
             .file("home/.agents/env", "unset TO_REMOVE\n")
             .args(&["--format", "yaml"]),
     );
-    // §6.5 rendering of assembled odd names and values.
+    // Rendering of assembled odd names and values.
     for f in [
         "export",
         "dotenv",

@@ -67,14 +67,14 @@ proptest! {
         }
     }
 
-    /// The dotenv rendering (written for python-dotenv, checked against it
-    /// in tests/it/roundtrip.rs) read back by the project's own grammar (§3)
-    /// gives the values wherever both readers agree: no CR (universal
-    /// newlines turn it into LF in both), no backslash and no `'`
-    /// (python-dotenv decodes `\\` and `\'`; §3 decodes only `\n`, `\r`,
-    /// `\"`, and keeps single-quoted text verbatim), no backtick (a quote
-    /// in §3, plain text to python-dotenv), single-line (the two
-    /// treat whitespace inside a multi-line quoted value differently).
+    /// The dotenv rendering (written for python-dotenv, checked against it in
+    /// tests/it/roundtrip.rs) read back by the project's own grammar
+    /// (docs/dotenv.md) gives the values wherever both readers agree: no CR
+    /// (universal newlines turn it into LF in both), no backslash and no `'`
+    /// (python-dotenv decodes `\\` and `\'`; ours decodes only `\n`, `\r`,
+    /// `\"`, and keeps single-quoted text verbatim), no backtick (a quote in
+    /// ours, plain text to python-dotenv), single-line (the two treat
+    /// whitespace inside a multi-line quoted value differently).
     #[test]
     fn dotenv_rendering_reads_back(vars in vars()) {
         let vars: BTreeMap<String, String> = vars

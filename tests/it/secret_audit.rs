@@ -165,10 +165,10 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         "proj/.agents/pre.local.env",
         &format!("import time\nX={v}\n$(exit 3)\n"),
     );
-    // Declarations (SPEC §14.1): malformed entries holding canaries, a
-    // file that is not TOML, and a project store that tries to make public
-    // what the user store, an overlay and the caller set. Nothing here is
-    // public, so `env --public-only` prints no canary.
+    // Declarations (README.md#sensitive-and-public-values): malformed entries
+    // holding canaries, a file that is not TOML, and a project store that
+    // tries to make public what the user store, an overlay and the caller set.
+    // Nothing here is public, so `env --public-only` prints no canary.
     let v = [
         a.c("tomlbool"),
         a.c("tomlfield"),
@@ -269,7 +269,9 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         true,
     );
     a.run(&["exec", "--", "/nonexistent/cmd"], &caller_env, false);
-    // exec --redact and redact (SPEC §14.2): their diagnostics (-v counts,
+    // exec --redact and redact
+    // (README.md#keeping-secrets-out-of-the-agents-context): their diagnostics
+    // (-v counts,
     // -vv names) hold no value, and the values the stores set are masked
     // in what the child prints, on both streams.
     let shown = "printenv PRE_NATIVE PRE_TWO BASHED PY_OK OVL; printenv PRE_NATIVE PY_OK >&2";
@@ -919,11 +921,11 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     assert!(a.planted.len() >= 40);
 }
 
-/// `audit` and `set` (SPEC §14.4): canaries held by the stores and planted
-/// in transcripts in several forms never reach audit's output (text, JSON,
-/// `--fix`, `--all-stores`, the refusals) or set's (its usage errors, the
-/// refusal without a terminal, the prompts on a terminal where one is
-/// typed).
+/// `audit` and `set` (README.md#audit-and-set): canaries held by the stores
+/// and planted in transcripts in several forms never reach audit's output
+/// (text, JSON, `--fix`, `--all-stores`, the refusals) or set's (its usage
+/// errors, the refusal without a terminal, the prompts on a terminal where one
+/// is typed).
 #[test]
 fn no_canary_in_audit_or_set_output() {
     let mut a = Audit::new();

@@ -1,8 +1,8 @@
-//! Sensitive unless declared public (SPEC §14.1), through the binary:
-//! which values are public (computed variables, `agentenv.toml`
-//! declarations of the store that set the value) and which are not, what
-//! `explain` says about it, and `env --public-only` in every format, with
-//! `--diff`, `--cache` and `--into`.
+//! Sensitive unless declared public (README.md#sensitive-and-public-values),
+//! through the binary: which values are public (computed variables,
+//! `agentenv.toml` declarations of the store that set the value) and which are
+//! not, what `explain` says about it, and `env --public-only` in every format,
+//! with `--diff`, `--cache` and `--into`.
 
 use crate::support;
 

@@ -1,8 +1,8 @@
-//! `agentenv set` (SPEC §14.4) through a pseudo-terminal
+//! `agentenv set` (README.md#audit-and-set) through a pseudo-terminal
 //! (`tests/it/support/pty_run.py`, Python's stdlib `pty`): the value is typed
 //! twice with echo off, written into the store file in place (0600, every
-//! other line kept), an allowed store stays allowed; without a terminal
-//! it refuses and writes nothing.
+//! other line kept), an allowed store stays allowed; without a terminal it
+//! refuses and writes nothing.
 
 use crate::support;
 

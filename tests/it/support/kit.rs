@@ -46,8 +46,8 @@ impl Tree {
         }
     }
 
-    /// The session layout of the reference's §1: `home/` (HOME) and `proj/`
-    /// (the working directory of [`Tree::agentenv`]), both empty.
+    /// The session layout of the dotagents oracle recipe: `home/` (HOME) and
+    /// `proj/` (the working directory of [`Tree::agentenv`]), both empty.
     pub fn session() -> Tree {
         Tree::new().dir("home").dir("proj")
     }

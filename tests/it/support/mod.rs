@@ -112,9 +112,9 @@ pub fn pinned_python() -> PathBuf {
     }
 }
 
-/// `agentenv` in the reference's deterministic session environment (§1 of
-/// the dotagents reference): a cleared environment with `HOME=<w>/home`,
-/// `PATH=/usr/bin:/bin`, `LANG=C.UTF-8`, a pinned `AGENTS_PYTHON`,
+/// `agentenv` in the deterministic session environment of the dotagents oracle
+/// recipe: a cleared environment with `HOME=<w>/home`, `PATH=/usr/bin:/bin`,
+/// `LANG=C.UTF-8`, a pinned `AGENTS_PYTHON`,
 /// `AGENTS_SYSTEM_ROOT=<w>/no-system`, run in `<w>/proj`.
 pub fn session_cmd(w: &Path) -> Command {
     let mut c = Command::new(agentenv_bin());
