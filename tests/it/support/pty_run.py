@@ -15,40 +15,25 @@ The terminal's settings after the program ended are reported too
 
 import json
 import os
-import pty
-import select
 import sys
 import termios
 import time
 
-TIMEOUT = 30.0
+sys.dont_write_bytecode = True  # no __pycache__ beside the tests
+from pty_common import TIMEOUT, kill, read, spawn  # noqa: E402
 
 
 def main():
     argv = json.loads(sys.argv[1])
     steps = json.loads(sys.argv[2])
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execvp(argv[0], argv)
-        finally:
-            os._exit(127)
+    pid, fd = spawn(argv)
     seen = b""
     out = b""
     error = None
 
     def pump(deadline):
         nonlocal seen, out
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return False
-        r, _, _ = select.select([fd], [], [], left)
-        if not r:
-            return True
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            return False
+        chunk = read(fd, deadline)
         if not chunk:
             return False
         seen += chunk
@@ -79,23 +64,16 @@ def main():
             status = os.waitstatus_to_exitcode(st)
             break
         if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
+            kill(pid)
             error = error or "timeout waiting for the exit"
             break
         if not pump(min(deadline, time.monotonic() + 0.1)):
             time.sleep(0.01)
-    try:
-        while True:
-            r, _, _ = select.select([fd], [], [], 0.2)
-            if not r:
-                break
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            out += chunk
-    except OSError:
-        pass
+    while True:
+        chunk = read(fd, time.monotonic() + 0.2)
+        if not chunk:
+            break
+        out += chunk
     try:
         echo_after = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
     except termios.error:

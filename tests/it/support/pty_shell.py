@@ -14,22 +14,16 @@ instead of hanging it.
 
 import json
 import os
-import pty
-import select
 import sys
 import time
 
-TIMEOUT = 30.0
+sys.dont_write_bytecode = True  # no __pycache__ beside the tests
+from pty_common import TIMEOUT, kill, read, spawn  # noqa: E402
 
 
 def main():
     argv = json.loads(sys.argv[1])
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execvp(argv[0], argv)
-        finally:
-            os._exit(127)
+    pid, fd = spawn(argv)
     buf = b""
     n = 0
 
@@ -37,16 +31,7 @@ def main():
         nonlocal buf
         deadline = time.monotonic() + TIMEOUT
         while token not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            r, _, _ = select.select([fd], [], [], left)
-            if not r:
-                continue
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                return False
+            chunk = read(fd, deadline)
             if not chunk:
                 return False
             buf += chunk
@@ -86,18 +71,9 @@ def main():
         done, _ = os.waitpid(pid, os.WNOHANG)
         if done:
             return 0
-        r, _, _ = select.select([fd], [], [], 0.1)
-        if r:
-            try:
-                if not os.read(fd, 65536):
-                    break
-            except OSError:
-                break
-    try:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-    except OSError:
-        pass
+        if read(fd, time.monotonic() + 0.1) is None:
+            break
+    kill(pid)
     return 0
 
 
