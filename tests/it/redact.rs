@@ -642,10 +642,12 @@ fn a_store_value_already_in_the_environment_is_still_masked() {
 #[test]
 fn a_descendant_holding_the_streams_does_not_hold_agentenv() {
     // The background sleep keeps stdout and stderr open after sh exits:
-    // agentenv reads on while bytes come, then leaves (status sh's).
+    // agentenv reads on while bytes come, then leaves (status sh's). The
+    // sleep outlasts the deadline by far, so a loaded machine cannot make
+    // the run look like a hang (it takes about 2 s at a load of 11).
     let t = store();
-    redact(&t, "(sleep 0.2; echo late) & sleep 5 & echo done; exit 3")
-        .deadline(Duration::from_secs(4))
+    redact(&t, "(sleep 0.2; echo late) & sleep 60 & echo done; exit 3")
+        .deadline(Duration::from_secs(30))
         .status(3)
         .stdout_has("done\n")
         .run();
