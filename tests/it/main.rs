@@ -6,6 +6,7 @@
 //!
 //! Run one module with `cargo test --test it cache::`, one test with
 //! `cargo test --test it cache::replays_verbatim_and_entries_are_owner_only -- --exact`.
+//! (A filter matches anywhere in the name: `hook::` runs `agent_hook::` too.)
 //! A new test file is a new module here (`tests/it/NAME.rs` and a `mod`
 //! line below), never a new file directly under `tests/` (that would be a
 //! binary of its own).
