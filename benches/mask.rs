@@ -1,7 +1,7 @@
-//! Masker throughput (SPEC §14.5): 8 MiB of log-like text (lines of
-//! printable ASCII with a few planted secrets and forms) through
-//! `Masker::mask` and through `MaskWriter` in 64 KiB writes, with 1, 20
-//! and 200 sensitive values (each with every form of §14.2).
+//! Masker throughput (BENCHMARKS.md#masking---redact): 8 MiB of log-like text
+//! (lines of printable ASCII with a few planted secrets and forms) through
+//! `Masker::mask` and through `MaskWriter` in 64 KiB writes, with 1, 20 and
+//! 200 sensitive values (each with every form the masker knows).
 //!
 //! Run: `cargo bench --bench mask`
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process masking throughput (SPEC §14.5), in one run:
+# Whole-process masking throughput (BENCHMARKS.md), in one run:
 #   agentenv exec --redact -- cat DATA | wc -c      (every form of 20 values)
 #   agentenv exec -- cat DATA | wc -c               (no masking: the target is <= 3x)
 #   dotenvx run --redact, varlock run, fnox exec --redact on the same data

@@ -1,5 +1,5 @@
-//! The engine of `agentenv audit` (SPEC §14.4): search files for every
-//! form of the sensitive values ([`crate::mask::Masker`]'s needles) and,
+//! The engine of `agentenv audit` (README.md#audit-and-set): search files for
+//! every form of the sensitive values ([`crate::mask::Masker`]'s needles) and,
 //! with `--fix`, replace each occurrence with `[REDACTED:NAME]` in place.
 //!
 //! Reads stream: [`CHUNK`] bytes at a time plus a carried tail of at most

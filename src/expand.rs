@@ -1,10 +1,9 @@
-//! `${VAR}` expansion: exactly Go's `os.Expand` (SPEC §4), as a pure
-//! function over a lookup, plus the separate "every braced `${NAME}` must be
-//! set" scan (`\$\{([^}]+)\}`) used by the harness validation.
+//! `${VAR}` expansion: exactly Go's `os.Expand`, as a pure function over a
+//! lookup, plus the separate "every braced `${NAME}` must be set" scan
+//! (`\$\{([^}]+)\}`) used by the harness validation.
 //!
-//! Semantics (reference `fullsend-harness-env.md` §4.1): the input is
-//! scanned byte by byte; at each `$` that is not the last byte a shell name
-//! is read:
+//! Semantics (those of modern Go): the input is scanned byte by byte; at each
+//! `$` that is not the last byte a shell name is read:
 //! - `${` + special char + `}` → that char (3 bytes);
 //! - `${…}` → everything up to the first `}` verbatim; `${}` is bad syntax
 //!   and the three bytes are dropped; `${` without a closing brace is bad

@@ -1,6 +1,7 @@
-//! The shell hook (SPEC §11): `agentenv hook bash|zsh|fish` prints the
-//! integration; at a prompt where the directory or a watched file changed,
-//! the integration undoes the last load and runs `agentenv hook SHELL
+//! The shell hook (README.md#the-shell-hook-and-trust): `agentenv hook
+//! bash|zsh|fish` prints the integration; at a prompt where the directory or a
+//! watched file changed, the integration undoes the last load and runs
+//! `agentenv hook SHELL
 //! --load`, whose output (see [`load`]) it evaluates.
 //!
 //! The fast path (nothing changed) is shell builtins only: `$PWD` against

@@ -55,15 +55,16 @@ pub mod internals {
     pub use crate::session::native::{evaluate, Outcome};
     pub use crate::session::shell::SOURCE_SCRIPT;
 
-    /// The masker (SPEC §14.2): forms, [`Masker`](crate::mask::Masker),
-    /// the streaming writer (`agentenv audit`, the tests, benches, fuzz).
+    /// The masker (README.md#keeping-secrets-out-of-the-agents-context):
+    /// forms, [`Masker`](crate::mask::Masker), the streaming writer (`agentenv
+    /// audit`, the tests, benches, fuzz).
     pub mod mask {
         pub use crate::mask::{
             forms, pump, Form, Found, MaskWriter, Masker, Needle, IDLE, MIN_LEN,
         };
     }
 
-    /// The clap tree and man pages (`tests/examples.rs`, `tests/packaging.rs`).
+    /// The clap tree and man pages (`tests/it/examples.rs`, `tests/it/packaging.rs`).
     pub mod cli {
         pub use crate::cli::completions::completion_command;
         pub use crate::cli::init::HOOK_ARGS;

@@ -1,7 +1,7 @@
-//! The masker (SPEC §14.2) never panics; every occurrence of a needle (a
-//! form of a planted value) in the input is covered by a match, no needle
-//! is left whole between the replacements, and streaming the input in any
-//! chunks gives the same bytes as masking it whole.
+//! The masker never panics; every occurrence of a needle (a form of a planted
+//! value) in the input is covered by a match, no needle is left whole between
+//! the replacements, and streaming the input in any chunks gives the same
+//! bytes as masking it whole.
 #![no_main]
 use agentenv::internals::mask::{forms, MaskWriter, Masker};
 use libfuzzer_sys::fuzz_target;

@@ -7,7 +7,7 @@
 //! `$GITHUB_ENV` and `--env-file` rules (every value read back exact or
 //! reported as an omission, nothing else read). (The real shells, Python
 //! readers, the runner-following reader and the docker CLI are exercised by
-//! tests/roundtrip.rs and tests/integrations.rs.)
+//! tests/it/roundtrip.rs and tests/it/integrations.rs.)
 #![no_main]
 use agentenv::render::{render, render_checked, Format, View};
 use libfuzzer_sys::fuzz_target;

@@ -1,7 +1,7 @@
-//! `agentenv hook claude|codex EVENT`: the hooks `init claude` and
-//! `init codex` install (SPEC §14.3). The agent's session holds no
-//! sensitive value: its shell gets them for one command at a time, with
-//! that command's output masked.
+//! `agentenv hook claude|codex EVENT`: the hooks `init claude` and `init
+//! codex` install (README.md#claude-code-the-session-holds-no-secret-values).
+//! The agent's session holds no sensitive value: its shell gets them for one
+//! command at a time, with that command's output masked.
 //!
 //! * `pre-tool-use` reads the client's hook event (JSON) on stdin.
 //!   - A shell command (`Bash`) is rewritten through the documented

@@ -1,8 +1,8 @@
 //! `agentenv audit [PATH…] [--fix] [--format text|json] [scope flags]
-//! [--all-stores]` (SPEC §14.4): find the sensitive values the stores hold
-//! now, in every form of §14.2, in agent transcripts and shell histories;
-//! print `FILE:LINE: NAME (form)` — never a value — and with `--fix`
-//! replace each occurrence with `[REDACTED:NAME]` in place
+//! [--all-stores]` (README.md#audit-and-set): find the sensitive values the
+//! stores hold now, in every form the masker knows, in agent transcripts and
+//! shell histories; print `FILE:LINE: NAME (form)` — never a value — and with
+//! `--fix` replace each occurrence with `[REDACTED:NAME]` in place
 //! ([`crate::audit`]).
 
 use super::session::{ScopeArgs, TextOrJson};

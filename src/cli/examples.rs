@@ -1,6 +1,6 @@
 //! The "Examples" section that ends each command's `--help` (and its man
 //! page). Each example is a real command line, with a `# …` line above it
-//! saying what it does; `tests/examples.rs` runs every one that can run on
+//! saying what it does; `tests/it/examples.rs` runs every one that can run on
 //! a test machine. Keep lines under 80 columns; a line ending in `\`
 //! continues on the next.
 

@@ -1,6 +1,6 @@
-//! `agentenv init claude|codex [--user | --project DIR] [--dry-run]
-//! [--remove] [--export-values]` (SPEC §12, §14.3): wire an agent so that
-//! its session holds no sensitive value.
+//! `agentenv init claude|codex [--user | --project DIR] [--dry-run] [--remove]
+//! [--export-values]` (README.md#integrations): wire an agent so that its
+//! session holds no sensitive value.
 //!
 //! Claude Code (`settings.json`) gets:
 //! * a `SessionStart` hook writing only the **public** variables into

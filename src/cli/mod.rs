@@ -106,7 +106,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Exit 1: a runtime error the user must fix (SPEC §2).
+    /// Exit 1: a runtime error the user must fix (README.md#commands).
     pub fn runtime(message: impl Into<String>) -> Failure {
         Failure {
             code: 1,
@@ -193,10 +193,10 @@ fn finish(exit: Exit) -> i32 {
 
 /// Parse the process arguments and run: the binary's whole life.
 ///
-/// A clap error prints clap's own message (with its suggestion) and exits
-/// 2, except an invalid `--format` value of a clap-parsed format (explain,
-/// status, harness sandbox-env), which is exit 1 as every bad `--format` is
-/// (SPEC §2: a runtime error the user must fix). `--help`/`--version`
+/// A clap error prints clap's own message (with its suggestion) and exits 2,
+/// except an invalid `--format` value of a clap-parsed format (explain,
+/// status, harness sandbox-env), which is exit 1 as every bad `--format` is (a
+/// runtime error the user must fix, README.md#commands). `--help`/`--version`
 /// exit 0.
 pub fn main() -> i32 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};

@@ -1,7 +1,7 @@
-//! `agentenv set NAME [--user | --project DIR] [--file FILE]` (SPEC §14.4):
-//! a value typed at the controlling terminal, never echoed, written into a
-//! store's plain file. Without a terminal it refuses: an agent cannot hand
-//! a value over through its context.
+//! `agentenv set NAME [--user | --project DIR] [--file FILE]`
+//! (README.md#audit-and-set): a value typed at the controlling terminal, never
+//! echoed, written into a store's plain file. Without a terminal it refuses:
+//! an agent cannot hand a value over through its context.
 
 use super::{Exit, Failure};
 use crate::session::storefile;

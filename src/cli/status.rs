@@ -1,10 +1,10 @@
-//! `agentenv status [DIR] [--format text|json]` (SPEC §11, like
-//! `direnv status`): what `agentenv env` would walk from DIR (default: the
-//! current directory) — the project root and the rule that chose it, the
-//! shell hook's root, every store (present, absent or skipped and why, and
-//! the project store's trust state), the overlays, every candidate file in
-//! walk order (tier, level, kind, exists), the `bin` and `lib` candidates,
-//! and whether `--cache` would hit.
+//! `agentenv status [DIR] [--format text|json]`
+//! (README.md#what-would-load-agentenv-status, like `direnv status`): what
+//! `agentenv env` would walk from DIR (default: the current directory) — the
+//! project root and the rule that chose it, the shell hook's root, every store
+//! (present, absent or skipped and why, and the project store's trust state),
+//! the overlays, every candidate file in walk order (tier, level, kind,
+//! exists), the `bin` and `lib` candidates, and whether `--cache` would hit.
 //!
 //! The data is the session's (`Plan::status`, from the same plan `env`
 //! makes, so the two share every rule); this file only finds DIR and

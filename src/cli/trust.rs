@@ -1,6 +1,6 @@
 //! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`
-//! (SPEC §11). The trust gate itself is the session's
-//! (`session::plan`).
+//! (README.md#the-shell-hook-and-trust). The trust gate itself is the
+//! session's (`session::plan`).
 
 use super::{Exit, Failure};
 use std::path::{Path, PathBuf};

@@ -2,9 +2,9 @@
 //! `path.Clean` (which is also `filepath.Clean` on Unix).
 //!
 //! Go is not installed where the tests run: these rules are tested against
-//! the cases of the fullsend reference (`fullsend-harness-env.md` §2.1–2.2,
-//! §5.4, and the `host_files[i].dest` checks) and against the rules
-//! `path.Clean` documents, not against a Go binary.
+//! fullsend's cases (base location and cycle checks, the `--env-file` grammar,
+//! the `host_files[i].dest` checks) and against the rules `path.Clean`
+//! documents, not against a Go binary.
 
 /// `unicode.IsSpace`: Unicode White_Space. Unlike ECMAScript it has U+0085
 /// and no U+FEFF; unlike Python it has no U+001C–U+001F.
@@ -121,11 +121,11 @@ mod tests {
 
     #[test]
     fn clean_on_the_reference_cases() {
-        // §2.2: `harness/../harness/x.yaml` is canonicalised before the
+        // Base cycles: `harness/../harness/x.yaml` is canonicalised before the
         // cycle check, so it names the same file as `harness/x.yaml`.
         assert_eq!(c("/w/harness/../harness/x.yaml"), "/w/harness/x.yaml");
         assert_eq!(c("/w/harness/./x.yaml"), "/w/harness/x.yaml");
-        // §2.1: containment is on the cleaned absolute path.
+        // Base containment is on the cleaned absolute path.
         assert_eq!(c("/w/harness/../../etc/x.yaml"), "/etc/x.yaml");
         // `host_files[i].dest`: the reserved-path check is on the clean path.
         assert_eq!(c("/sandbox//workspace/./.env"), "/sandbox/workspace/.env");
@@ -134,7 +134,8 @@ mod tests {
 
     #[test]
     fn trim_space_like_strings_trim_space() {
-        // §5.4: each `--env-file` line is trimmed with `strings.TrimSpace`.
+        // fullsend's `envfile.Load`: each `--env-file` line is trimmed with
+        // `strings.TrimSpace`.
         assert_eq!(trim_space(b" \tK=v \r\n"), b"K=v");
         assert_eq!(trim_space("\u{85}\u{a0}K=v\u{3000}".as_bytes()), b"K=v");
         // U+FEFF is not space in Go (it is in ECMAScript).

@@ -16,7 +16,7 @@
 //! symlink containment) stays with its caller.
 //!
 //! Each rule is tested against its runtime where the runtime is installed
-//! (`tests/compat.rs`: `node`, `python3`); Go is not installed, so the Go
+//! (`tests/it/compat.rs`: `node`, `python3`); Go is not installed, so the Go
 //! rules are tested against the cases of the fullsend reference and the
 //! rules `path.Clean` documents.
 

@@ -1,5 +1,5 @@
-//! The project's one dotenv grammar (SPEC §3): a pure parser returning
-//! entries and diagnostics. No I/O.
+//! The project's one dotenv grammar (docs/dotenv.md#the-grammar): a pure
+//! parser returning entries and diagnostics. No I/O.
 
 mod parser;
 mod scan;
@@ -71,8 +71,8 @@ pub struct Parsed {
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Parse text (SPEC §3). Never fails: lines the grammar cannot use are
-/// skipped and reported in [`Parsed::diagnostics`].
+/// Parse text (docs/dotenv.md#the-grammar). Never fails: lines the grammar
+/// cannot use are skipped and reported in [`Parsed::diagnostics`].
 pub fn parse(text: &str) -> Parsed {
     parser::parse(text)
 }

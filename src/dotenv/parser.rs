@@ -11,7 +11,8 @@ use super::scan::{
 use super::{Diagnostic, DiagnosticKind as K, Entry, Parsed};
 use std::borrow::Cow;
 
-/// CRLF and lone CR become LF (reference §2.1). Borrows when there is no CR.
+/// CRLF and lone CR become LF (agent-bundle's decoding). Borrows when there is
+/// no CR.
 pub(super) fn normalise_newlines(text: &str) -> Cow<'_, str> {
     let b = text.as_bytes();
     let Some(first) = find_byte(b, b'\r') else {
@@ -78,8 +79,8 @@ fn key_eq_at(t: &str, start: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// The assignment form (reference §2.4) on a trimmed line: the key and the
-/// untrimmed rest after `=`.
+/// agent-bundle's assignment form on a trimmed line: the key and the untrimmed
+/// rest after `=`.
 #[inline]
 fn match_assignment(t: &str) -> Option<(&str, &str)> {
     let b = t.as_bytes();
@@ -95,8 +96,8 @@ fn match_assignment(t: &str) -> Option<(&str, &str)> {
     key_eq_at(t, 0).map(|(ke, eq)| (&t[..ke], &t[eq..]))
 }
 
-/// The unquoted rule (reference §2.7) on already-trimmed raw text: cut at
-/// the first whitespace immediately followed by `#`, then trim again.
+/// agent-bundle's unquoted rule on already-trimmed raw text: cut at the first
+/// whitespace immediately followed by `#`, then trim again.
 #[inline]
 fn unquoted(raw: &str) -> &str {
     let b = raw.as_bytes();

@@ -1,5 +1,6 @@
-//! Unit tests for every rule of reference §2 (and the §7 comparison table),
-//! with the deliberate differences of SPEC §3, and the writer.
+//! Unit tests for every rule of agent-bundle's `parseOperatorEnv` grammar (and
+//! its comparison with Node `dotenv` and python-dotenv), with the deliberate
+//! differences of docs/dotenv.md#deliberate-differences, and the writer.
 
 use super::*;
 
@@ -507,7 +508,7 @@ fn nul_cuts_value() {
     assert!(p.diagnostics.iter().all(|d| !d.is_error));
 }
 
-// ---- §7 comparison table: the reference column -------------------------------
+// ---- comparison with Node dotenv and python-dotenv: agent-bundle's column ----
 
 #[test]
 fn reference_column_of_comparison_table() {
@@ -780,10 +781,10 @@ mod writer {
 
 // ---- differential: the optimised parser against a literal model -------------
 
-/// A direct, slow transcription of the reference's pseudocode (§2.9), with
-/// the deliberate differences of SPEC §3, written independently of the
-/// byte-level parser: string splitting, char iteration, and the three
-/// sequential `replace` calls for double quotes.
+/// A direct, slow transcription of agent-bundle's parser, step by step, with
+/// the deliberate differences of docs/dotenv.md#deliberate-differences,
+/// written independently of the byte-level parser: string splitting, char
+/// iteration, and the three sequential `replace` calls for double quotes.
 mod model {
     use super::scan::is_js_ws;
 

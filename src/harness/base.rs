@@ -1,6 +1,6 @@
-//! `base:` chains (reference §2.1–§2.2, §11.2.2): locating each base
-//! (relative to the declaring file; contained in the fullsend dir after
-//! resolving symlinks; `https://…#sha256=` only from a local
+//! `base:` chains (fullsend's base rules, each layer resolved first): locating
+//! each base (relative to the declaring file; contained in the fullsend dir
+//! after resolving symlinks; `https://…#sha256=` only from a local
 //! content-addressed cache), the depth and cycle limits. Loading only: the
 //! per-layer resolution and merges are in `mod.rs`, `select.rs` and
 //! `compose.rs`.

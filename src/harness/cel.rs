@@ -1,8 +1,8 @@
-//! CEL guards for `overlays[].when` and `trigger` (reference §3.3), with the
-//! `cel` crate. cel-go's checker is emulated where the reference depends on
-//! it: undeclared identifiers are compile errors, and the static result
-//! type of a guard must be exactly `bool` (every variable is `dyn`, so a
-//! bare field access such as `event.flag` is rejected).
+//! CEL guards for `overlays[].when` and `trigger` (fullsend's overlays), with
+//! the `cel` crate. cel-go's checker is emulated where the reference depends
+//! on it: undeclared identifiers are compile errors, and the static result
+//! type of a guard must be exactly `bool` (every variable is `dyn`, so a bare
+//! field access such as `event.flag` is rejected).
 //!
 //! No message here ever contains a value: parse errors give only the
 //! position inside the expression, evaluation errors only their kind.

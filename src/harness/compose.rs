@@ -1,8 +1,9 @@
-//! Every merge of the harness (reference §2.4, §3.2, §11.1.2, §11.2.2 and
-//! §11.2.7): a flat base layer into the layer that names it
-//! (`mergeBaseIntoChild`: the overriding layer wins), and a forge block or
-//! overlay entry over the top level (`mergeForgeConfig`: the block wins).
-//! Pure: no I/O.
+//! Every merge of the harness (fullsend's merge rules,
+//! README.md#harness-runners: base composition, forge blocks, host files by
+//! dest, each base layer resolved first, `validation_loop` by field): a flat
+//! base layer into the layer that names it (`mergeBaseIntoChild`: the
+//! overriding layer wins), and a forge block or overlay entry over the top
+//! level (`mergeForgeConfig`: the block wins). Pure: no I/O.
 
 use super::schema::{Config, EnvConfig, EnvMap, Harness, HostFile, ValidationLoop};
 use std::collections::HashMap;
@@ -217,7 +218,8 @@ mod tests {
 
     #[test]
     fn host_files_replace_the_last_entry_with_that_dest() {
-        // Reference §11.1.2: child [x→/b, y→/b] over base [z→/a] = [/a←z, /b←y].
+        // fullsend merges host files by dest: child [x→/b, y→/b] over base
+        // [z→/a] = [/a←z, /b←y].
         let base = h("host_files:\n  - {src: z, dest: /a}\n");
         let mut child = h("host_files:\n  - {src: x, dest: /b}\n  - {src: y, dest: /b}\n");
         merge_base_into_child(&base, &mut child);

@@ -1,7 +1,7 @@
-//! `${VAR}` expansion of the resolved harness (reference §4.2, §11.2.4):
-//! the expander mapping (`FULLSEND_DIR` → the fullsend dir, a denied name →
-//! "", anything else → the host value or ""), applied to the env maps.
-//! Values are bytes from here on: a host value that is not UTF-8 is
+//! `${VAR}` expansion of the resolved harness (fullsend's mappings and its
+//! deny list): the expander mapping (`FULLSEND_DIR` → the fullsend dir, a
+//! denied name → "", anything else → the host value or ""), applied to the env
+//! maps. Values are bytes from here on: a host value that is not UTF-8 is
 //! substituted unchanged.
 
 use super::schema::EnvMap;
@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-/// Names never visible to expansion: they expand to "", count as unset in
-/// the validation, are stripped from the `run` child's environment and are
+/// Names never visible to expansion: they expand to "", count as unset in the
+/// validation, are stripped from the `run` child's environment and are
 /// reserved `env.sandbox` keys. The four OIDC keys, then the ones fullsend
-/// main added (§11.2.4).
+/// main added by 2026-10-01.
 pub const DENIED: [&str; 14] = [
     "ACTIONS_ID_TOKEN_REQUEST_URL",
     "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
@@ -44,7 +44,7 @@ pub fn is_set(name: &str, host: &Env) -> bool {
 /// A map after expansion: names stay text, values are bytes.
 pub type ValueMap = BTreeMap<String, OsString>;
 
-/// The expander of §4.2.
+/// The expander mapping fullsend uses for the harness.
 pub struct Expander<'a> {
     pub fullsend_dir: &'a OsStr,
     pub host: &'a Env,

@@ -46,12 +46,13 @@ fn env_value(v: &[u8]) -> &[u8] {
     v
 }
 
-/// Read `path` with fullsend's own `envfile.Load` grammar into a change
-/// set (keys with their lines; reference §5.4, §11.1.5): later lines win
-/// (and later files, as layers of the run's assembly); blank lines and
-/// comments are skipped, and so is a line without `=`, with a warning in
-/// `notes` naming the file and line. An invalid name is an error naming
-/// the file and line and only the name's valid prefix. Values are bytes.
+/// Read `path` with fullsend's own `envfile.Load` grammar into a change set
+/// (keys with their lines; the grammar fullsend's `--env-file` uses exactly,
+/// not the operator layer's): later lines win (and later files, as layers of
+/// the run's assembly); blank lines and comments are skipped, and so is a line
+/// without `=`, with a warning in `notes` naming the file and line. An invalid
+/// name is an error naming the file and line and only the name's valid prefix.
+/// Values are bytes.
 pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, Error> {
     let mut cs = ChangeSet::new();
     let wrap = |m: String| Error::input(format!("loading env file {}: {m}", path.display()));
@@ -222,11 +223,11 @@ pub fn load_config(path: &Path) -> Result<serde_json::Value, Error> {
     }
 }
 
-/// `BuildConfigMap` (reference §3.3, §11.2.8): the `config` variable of
-/// CEL guards, from the per-repo config. Keys only when non-empty;
-/// `kill_switch` only when active; each `agents[]` item with `source`,
-/// `name`, `enabled`, `runtime`, `model`, `effort` when set. `mint_url`
-/// and `inference` are never exposed, nor anything else.
+/// fullsend's `BuildConfigMap` (as on main, 2026-10-01): the `config` variable
+/// of CEL guards, from the per-repo config. Keys only when non-empty;
+/// `kill_switch` only when active; each `agents[]` item with `source`, `name`,
+/// `enabled`, `runtime`, `model`, `effort` when set. `mint_url` and
+/// `inference` are never exposed, nor anything else.
 pub fn config_map(raw: &serde_json::Value) -> serde_json::Value {
     use serde_json::{Map, Value as J};
     let text = |v: Option<&J>| -> Option<String> {

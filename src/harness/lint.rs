@@ -1,8 +1,8 @@
-//! `Lint()` on the resolved harness (reference §6, §11.2.9): L1/L2
-//! (`runner_env` deprecation), the implicit runtime-fetch warning, the
-//! `GITHUB_ISSUE_URL` deprecation per entry, L3 (`env.sandbox` beside an
-//! expanded `.env.d/` host file). The file checks of `lint` are findings
-//! too (errors), added by the caller.
+//! fullsend's `Lint()` on the resolved harness: L1/L2 (`runner_env`
+//! deprecation), the implicit runtime-fetch warning, the `GITHUB_ISSUE_URL`
+//! deprecation per entry, L3 (`env.sandbox` beside an expanded `.env.d/` host
+//! file). The file checks of `lint` are findings too (errors), added by the
+//! caller.
 
 use super::schema::Harness;
 use super::shown_key;

@@ -1,8 +1,8 @@
-//! The harness environment (`agentenv harness …`): one harness YAML
-//! declares `env.runner` (host-side scripts) and `env.sandbox` (the agent
-//! sandbox), composed through `base:` chains, `forge.<platform>` blocks and
-//! CEL-guarded `overlays:`, with Go `os.Expand` expansion. It follows
-//! fullsend main as of 2026-10-01 (reference §11).
+//! The harness environment (`agentenv harness …`): one harness YAML declares
+//! `env.runner` (host-side scripts) and `env.sandbox` (the agent sandbox),
+//! composed through `base:` chains, `forge.<platform>` blocks and CEL-guarded
+//! `overlays:`, with Go `os.Expand` expansion. It follows fullsend main as of
+//! 2026-10-01 (README.md#harness-runners).
 //!
 //! Pipeline ([`resolve`]):
 //! env files → platform → load the chain (`base.rs`) → per layer, deepest
@@ -357,10 +357,10 @@ fn check_files(
     Ok(diagnostics)
 }
 
-/// The `run` child's layers over the host env (§11.2.11): host variables
-/// it never inherits removed; `runner_env` then `env.runner` (runner wins)
-/// without `TRACEPARENT` and the GitLab token names; the deny list removed
-/// even when declared; `PYTHONDONTWRITEBYTECODE=1`.
+/// The `run` child's layers over the host env (as fullsend's `run.go`): host
+/// variables it never inherits removed; `runner_env` then `env.runner` (runner
+/// wins) without `TRACEPARENT` and the GitLab token names; the deny list
+/// removed even when declared; `PYTHONDONTWRITEBYTECODE=1`.
 fn run_layers(asm: &mut Assembly, file: &Path, runner_env: &ValueMap, env_runner: &ValueMap) {
     let mut cs = ChangeSet::new();
     for k in asm.current().keys() {
@@ -396,8 +396,8 @@ fn run_layers(asm: &mut Assembly, file: &Path, runner_env: &ValueMap, env_runner
     asm.apply(layer, &cs);
 }
 
-/// Host variables the `run` child never inherits (they still expand, and
-/// reach the child when `env.runner` declares them): §11.2.11.
+/// Host variables the `run` child never inherits (they still expand, and reach
+/// the child when `env.runner` declares them), as in fullsend's `run.go`.
 fn not_inherited(name: &[u8]) -> bool {
     matches!(
         name,
@@ -405,8 +405,8 @@ fn not_inherited(name: &[u8]) -> bool {
     ) || (name.starts_with(b"OTEL_EXPORTER_OTLP_") && name.ends_with(b"_HEADERS"))
 }
 
-/// Runner env entries dropped from the `run` child (GitLab credentials
-/// are the runner's own business): §11.2.11.
+/// Runner env entries dropped from the `run` child (GitLab credentials are the
+/// runner's own business), as in fullsend's `run.go`.
 fn dropped_entry(name: &str) -> bool {
     name == "GITLAB_TOKEN" || name == "FULLSEND_FORGE_TOKEN" || name.starts_with("FULLSEND_GITLAB_")
 }
@@ -439,7 +439,7 @@ impl Resolved {
         explain::render_json(self, only, show_values)
     }
 
-    /// The `resolve` JSON (SPEC §7), as text.
+    /// The `resolve` JSON (README.md#what-each-command-does), as text.
     pub fn to_json_string(&self) -> String {
         let files = self
             .host_files
@@ -505,10 +505,10 @@ impl Resolved {
             .map(|k| shown_key(k))
     }
 
-    /// The child environment of `harness run` (§11.2.11): the host env
-    /// (after the env files) without the JIRA / OTLP-header secrets, plus
-    /// the effective runner env (runner wins) except `TRACEPARENT` and the
-    /// GitLab token names, without the deny list, and
+    /// The child environment of `harness run` (as fullsend's `run.go`): the
+    /// host env (after the env files) without the JIRA / OTLP-header secrets,
+    /// plus the effective runner env (runner wins) except `TRACEPARENT` and
+    /// the GitLab token names, without the deny list, and
     /// `PYTHONDONTWRITEBYTECODE=1`.
     pub fn child_env(&self) -> &Env {
         self.assembly.current()

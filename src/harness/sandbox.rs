@@ -1,6 +1,6 @@
-//! The `env.sandbox` lines (reference §5.3, §11.2.5): invalid and reserved
-//! keys skipped with a warning, the rest sorted by key (byte order), each
-//! as `export KEY='V'` with `'` written `'\''`. Values are bytes.
+//! The `env.sandbox` lines (fullsend's `buildSandboxEnvLines`): invalid and
+//! reserved keys skipped with a warning, the rest sorted by key (byte order),
+//! each as `export KEY='V'` with `'` written `'\''`. Values are bytes.
 
 use super::expansion::{is_denied, ValueMap};
 use super::shown_key;

@@ -1,8 +1,8 @@
-//! The harness schema as far as env delivery needs it (reference §1), and
-//! the lenient conversion from the YAML node tree: unknown keys are ignored
-//! at every level, any scalar is taken as its literal text, null is the
-//! empty string (the key stays present), and type mismatches are errors
-//! naming the file, line, column and field — never a value.
+//! The harness schema as far as env delivery needs it (fullsend's), and the
+//! lenient conversion from the YAML node tree: unknown keys are ignored at
+//! every level, any scalar is taken as its literal text, null is the empty
+//! string (the key stays present), and type mismatches are errors naming the
+//! file, line, column and field — never a value.
 
 use super::yaml::{Kind, Node, Pos};
 use super::Error;

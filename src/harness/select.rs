@@ -1,9 +1,10 @@
-//! Forge-block and overlay selection, in one place (reference §3.1–§3.3,
-//! §11.2.1–§11.2.2): the effective platform, and for one layer of a chain
-//! its own forge block for the run's platform and then every matching
-//! overlay, in order (a later match wins). A base layer is lenient (a
-//! missing platform drops its forge map silently); the child's missing
-//! platform is an error.
+//! Forge-block and overlay selection, in one place (fullsend's platform,
+//! `ResolveForge` and overlay rules; every matching overlay merges, each base
+//! layer is resolved first): the effective platform, and for one layer of a
+//! chain its own forge block for the run's platform and then every matching
+//! overlay, in order (a later match wins). A base layer is lenient (a missing
+//! platform drops its forge map silently); the child's missing platform is an
+//! error.
 
 use super::cel::{self, Value};
 use super::compose::apply_block;

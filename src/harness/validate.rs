@@ -1,8 +1,9 @@
-//! Every check of a harness (reference §1.3, §4.3, §11.1.1, §11.1.3,
-//! §11.2.3, §11.2.6): the per-block checks (a forge block, an overlay
-//! entry), the top-level `Validate` on the resolved harness, the
-//! host_files `dest` rules, the unset-variable validation and the file
-//! checks. Each check runs once, where the reference runs it.
+//! Every check of a harness (fullsend's `Validate`, `validateForge`,
+//! `ValidateFilesExist`, `ValidateRunnerEnvWith`, `ValidateHostFileDest`): the
+//! per-block checks (a forge block, an overlay entry), the top-level
+//! `Validate` on the resolved harness, the host_files `dest` rules, the
+//! unset-variable validation and the file checks. Each check runs once, where
+//! the reference runs it.
 
 use super::cel::{self, CompileError, Guard};
 use super::schema::{Config, EnvMap, Harness, HostFile, ValidationLoop};
@@ -50,9 +51,9 @@ fn clean_slash(p: &str) -> String {
     String::from_utf8_lossy(&crate::compat::go::clean(p.as_bytes())).into_owned()
 }
 
-/// `ValidateHostFileDest` (§11.2.6): absolute, no `..` component, under
-/// `/sandbox/` or `/tmp/`, not runner-owned. The dest is a path, not a
-/// value; it is quoted as the reference quotes it.
+/// `ValidateHostFileDest` (fullsend main): absolute, no `..` component, under
+/// `/sandbox/` or `/tmp/`, not runner-owned. The dest is a path, not a value;
+/// it is quoted as the reference quotes it.
 pub fn check_dest(dest: &str) -> Result<(), String> {
     if !dest.starts_with('/') {
         return Err(format!("dest {dest:?} must be an absolute path"));
@@ -148,8 +149,9 @@ fn top_has_script(h: &Harness) -> bool {
 }
 
 /// `validateForge`: every key valid, every block's own checks — for every
-/// platform key, selected or not, with or without a platform (§11.1.1).
-/// Keys in sorted order (Go's map order is random).
+/// platform key, selected or not, with or without a platform (as the Go code
+/// does, whatever fullsend's ADR says). Keys in sorted order (Go's map order
+/// is random).
 pub fn validate_forge(h: &Harness) -> Result<(), Error> {
     let Some(f) = &h.forge else { return Ok(()) };
     let mut keys: Vec<&String> = f.keys().collect();
@@ -318,10 +320,10 @@ fn shown_reference(name: &str) -> String {
     }
 }
 
-/// `ValidateRunnerEnvWith` (§11.2.3): every braced `${NAME}` that is not
+/// `ValidateRunnerEnvWith` (fullsend main): every braced `${NAME}` that is not
 /// set is collected; the error lists each once with the sorted places that
-/// reference it, lines sorted. `is_set` decides (FULLSEND_DIR set, deny
-/// list unset). Wrapped by the caller as `validating env: …`.
+/// reference it, lines sorted. `is_set` decides (FULLSEND_DIR set, deny list
+/// unset). Wrapped by the caller as `validating env: …`.
 pub fn validate_env(h: &Harness, is_set: &dyn Fn(&str) -> bool) -> Result<(), Error> {
     let mut refs: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut check = |source: String, value: &str| {
@@ -375,9 +377,9 @@ pub fn validate_env(h: &Harness, is_set: &dyn Fn(&str) -> bool) -> Result<(), Er
     )))
 }
 
-/// `ValidateFilesExist` for host files (§11.1.3): each non-optional `src`
-/// without `${` (resolved by `resolve_src`) that cannot be stat'ed, with
-/// its index and `stat <path>: <kind>`.
+/// `ValidateFilesExist` for host files (an error in every command): each
+/// non-optional `src` without `${` (resolved by `resolve_src`) that cannot be
+/// stat'ed, with its index and `stat <path>: <kind>`.
 pub fn missing_files(h: &Harness, resolve_src: &dyn Fn(&str) -> String) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     for (i, f) in h.cfg.host_files.iter().flatten().enumerate() {

@@ -1,5 +1,6 @@
-//! The forms of a value (SPEC §14.2): the value itself, each line of a
-//! multi-line value, and the encodings a tool is likely to print it in.
+//! The forms of a value (README.md#keeping-secrets-out-of-the-agents-context):
+//! the value itself, each line of a multi-line value, and the encodings a tool
+//! is likely to print it in.
 //!
 //! The encoders are written here by hand (a few lines each, exact, no
 //! dependency): base64 in both alphabets at the three byte offsets, hex,

@@ -1,5 +1,5 @@
-//! The masker (SPEC §14.2): replace, in a byte stream, every form of a
-//! sensitive value with `[REDACTED:NAME]`.
+//! The masker (README.md#keeping-secrets-out-of-the-agents-context): replace,
+//! in a byte stream, every form of a sensitive value with `[REDACTED:NAME]`.
 //!
 //! - [`forms`] lists the forms of one value ([`Form`]).
 //! - [`Masker`] holds the needles of a set of `(name, value)` pairs in one

@@ -8,8 +8,8 @@
 //! only the variables the host did not set. Precedence, lowest first:
 //! manifest defaults < `.env` < `.env.local` < the host's environment.
 //!
-//! It is a port of agent-bundle's `launch-env` module (see
-//! `reference/agent-bundle-launch-env.md` §3–§5):
+//! It is a port of agent-bundle's `launch-env` module
+//! (README.md#launching-mcp-servers-and-plugins):
 //!
 //! - [`plugin_root`]: a non-blank `AGENT_BUNDLE_PLUGIN_ROOT` without an
 //!   unexpanded `${…}` token, used untrimmed, else the fallback; both

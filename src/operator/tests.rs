@@ -392,7 +392,8 @@ fn root_source_reasons() {
 
 mod model {
     //! Model-based check of [`apply`]: random host envs, manifests, platforms
-    //! and two files, against a direct transcription of reference §5.3–§5.4.
+    //! and two files, against a direct transcription of agent-bundle's
+    //! `applyOperatorEnv` (its reserved set and its files).
     use super::*;
     use proptest::prelude::*;
 

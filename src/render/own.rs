@@ -1,6 +1,6 @@
-//! agentenv's own formats (no reference has them): `github` (the
-//! `$GITHUB_ENV` file of GitHub Actions) and `docker` (the `--env-file` of
-//! `docker run`). SPEC §8.
+//! agentenv's own formats (no reference has them): `github` (the `$GITHUB_ENV`
+//! file of GitHub Actions) and `docker` (the `--env-file` of `docker run`).
+//! docs/render.md#agentenvs-own-formats-github-and-docker.
 //!
 //! Both consumers read values literally, with no quoting at all, so the only
 //! question per variable is whether the consumer can get it back exactly.

@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn recorded_demo_lines() {
-        // §5 of the reference: GREETING, LOCAL_VAR, TO_REMOVE.
+        // dotagents' recorded demo run: GREETING, LOCAL_VAR, TO_REMOVE.
         let v = view(
             &[("GREETING", "hello $world"), ("LOCAL_VAR", "it's local")],
             &["TO_REMOVE"],

@@ -1,12 +1,13 @@
 //! `--cache`: owner-only replay of an identical earlier rendering.
 //!
-//! As the reference's §6.7: an entry lives at `<user store>/.cache/env/<key>`
-//! (also under `-g`), is a hit while `now − mtime` is at least −2 s and less
-//! than 300 s and it is UTF-8, and is replayed verbatim before any layer
-//! runs. A miss stores the rendering and removes every other regular file in
-//! the directory that is older than 300 s. Writing never fails the command.
+//! As `dotagents env --cache`: an entry lives at `<user
+//! store>/.cache/env/<key>` (also under `-g`), is a hit while `now − mtime` is
+//! at least −2 s and less than 300 s and it is UTF-8, and is replayed verbatim
+//! before any layer runs. A miss stores the rendering and removes every other
+//! regular file in the directory that is older than 300 s. Writing never fails
+//! the command.
 //!
-//! Differences from the reference (SPEC §5):
+//! Differences from dotagents (docs/fast.md#--cache):
 //! * the directory is created `0700` and every entry is written `0600`
 //!   (an entry holds environment values: secrets);
 //! * an existing cache directory that is not a directory owned by the
@@ -124,12 +125,12 @@ impl KeyBuilder {
 }
 
 /// The key of an `agentenv env` run: everything the reference's key covers
-/// (§6.7) that agentenv reads — interpreter, cwd, scope level, user, scope,
-/// project and system roots, the format as given (`auto` → the detected
-/// canonical name), diff or full, every overlay, every env-file candidate of
-/// both tiers with its signature (missing ones included), every `lib`
-/// candidate and the files below it, the whole base env — plus agentenv's
-/// version, the timeout and an explicit agent.
+/// (`dotagents env --cache`'s) that agentenv reads — interpreter, cwd, scope
+/// level, user, scope, project and system roots, the format as given (`auto` →
+/// the detected canonical name), diff or full, every overlay, every env-file
+/// candidate of both tiers with its signature (missing ones included), every
+/// `lib` candidate and the files below it, the whole base env — plus
+/// agentenv's version, the timeout and an explicit agent.
 pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff: bool) -> String {
     key_with(p, base, format, diff, false)
 }

@@ -1,5 +1,5 @@
-//! Identity stamping (reference §3.2) and the proxy model (§3.9): two pure
-//! functions from the accumulated environment to a change set.
+//! dotagents' identity stamp and its proxy normalisation: two pure functions
+//! from the accumulated environment to a change set.
 
 use crate::core::{ChangeSet, Env};
 use std::ffi::OsStr;

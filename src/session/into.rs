@@ -1,12 +1,12 @@
 //! `--into FILE`: write the rendering as one owned block of a file.
 //!
-//! As the reference's §6.8: every earlier block between a line whose
-//! trimmed text is `: dotagents-env-begin` and the next whose trimmed text
-//! is `: dotagents-env-end` is removed (an end marker outside a block is an
-//! ordinary line; a begin without an end swallows the rest), every other
-//! line is kept in order, and the new block — the markers around every
-//! non-empty line of the rendering — goes at the end. Lines are joined by
-//! LF with a final LF; CRLF in the existing file is read as LF.
+//! As `dotagents env --into`: every earlier block between a line whose trimmed
+//! text is `: dotagents-env-begin` and the next whose trimmed text is `:
+//! dotagents-env-end` is removed (an end marker outside a block is an ordinary
+//! line; a begin without an end swallows the rest), every other line is kept
+//! in order, and the new block — the markers around every non-empty line of
+//! the rendering — goes at the end. Lines are joined by LF with a final LF;
+//! CRLF in the existing file is read as LF.
 //!
 //! One deliberate difference: lines are split on LF only. The reference
 //! uses Python's `splitlines`, which also breaks at CR, VT, FF, `\x1c`–`\x1e`,

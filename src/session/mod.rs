@@ -167,12 +167,13 @@ impl Session {
     }
 
     /// Whether the final value of `name` is public, who decided, and its
-    /// description (SPEC §14.1). A variable the layers set is sensitive
-    /// unless agentenv computes it or the `agentenv.toml` of the store or
-    /// overlay that set it declares it public. A variable no layer set is
-    /// public only when agentenv computes it (decided by name: `PATH`, the
-    /// roots, a proxy variable without a user or password, …); any other
-    /// (the base environment's, or absent) is not ([`DecidedBy::Base`]).
+    /// description (README.md#sensitive-and-public-values). A variable the
+    /// layers set is sensitive unless agentenv computes it or the
+    /// `agentenv.toml` of the store or overlay that set it declares it public.
+    /// A variable no layer set is public only when agentenv computes it
+    /// (decided by name: `PATH`, the roots, a proxy variable without a user or
+    /// password, …); any other (the base environment's, or absent) is not
+    /// ([`DecidedBy::Base`]).
     ///
     /// ```
     /// use agentenv::core::Env;
@@ -427,8 +428,9 @@ struct Run {
 }
 
 impl Prepared {
-    /// Contract B over `base` (reference §3): the layers, in order. The
-    /// notes of [`prepare`] come first on the assembly, then each layer's.
+    /// Contract B over `base` (dotagents' `get_environment`): the layers, in
+    /// order. The notes of [`prepare`] come first on the assembly, then each
+    /// layer's.
     pub fn assemble(mut self, base: Env) -> Session {
         let mut a = Assembly::new(base.clone());
         for n in std::mem::take(&mut self.notes) {

@@ -1,13 +1,13 @@
 //! Native evaluation of plain env files made only of simple assignments,
 //! with results identical to sourcing them with bash.
 //!
-//! The reference sources every plain file in one bash process with
-//! `set -a`, between two `env -0` snapshots, and reports the difference
-//! (§3.8.2 of the reference notes). For the common file that only assigns
-//! literal values, that costs a bash start and two `env` starts per file.
-//! [`evaluate`] recognises a deliberately small subset of bash and computes
-//! the same change set without starting anything; for everything else it
-//! answers [`Outcome::Bash`] and the caller runs bash exactly as before.
+//! The reference sources every plain file in one bash process with `set -a`,
+//! between two `env -0` snapshots, and reports the difference (as dotagents
+//! does). For the common file that only assigns literal values, that costs a
+//! bash start and two `env` starts per file. [`evaluate`] recognises a
+//! deliberately small subset of bash and computes the same change set without
+//! starting anything; for everything else it answers [`Outcome::Bash`] and the
+//! caller runs bash exactly as before.
 //!
 //! # The recognised subset
 //!

@@ -1,5 +1,5 @@
 //! Contract A: which stores a session walks, their overlays, and the
-//! precedence walk with name specs (reference §2).
+//! precedence walk with name specs (README.md#the-walk-and-the-tiers).
 //!
 //! Not for: evaluating anything found by the walk (see `assemble`).
 
@@ -131,7 +131,7 @@ pub struct WalkEntry {
     pub kind: LocationKind,
 }
 
-/// The scope `env` walks, with every root absolute (reference §2.3, §3.1).
+/// The scope `env` walks, with every root absolute (as dotagents makes them).
 #[derive(Debug, Clone)]
 pub struct Scope {
     /// `"user"` or `"project"` (after the collapse rule).
@@ -180,8 +180,9 @@ pub enum SystemSkip {
     Writable,
 }
 
-/// The system store candidate and what the rule (reference §2.2) says of
-/// it: the one decision `env` and `status` share.
+/// The system store candidate and what the rule (README.md#stores: only when
+/// administrators alone can write it) says of it: the one decision `env` and
+/// `status` share.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SystemStore {
     /// Used.
@@ -441,7 +442,8 @@ impl Scope {
         }
         let mut user_root = user;
         let mut system_root = system;
-        // §3.1: if any root is relative, every root goes through abspath.
+        // As dotagents: if any root is relative, every root goes through
+        // abspath.
         let any_rel = !agents_root.is_absolute()
             || !user_root.is_absolute()
             || proj.as_ref().is_some_and(|p| !p.is_absolute())
@@ -501,7 +503,7 @@ impl Scope {
         self.level == "user"
     }
 
-    /// The precedence walk (reference §2.5).
+    /// The precedence walk (README.md#the-walk-and-the-tiers).
     pub fn walk(&self, specs: &[NameSpec<'_>], include_missing: bool) -> Vec<WalkEntry> {
         let mut out = Vec::new();
         let mut add = |loc: &Path, level: &str, kind: LocationKind| {

@@ -1,7 +1,7 @@
-//! `*.py` env files: run under the interpreter, read back JSON (reference
-//! §3.8.1). The child's stdout is parsed, its stderr discarded; warnings
-//! (returned to the caller, never printed) name the file and variable
-//! names, never values.
+//! `*.py` env files: run under the interpreter, read back JSON (as dotagents
+//! does). The child's stdout is parsed, its stderr discarded; warnings
+//! (returned to the caller, never printed) name the file and variable names,
+//! never values.
 
 use super::pyjson::{self, Value};
 use crate::core::{ChangeSet, Env};

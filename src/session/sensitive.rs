@@ -1,5 +1,5 @@
-//! Sensitive unless declared public (SPEC §14.1): which final values of a
-//! session are secret.
+//! Sensitive unless declared public (README.md#sensitive-and-public-values):
+//! which final values of a session are secret.
 //!
 //! - A value an env file sets (plain or `env.py`, either tier, a store or
 //!   an overlay) is sensitive, unless the `agentenv.toml` at the root of

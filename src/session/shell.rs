@@ -1,5 +1,5 @@
-//! Plain env files sourced by bash (reference §3.8.2): one bash process,
-//! `env -0` snapshots before and after `source`, the change set is their
+//! Plain env files sourced by bash (as dotagents does): one bash process, `env
+//! -0` snapshots before and after `source`, the change set is their
 //! difference. The script is the reference's, byte for byte; the file's path
 //! is `$1`, never spliced into the script.
 

@@ -1,6 +1,6 @@
-//! The computed layers of contract B (reference §3): roots, interpreter
-//! pin, overlay roots, bin paths and lib paths. (Identity and proxy are
-//! [`super::identity::stamp`] and [`super::identity::proxy`].)
+//! The computed layers of contract B (dotagents' `get_environment`): roots,
+//! interpreter pin, overlay roots, bin paths and lib paths. (Identity and
+//! proxy are [`super::identity::stamp`] and [`super::identity::proxy`].)
 //!
 //! Each step is a pure function from the environment accumulated so far
 //! (and what the scope resolved) to the [`ChangeSet`] its layer applies;

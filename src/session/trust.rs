@@ -1,6 +1,7 @@
-//! The trust gate (SPEC §11): a project store is code, so the shell hook
-//! (and `env`/`exec`/`explain` under `--require-trust`) loads it only after
-//! `agentenv allow` recorded a digest of everything under it.
+//! The trust gate (README.md#the-shell-hook-and-trust): a project store is
+//! code, so the shell hook (and `env`/`exec`/`explain` under
+//! `--require-trust`) loads it only after `agentenv allow` recorded a digest
+//! of everything under it.
 //!
 //! State: `$XDG_STATE_HOME/agentenv/` (default `~/.local/state/agentenv/`),
 //! directory `0700`, one record per allowed store at

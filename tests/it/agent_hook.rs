@@ -1,0 +1,491 @@
+//! `agentenv hook claude|codex pre-tool-use` through the binary
+//! (README.md#claude-code-the-session-holds-no-secret-values): the rewritten
+//! command, run by bash as Claude Code runs it (`eval 'CMD' && pwd -P >|
+//! FILE`), keeps the command's text, output, exit status and `cd`, has the
+//! sensitive variables, and masks them; bad input is a clear error and no
+//! rewrite (the client then runs the original command).
+
+use crate::support;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const TOKEN: &str = "zqCANARY_tok_5e8f1a2b9c";
+const PASSWORD: &str = "zqCANARY pw/7f3a+9b&\"q\"'s";
+
+/// A scratch HOME with a user store (two secrets, one public variable)
+/// and a project directory.
+struct World {
+    dir: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(home.join(".agents")).unwrap();
+        std::fs::create_dir_all(dir.path().join("proj")).unwrap();
+        std::fs::write(
+            home.join(".agents/env"),
+            format!(
+                "GH_TOKEN={TOKEN}\nDB_PASSWORD='{}'\nLOG_LEVEL=debug\n",
+                PASSWORD.replace('\'', "'\\''")
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            home.join(".agents/agentenv.toml"),
+            "[vars]\nLOG_LEVEL = { public = true }\n",
+        )
+        .unwrap();
+        let w = World { dir };
+        // The session-start hook, as Claude Code runs it: the public
+        // variables and the functions the rewrites call.
+        let out = Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("CLAUDE_ENV_FILE", w.env_file())
+            .current_dir(w.proj())
+            .args(["hook", "claude", "session-start"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stdout, b"");
+        w
+    }
+    fn env_file(&self) -> PathBuf {
+        self.dir.path().join("claude-env.sh")
+    }
+    fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    fn proj(&self) -> PathBuf {
+        self.dir.path().join("proj")
+    }
+
+    /// The hook with `stdin`, as the client runs it.
+    fn hook(&self, client: &str, stdin: &[u8]) -> Output {
+        let mut c = Command::new(support::agentenv_bin());
+        c.env_clear()
+            .env("HOME", self.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", self.dir.path())
+            .current_dir(self.proj())
+            .args(["hook", client, "pre-tool-use"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        feed(&mut c, stdin)
+    }
+
+    fn event(&self, tool: &str, command: &str) -> Vec<u8> {
+        serde_json::json!({
+            "session_id": "s", "hook_event_name": "PreToolUse", "cwd": self.proj(),
+            "tool_name": tool, "tool_input": {"command": command, "description": "d"}
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    /// The command the hook answers with for `command`.
+    fn rewrite(&self, command: &str) -> String {
+        let out = self.hook("claude", &self.event("Bash", command));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let hs = &v["hookSpecificOutput"];
+        assert_eq!(hs["hookEventName"], "PreToolUse");
+        assert!(
+            hs.get("permissionDecision").is_none(),
+            "no approval for Claude"
+        );
+        assert_eq!(hs["updatedInput"]["description"], "d", "other fields kept");
+        hs["updatedInput"]["command"].as_str().unwrap().to_string()
+    }
+
+    /// `cmd` run as Claude Code runs it; (stdout, stderr, status, cwd after).
+    fn run_as_claude(&self, cmd: &str, stdin: &[u8]) -> (Vec<u8>, Vec<u8>, i32, Option<String>) {
+        let cwd_file = self.dir.path().join("cwd");
+        let _ = std::fs::remove_file(&cwd_file);
+        let q = format!("'{}'", cmd.replace('\'', "'\\''"));
+        // Claude Code pastes $CLAUDE_ENV_FILE before the command.
+        let env_file = std::fs::read_to_string(self.env_file()).unwrap();
+        let script = format!("{env_file}\neval {q} && pwd -P >| '{}'", cwd_file.display());
+        let mut c = Command::new("bash");
+        c.env_clear()
+            .env("HOME", self.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", self.dir.path())
+            .env("LOG_LEVEL", "debug")
+            .current_dir(self.proj())
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = feed(&mut c, stdin);
+        let cwd = std::fs::read_to_string(&cwd_file)
+            .ok()
+            .map(|s| s.trim().to_string());
+        (out.stdout, out.stderr, out.status.code().unwrap_or(-1), cwd)
+    }
+}
+
+fn s(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn has_bash() -> bool {
+    support::tool("bash").is_some()
+}
+
+#[test]
+fn secrets_are_there_for_the_command_and_masked_in_its_output() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::new();
+    let cmd = w.rewrite("echo \"$GH_TOKEN\"; printf %s \"$DB_PASSWORD\" >&2; env | grep -c _tok_5e8f; printf %s \"$GH_TOKEN\" | sha256sum");
+    assert!(!cmd.contains("zqCANARY"), "no value on the command line");
+    let (out, err, status, _) = w.run_as_claude(&cmd, b"");
+    let (out, err) = (s(&out), s(&err));
+    assert_eq!(status, 0, "{err}");
+    assert!(out.starts_with("[REDACTED:GH_TOKEN]\n1\n"), "{out}");
+    assert_eq!(err, "[REDACTED:DB_PASSWORD]");
+    // The value the command had was right.
+    let want = {
+        let o = Command::new("sh")
+            .args(["-c", &format!("printf %s '{TOKEN}' | sha256sum")])
+            .output()
+            .unwrap();
+        s(&o.stdout)
+    };
+    assert!(out.ends_with(&want), "{out}");
+    assert!(!out.contains("zqCANARY") && !err.contains("zqCANARY"));
+}
+
+#[test]
+fn status_cd_stdin_and_exports_are_the_commands_own() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::new();
+    std::fs::create_dir_all(w.proj().join("sub")).unwrap();
+    let sub = std::fs::canonicalize(w.proj().join("sub")).unwrap();
+    // cd is seen by the client's `pwd -P` afterwards.
+    let (_, _, st, cwd) = w.run_as_claude(&w.rewrite("cd sub && echo in"), b"");
+    assert_eq!((st, cwd), (0, Some(sub.display().to_string())));
+    // A failing command: its status, and no cwd written (as without agentenv).
+    for (cmd, want) in [
+        ("false", 1),
+        ("(exit 7)", 7),
+        ("echo x; exit 3", 3),
+        ("kill -TERM $$", -1),
+    ] {
+        let (out, _, st, cwd) = w.run_as_claude(&w.rewrite(cmd), b"");
+        let bare = w.run_as_claude(cmd, b"");
+        assert_eq!((st, &cwd), (bare.2, &bare.3), "{cmd}: as without agentenv");
+        assert_eq!(st, want, "{cmd}");
+        assert_eq!(cwd, None, "{cmd}");
+        if cmd.starts_with("echo x") {
+            assert_eq!(s(&out), "x\n", "output before exit is out");
+        }
+    }
+    // stdin reaches the command.
+    let (out, _, _, _) = w.run_as_claude(&w.rewrite("tr a-z A-Z"), b"from stdin\n");
+    assert_eq!(s(&out), "FROM STDIN\n");
+    // An export stays for the rest of the command.
+    let (out, _, _, _) = w.run_as_claude(&w.rewrite("export MINE=1; echo \"mine=$MINE\""), b"");
+    assert_eq!(s(&out), "mine=1\n");
+    // A background job does not hold the command up (the shell exits while
+    // the job still waits for a file made only after that), and its later
+    // output is masked too.
+    let stop = w.dir.path().join("stop");
+    let cmd = w.rewrite(&format!(
+        "(while [ ! -e '{}' ]; do sleep 0.02; done; echo \"late $GH_TOKEN\") & echo started",
+        stop.display()
+    ));
+    let mut child = Command::new("bash")
+        .env_clear()
+        .env("HOME", w.home())
+        .env("PATH", "/usr/bin:/bin")
+        .env("TMPDIR", w.dir.path())
+        .current_dir(w.proj())
+        .args([
+            "-c",
+            &format!("{}\n{cmd}", std::fs::read_to_string(w.env_file()).unwrap()),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A guard against a hang: the file appears anyway after a minute.
+    let guard = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            let _ = std::fs::write(stop, "guard");
+        })
+    };
+    let status = child.wait().unwrap();
+    assert!(!stop.exists(), "the shell waited for the background job");
+    assert!(status.success());
+    std::fs::write(&stop, "").unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut rest).unwrap();
+    assert_eq!(rest, "started\nlate [REDACTED:GH_TOKEN]\n");
+    drop(guard);
+}
+
+#[test]
+fn any_command_text_survives_the_rewrite() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::new();
+    let texts: Vec<String> = vec![
+        "printf '%s|' 'a b' \"c'd\" $'e\\tf' \"$(printf 'g\\\\h')\" \\' '\"'; echo".into(),
+        "cat <<'EOF'\nline $HOME `x` 'q' \"d\" '\\''\nEOF\ncat <<EOF2\nlevel:${LOG_LEVEL}\nEOF2"
+            .into(),
+        "echo \"multi\nline\"  # a comment with ' and \"".into(),
+        "printf 'a\\377b\\000c\\n' | od -An -c | tr -s ' '".into(),
+        "echo 'é ü 日本' && echo done".into(),
+        "x='}'; echo \"$x\"; { echo brace; }".into(),
+        "echo trailing backslash \\\\".into(),
+        "if true; then echo then; fi; for i in 1 2; do echo $i; done".into(),
+    ];
+    for t in &texts {
+        let bare = w.run_as_claude(t, b"");
+        let wrapped = w.run_as_claude(&w.rewrite(t), b"");
+        assert_eq!(s(&wrapped.0), s(&bare.0), "stdout of {t:?}");
+        assert_eq!(wrapped.2, bare.2, "status of {t:?}");
+    }
+    // A 1 MiB command: rewritten whole (the hook's answer holds it all).
+    let big = format!("echo {} | wc -c", "x".repeat(1 << 20));
+    let cmd = w.rewrite(&big);
+    assert!(cmd.contains(&"x".repeat(1 << 20)));
+}
+
+#[test]
+fn bad_input_is_a_clear_error_and_no_rewrite() {
+    let w = World::new();
+    for (input, want) in [
+        (&b"{not json"[..], "not valid JSON (line 1, column 2)"),
+        (&b""[..], "not valid JSON"),
+        (&b"[1, 2]"[..], "not a JSON object"),
+        (&b"\xff\xfe"[..], "not valid JSON"),
+    ] {
+        let out = w.hook("claude", input);
+        assert_eq!(out.status.code(), Some(1), "{input:?}");
+        assert_eq!(
+            s(&out.stdout),
+            "",
+            "no answer: the client runs the original"
+        );
+        let err = s(&out.stderr);
+        assert!(err.contains(want), "{err}");
+        assert!(err.contains("the tool runs unchanged"), "{err}");
+    }
+    // Tools it does not rewrite, and events without a command: no answer.
+    for ev in [
+        serde_json::json!({"tool_name": "WebFetch", "tool_input": {"url": "x"}}),
+        serde_json::json!({"tool_name": "Bash", "tool_input": {}}),
+        serde_json::json!({"tool_name": "Bash"}),
+        serde_json::json!({"tool_name": "Read", "tool_input": {"file_path": "src/main.rs"}, "cwd": w.proj()}),
+    ] {
+        let out = w.hook("claude", ev.to_string().as_bytes());
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(s(&out.stdout), "", "{ev}");
+    }
+}
+
+#[test]
+fn file_tools_are_denied_the_stores_with_a_reason() {
+    let w = World::new();
+    std::fs::create_dir_all(w.proj().join(".agents")).unwrap();
+    std::os::unix::fs::symlink(w.home().join(".agents"), w.proj().join("link")).unwrap();
+    let home_store = w.home().join(".agents/env").display().to_string();
+    for (tool, input) in [
+        ("Read", serde_json::json!({"file_path": home_store})),
+        ("Read", serde_json::json!({"file_path": ".agents/env"})),
+        ("Read", serde_json::json!({"file_path": "link/env"})),
+        (
+            "Edit",
+            serde_json::json!({"file_path": "./.agents/local.env", "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "Grep",
+            serde_json::json!({"pattern": "TOKEN", "path": w.home().join(".agents")}),
+        ),
+        (
+            "Glob",
+            serde_json::json!({"pattern": "**/*", "path": ".agents"}),
+        ),
+    ] {
+        let ev = serde_json::json!({"tool_name": tool, "tool_input": input, "cwd": w.proj()});
+        let out = w.hook("claude", ev.to_string().as_bytes());
+        assert_eq!(out.status.code(), Some(0));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{tool} {input}: {}", s(&out.stdout)));
+        assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
+        let why = v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .unwrap();
+        assert!(
+            why.contains("holds secret values") && why.contains("by name"),
+            "{why}"
+        );
+    }
+}
+
+#[test]
+fn codex_gets_its_answer_shape_and_the_public_variables() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::new();
+    let out = w.hook("codex", &w.event("Bash", "echo \"$LOG_LEVEL $GH_TOKEN\""));
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "allow");
+    let cmd = v["hookSpecificOutput"]["updatedInput"]["command"]
+        .as_str()
+        .unwrap();
+    let o = Command::new("bash")
+        .env_clear()
+        .env("HOME", w.home())
+        .env("PATH", "/usr/bin:/bin")
+        .env("TMPDIR", w.dir.path())
+        .current_dir(w.proj())
+        .args(["-c", cmd])
+        .output()
+        .unwrap();
+    assert_eq!(s(&o.stdout), "debug [REDACTED:GH_TOKEN]\n");
+}
+
+#[test]
+fn nothing_sensitive_means_no_rewrite() {
+    let w = World::new();
+    std::fs::write(w.home().join(".agents/env"), "LOG_LEVEL=debug\n").unwrap();
+    let out = w.hook("claude", &w.event("Bash", "echo hi"));
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(s(&out.stdout), "");
+}
+
+/// What planning the session had to say (here: a bad
+/// `$AGENTS_ENV_TIMEOUT`) is printed once, also when the entry is made
+/// (a cache miss assembles the session after the plan was printed).
+#[test]
+fn a_warning_of_the_plan_is_printed_once() {
+    let w = World::new();
+    for round in ["miss", "hit"] {
+        let mut c = Command::new(support::agentenv_bin());
+        c.env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", w.dir.path())
+            .env("AGENTS_ENV_TIMEOUT", "soon")
+            .current_dir(w.proj())
+            .args(["hook", "claude", "pre-tool-use"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = feed(&mut c, &w.event("Bash", "echo hi"));
+        assert_eq!(out.status.code(), Some(0), "{round}: {}", s(&out.stderr));
+        let err = s(&out.stderr);
+        assert_eq!(
+            err.matches("ignoring $AGENTS_ENV_TIMEOUT").count(),
+            1,
+            "{round}: {err}"
+        );
+    }
+}
+
+/// The canary audit of the hooks' own output: the hook's answer (a
+/// command line) and its messages at -vv hold no value; the session-start
+/// hook writes only public variables, and `--export-values` warns.
+#[test]
+fn the_hooks_print_no_value() {
+    let w = World::new();
+    for client in ["claude", "codex"] {
+        let mut c = Command::new(support::agentenv_bin());
+        c.env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", w.dir.path())
+            .current_dir(w.proj())
+            .args(["-vv", "hook", client, "pre-tool-use"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(&w.event("Bash", "env"))
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        for b in [&out.stdout, &out.stderr] {
+            assert!(!s(b).contains("zqCANARY"), "{client}: {}", s(b));
+        }
+    }
+    for (args, public_only) in [
+        (&["hook", "claude", "session-start"][..], true),
+        (
+            &["hook", "claude", "session-start", "--export-values"][..],
+            false,
+        ),
+    ] {
+        let file = w.dir.path().join("claude-env-2.sh");
+        let _ = std::fs::remove_file(&file);
+        let out = Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("CLAUDE_ENV_FILE", &file)
+            .current_dir(w.proj())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", s(&out.stderr));
+        let body = std::fs::read_to_string(&file).unwrap();
+        assert!(body.contains("LOG_LEVEL"), "{body}");
+        assert!(body.contains("__agentenv_begin()"), "the functions");
+        assert_eq!(body.contains("zqCANARY"), !public_only, "{body}");
+        assert!(!s(&out.stderr).contains("zqCANARY"));
+        assert!(!s(&out.stdout).contains("zqCANARY"));
+        if !public_only {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert!(v["systemMessage"]
+                .as_str()
+                .unwrap()
+                .contains("sensitive variables"));
+            assert!(s(&out.stderr).contains("--export-values"));
+        } else {
+            assert_eq!(s(&out.stdout), "");
+        }
+    }
+}
+
+/// Run `c` with `stdin` written to it from a thread (so a child that
+/// writes before it reads cannot deadlock) and collect its output.
+fn feed(c: &mut Command, stdin: &[u8]) -> Output {
+    let mut child = c.spawn().unwrap();
+    let mut sin = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let w = std::thread::spawn(move || {
+        let _ = sin.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    w.join().unwrap();
+    out
+}
