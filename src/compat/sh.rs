@@ -6,7 +6,7 @@
 //! | [`single_quote`] | POSIX `'…'` with each `'` as `'\''`, on bytes (fullsend's `export` lines; our own writers) | `harness` sandbox lines, the agent hook's prologue, `set`'s store lines, the shell hook |
 //! | [`dotagents_quote`] | the reference's `_sh_quote`: as [`single_quote`] on text, plus CR as `'"$(printf '\r')"'` | `--format export` (and the masker's form of it) |
 //! | [`shlex_quote`] | Python's `shlex.quote`: bare when every byte is in `[A-Za-z0-9_@%+=:,./-]`, else [`single_quote`] | `init`'s hook commands |
-//! | [`bash_bytes_quote`] | the shell hook's: [`single_quote`] for UTF-8, else every byte as `$'\xHH'` | `hook bash|zsh` output |
+//! | [`bash_bytes_quote`] | the shell hook's: [`single_quote`] for UTF-8, else every byte as `$'\xHH'` | `hook bash` and `hook zsh` output |
 //!
 //! Everything here is *pure*.
 
