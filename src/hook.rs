@@ -175,9 +175,12 @@ pub fn integration(shell: Shell, exe: &Path) -> String {
     }
 }
 
-const BASH: &str = r#"# agentenv shell hook (bash): eval "$(agentenv hook bash)" in ~/.bashrc
-_agentenv_bin=@BIN@
-_agentenv_hook() {
+/// The prompt function bash and zsh share word for word: reload when the
+/// directory changed or a watched file is newer than the stamp, keeping
+/// the exit status the prompt shows.
+macro_rules! prompt_function {
+    () => {
+        r#"_agentenv_hook() {
   local _agentenv_rc=$? _agentenv_f
   if [[ "${_agentenv_pwd-}" == "$PWD" ]]; then
     for _agentenv_f in "${_agentenv_watch[@]}"; do
@@ -191,19 +194,60 @@ _agentenv_hook() {
   _agentenv_reload
   return $_agentenv_rc
 }
-_agentenv_unprepend() {
+"#
+    };
+}
+
+/// bash's and zsh's removal of the hook's PATH-like entries; they differ
+/// only in how a variable is read by its name (`GET`).
+macro_rules! unprepend {
+    ($get:literal) => {
+        concat!(
+            r#"_agentenv_unprepend() {
   local _n=$1 _had=$2 _old=$3 _ours=$4 _e _cur
   shift 4
-  if [[ "${!_n-}" == "$_ours" ]]; then
+  if [[ ""#,
+            $get,
+            r#"" == "$_ours" ]]; then
     if [[ $_had == 1 ]]; then export "$_n=$_old"; else unset "$_n"; fi
     return 0
   fi
-  _cur=":${!_n-}:"
+  _cur=":"#,
+            $get,
+            r#":"
   for _e in "$@"; do _cur=${_cur/":$_e:"/:}; done
   _cur=${_cur#:}; _cur=${_cur%:}
   if [[ -z $_cur && $_had != 1 ]]; then unset "$_n"; else export "$_n=$_cur"; fi
 }
-_agentenv_reload() {
+"#
+        )
+    };
+}
+
+/// The end of bash's and zsh's reload: ask agentenv and eval its answer, or
+/// say why the shell goes on without it.
+macro_rules! load_and_eval {
+    ($shell:literal) => {
+        concat!(r#"  unset _agentenv_missing
+  if _agentenv_out=$("$_agentenv_bin" hook "#, $shell, r#" --load --pid "$$" --warned "${_agentenv_warned-}"); then
+    eval "$_agentenv_out"
+  else
+    printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2
+  fi
+  return 0
+}
+"#)
+    };
+}
+
+const BASH: &str = concat!(
+    r#"# agentenv shell hook (bash): eval "$(agentenv hook bash)" in ~/.bashrc
+_agentenv_bin=@BIN@
+"#,
+    prompt_function!(),
+    r#""#,
+    unprepend!("${!_n-}"),
+    r#"_agentenv_reload() {
   local _agentenv_out
   if declare -F _agentenv_undo >/dev/null; then
     _agentenv_undo
@@ -218,49 +262,23 @@ _agentenv_reload() {
     _agentenv_missing=1
     return 0
   fi
-  unset _agentenv_missing
-  if _agentenv_out=$("$_agentenv_bin" hook bash --load --pid "$$" --warned "${_agentenv_warned-}"); then
-    eval "$_agentenv_out"
-  else
-    printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2
-  fi
-  return 0
-}
-if [[ ";${PROMPT_COMMAND-};" != *";_agentenv_hook;"* ]]; then
+"#,
+    load_and_eval!("bash"),
+    r#"if [[ ";${PROMPT_COMMAND-};" != *";_agentenv_hook;"* ]]; then
   PROMPT_COMMAND="_agentenv_hook${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
 fi
-"#;
+"#
+);
 
-const ZSH: &str = r#"# agentenv shell hook (zsh): eval "$(agentenv hook zsh)" in ~/.zshrc
+const ZSH: &str = concat!(
+    r#"# agentenv shell hook (zsh): eval "$(agentenv hook zsh)" in ~/.zshrc
 typeset -g _agentenv_bin=@BIN@
 typeset -ga _agentenv_watch
-_agentenv_hook() {
-  local _agentenv_rc=$? _agentenv_f
-  if [[ "${_agentenv_pwd-}" == "$PWD" ]]; then
-    for _agentenv_f in "${_agentenv_watch[@]}"; do
-      if [[ "$_agentenv_f" -nt "$_agentenv_stamp" ]]; then
-        _agentenv_reload
-        return $_agentenv_rc
-      fi
-    done
-    return $_agentenv_rc
-  fi
-  _agentenv_reload
-  return $_agentenv_rc
-}
-_agentenv_unprepend() {
-  local _n=$1 _had=$2 _old=$3 _ours=$4 _e _cur
-  shift 4
-  if [[ "${(P)_n-}" == "$_ours" ]]; then
-    if [[ $_had == 1 ]]; then export "$_n=$_old"; else unset "$_n"; fi
-    return 0
-  fi
-  _cur=":${(P)_n-}:"
-  for _e in "$@"; do _cur=${_cur/":$_e:"/:}; done
-  _cur=${_cur#:}; _cur=${_cur%:}
-  if [[ -z $_cur && $_had != 1 ]]; then unset "$_n"; else export "$_n=$_cur"; fi
-}
-_agentenv_reload() {
+"#,
+    prompt_function!(),
+    r#""#,
+    unprepend!("${(P)_n-}"),
+    r#"_agentenv_reload() {
   local _agentenv_out
   if (( $+functions[_agentenv_undo] )); then
     _agentenv_undo
@@ -275,19 +293,14 @@ _agentenv_reload() {
     typeset -g _agentenv_missing=1
     return 0
   fi
-  unset _agentenv_missing
-  if _agentenv_out=$("$_agentenv_bin" hook zsh --load --pid "$$" --warned "${_agentenv_warned-}"); then
-    eval "$_agentenv_out"
-  else
-    printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2
-  fi
-  return 0
-}
-typeset -ga precmd_functions
+"#,
+    load_and_eval!("zsh"),
+    r#"typeset -ga precmd_functions
 if (( ! ${precmd_functions[(I)_agentenv_hook]:-0} )); then
   precmd_functions=(_agentenv_hook $precmd_functions)
 fi
-"#;
+"#
+);
 
 const FISH: &str = r#"# agentenv shell hook (fish): agentenv hook fish | source   in ~/.config/fish/config.fish
 set -g __agentenv_bin @BIN@
