@@ -80,10 +80,16 @@ pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path
     match event {
         "pre-tool-use" => pre_tool_use(client),
         "session-start" => session_start(client, export_values),
-        "run" => match entry {
+        "wrap" => match entry {
             Some(entry) => run_command_helper(entry),
-            None => Err(Failure::usage("hook CLIENT run needs --entry FILE")),
+            None => Err(Failure::usage("hook CLIENT wrap needs --entry FILE")),
         },
+        // The helper's name before the one-thread handshake: the shell
+        // functions in this session's env file are an older agentenv's.
+        "run" if entry.is_some() => Err(Failure::runtime(
+            "this session's shell functions are from an older agentenv; start a new session \
+             (or run `agentenv hook claude session-start` again)",
+        )),
         other => Err(Failure::usage(format!(
             "unknown hook event '{}' for {} (known: pre-tool-use, session-start)",
             other.escape_debug(),
@@ -419,7 +425,7 @@ __agentenv_end() {
 }
 __agentenv_begin() {
   unset __ae_c
-  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" run --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e"; then
+  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c; then
     IFS= read -r -d '' -u $__ae_s __ae_x
     eval "$__ae_x"
     unset __ae_x __ae_d
@@ -710,8 +716,7 @@ fn run_command_helper(entry: &Path) -> Exit {
         }
     }
     prologue.push(0);
-    let masker = std::sync::Arc::new(crate::mask::Masker::new(vars));
-    crate::cli::agent_fifo::serve(fifos, sync, &prologue, masker)
+    crate::cli::agent_fifo::serve(fifos, sync, &prologue, vars)
         .map(|()| 0)
         .map_err(|e| {
             Failure::runtime(format!(
