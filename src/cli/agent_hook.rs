@@ -431,7 +431,11 @@ __agentenv_begin() {
     unset __ae_x __ae_d
     trap __agentenv_end EXIT
   else
-    { exec 1>&$__ae_o 2>&$__ae_e; exec {__ae_s}<&- {__ae_o}>&- {__ae_e}>&- {__ae_c}>&-; } 2>/dev/null
+    { exec 1>&$__ae_o 2>&$__ae_e; } 2>/dev/null
+    [ -n "${__ae_s-}" ] && exec {__ae_s}<&-
+    [ -n "${__ae_o-}" ] && exec {__ae_o}>&-
+    [ -n "${__ae_e-}" ] && exec {__ae_e}>&-
+    [ -n "${__ae_c-}" ] && exec {__ae_c}>&-
     unset __ae_d __ae_c __ae_o __ae_e __ae_s
     printf '%s\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2
   fi
