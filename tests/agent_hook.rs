@@ -114,13 +114,24 @@ impl World {
 
     /// `cmd` run as Claude Code runs it; (stdout, stderr, status, cwd after).
     fn run_as_claude(&self, cmd: &str, stdin: &[u8]) -> (Vec<u8>, Vec<u8>, i32, Option<String>) {
+        self.run_in("bash", cmd, stdin)
+    }
+
+    /// [`World::run_as_claude`] with `shell` as the agent's shell (Claude
+    /// Code runs the user's `$SHELL` when it is bash or zsh).
+    fn run_in(
+        &self,
+        shell: &str,
+        cmd: &str,
+        stdin: &[u8],
+    ) -> (Vec<u8>, Vec<u8>, i32, Option<String>) {
         let cwd_file = self.dir.path().join("cwd");
         let _ = std::fs::remove_file(&cwd_file);
         let q = format!("'{}'", cmd.replace('\'', "'\\''"));
         // Claude Code pastes $CLAUDE_ENV_FILE before the command.
         let env_file = std::fs::read_to_string(self.env_file()).unwrap();
         let script = format!("{env_file}\neval {q} && pwd -P >| '{}'", cwd_file.display());
-        let mut c = Command::new("bash");
+        let mut c = Command::new(shell);
         c.env_clear()
             .env("HOME", self.home())
             .env("PATH", "/usr/bin:/bin")
@@ -459,4 +470,34 @@ fn feed(c: &mut Command, stdin: &[u8]) -> Output {
     let out = child.wait_with_output().unwrap();
     w.join().unwrap();
     out
+}
+
+/// zsh runs the functions (they parse there) but its `EXIT` trap set in a
+/// function fires when the function returns, which would leave the
+/// command's output unmasked with the values exported: outside bash the
+/// command runs without the sensitive variables, says so, and nothing
+/// leaks; its status and `cd` stay its own.
+#[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+fn a_shell_other_than_bash_runs_the_command_without_the_values() {
+    if support::tool("zsh").is_none() {
+        return;
+    }
+    let w = World::new();
+    let cmd = w.rewrite(
+        "echo \"[$GH_TOKEN]\"; printenv DB_PASSWORD; echo \"e$DB_PASSWORD\" >&2; cd /; exit 3",
+    );
+    let (out, err, status, _) = w.run_in("zsh", &cmd, b"");
+    let (out, err) = (s(&out), s(&err));
+    assert!(
+        !out.contains("zqCANARY") && !err.contains("zqCANARY"),
+        "{out}{err}"
+    );
+    assert_eq!(status, 3, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+    assert!(err.contains("the shell is not bash"), "{err}");
+    assert!(err.ends_with("e\n"), "{err}");
+    // The next command (`eval … && pwd`) sees the cd in zsh too.
+    let (_, _, status, cwd) = w.run_in("zsh", &w.rewrite("cd /"), b"");
+    assert_eq!((status, cwd.as_deref()), (0, Some("/")));
 }

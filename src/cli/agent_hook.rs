@@ -425,6 +425,10 @@ __agentenv_end() {
 }
 __agentenv_begin() {
   unset __ae_c
+  if [ -z "${BASH_VERSION-}" ]; then
+    printf '%s\n' 'agentenv: the shell is not bash: this command runs without the sensitive variables' >&2
+    return 0
+  fi
   if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c; then
     IFS= read -r -d '' -u $__ae_s __ae_x
     eval "$__ae_x"
