@@ -7,19 +7,19 @@
 //!   - A shell command (`Bash`) is rewritten through the documented
 //!     `hookSpecificOutput.updatedInput` to run **in the agent's own shell**
 //!     (so a `cd`, the exit status and everything else the client tracks
-//!     stay as without agentenv) between a prologue and an epilogue:
+//!     stay as without agentenv) after one call, on lines of its own:
 //!     ```text
-//!     if exec {o}>&1 {e}>&2 && exec {s}< <(exec agentenv hook claude run --entry ENTRY …)
-//!        && IFS= read -r -d '' -u $s x && eval "$x"; then
-//!       eval 'ORIGINAL'; __agentenv_end $?
-//!     else eval 'ORIGINAL'; fi
+//!     __agentenv_begin AGENTENV claude ENTRY
+//!     ORIGINAL
 //!     ```
-//!     The `run` process (one per command) reads the sensitive variables
-//!     from the cache entry this hook wrote and sends the shell, over a
-//!     pipe (never a command line), their `export`s and the redirection of
-//!     its stdout and stderr into two FIFOs it masks (`crate::mask`) onto
-//!     the command's real stdout and stderr. The original text travels
-//!     single-quoted (`'` as `'\''`), which no byte can break out of.
+//!     `__agentenv_begin` ([`FUNCTIONS`], in the session env file) starts
+//!     `agentenv hook claude wrap --entry ENTRY` (one process per command,
+//!     `agent_fifo`), which reads the sensitive variables from the cache
+//!     entry this hook wrote and sends the shell, over a pipe (never a
+//!     command line), their `export`s once the shell's stdout and stderr
+//!     go into two FIFOs it masks (`crate::mask`) onto the command's real
+//!     stdout and stderr; an EXIT trap (`__agentenv_end`) hands the output
+//!     back. Outside bash the command runs without the values.
 //!   - A file tool (Read, Edit, Write, Grep, Glob, …) aimed at a store
 //!     (`~/.agents`, any `.agents` directory, the cache) is denied with a
 //!     reason the agent reads: the file holds secrets; use the variable by
@@ -27,7 +27,9 @@
 //!   - Invalid input: a message on stderr, exit 1 (a non-blocking hook
 //!     error): the client runs the original command unchanged — never a
 //!     broken one.
-//! * `run ENTRY` is the per-command helper above (internal).
+//! * `wrap --entry ENTRY` is the per-command helper above (internal;
+//!   `run`, its name before, answers that the session's functions are an
+//!   older agentenv's).
 //!
 //! What is sensitive is the session's decision (`Session::
 //! sensitive_values`); the values come from an owner-only cache entry
@@ -672,9 +674,10 @@ fn sq_bytes(v: &[u8]) -> Vec<u8> {
     out
 }
 
-/// `hook CLIENT run ENTRY`: fd 0 is the pipe the shell reads the
-/// prologue from (terminated by NUL, then a line when the command's
-/// output is out), fds 1 and 2 the command's real stdout and stderr.
+/// `hook CLIENT wrap --entry ENTRY`: fd 0 is the pipe the shell reads the
+/// FIFOs' directory, the exports (ended by NUL) and then a line when the
+/// command's output is out from (`agent_fifo`); fds 1 and 2 are the
+/// command's real stdout and stderr.
 fn run_command_helper(entry: &Path) -> Exit {
     use std::os::fd::AsFd;
     let sync = match rustix::io::dup(std::io::stdin().as_fd()) {
