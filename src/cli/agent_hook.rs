@@ -100,6 +100,23 @@ pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path
     }
 }
 
+/// `hook CLIENT wrap --entry FILE` exactly as `__agentenv_begin` writes it,
+/// parsed without clap: the helper is a process per shell command, and
+/// building clap's tree of every command touches a good part of the
+/// binary's pages. `None`: anything else, for clap.
+pub fn wrap_fast_path(args: impl Iterator<Item = std::ffi::OsString>) -> Option<Exit> {
+    let args: Vec<std::ffi::OsString> = args.take(7).collect();
+    match args.as_slice() {
+        [_, hook, client, wrap, flag, entry]
+            if hook == "hook" && wrap == "wrap" && flag == "--entry" && !entry.is_empty() =>
+        {
+            let client = Client::parse(client.to_str()?)?;
+            Some(run(client, "wrap", false, Some(Path::new(entry))))
+        }
+        _ => None,
+    }
+}
+
 /// What the user sees at each session start under `--export-values`
 /// (the client shows a hook's `systemMessage` to the user).
 pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment holds the values of the sensitive variables (init --export-values): the agent can print them into its context. Run `agentenv init claude` (or codex) without --export-values to keep them out.";
@@ -758,6 +775,22 @@ mod tests {
                 .output()
                 .unwrap();
             assert_eq!(out.stdout, s.as_bytes(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn only_the_exact_helper_line_skips_clap() {
+        let a = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        for other in [
+            &["agentenv", "hook", "claude", "wrap"][..],
+            &["agentenv", "hook", "claude", "wrap", "--entry"],
+            &["agentenv", "hook", "claude", "wrap", "--entry", ""],
+            &["agentenv", "hook", "fish", "wrap", "--entry", "x"],
+            &["agentenv", "hook", "claude", "run", "--entry", "x"],
+            &["agentenv", "hook", "claude", "wrap", "--entry", "x", "-v"],
+            &["agentenv", "-q", "hook", "claude", "wrap", "--entry"],
+        ] {
+            assert!(wrap_fast_path(a(other).into_iter()).is_none(), "{other:?}");
         }
     }
 
