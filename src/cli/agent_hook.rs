@@ -89,8 +89,8 @@ pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path
         // The helper's name before the one-thread handshake: the shell
         // functions in this session's env file are an older agentenv's.
         "run" if entry.is_some() => Err(Failure::runtime(
-            "this session's shell functions are from an older agentenv; start a new session \
-             (or run `agentenv hook claude session-start` again)",
+            "this session's shell functions are from an older agentenv: start a new session \
+             to load them again",
         )),
         other => Err(Failure::usage(format!(
             "unknown hook event '{}' for {} (known: pre-tool-use, session-start)",
