@@ -71,5 +71,11 @@ if command -v perf >/dev/null 2>&1; then
         awk -F, -v n="$RUNS" '/task-clock/ {printf "%.2f", $1 / n}')
       echo "$B $f $ms"
     done
+    for f in "hook claude pre-tool-use" "--version"; do
+      ms=$(cd "$W/proj" && perf stat -x, -e task-clock bash -c \
+        "for i in \$(seq 1 $RUNS); do $E $B $f < ../ev-true.json >/dev/null; done" 2>&1 >/dev/null |
+        awk -F, -v n="$RUNS" '/task-clock/ {printf "%.2f", $1 / n}')
+      echo "$B $f $ms"
+    done
   done
 fi
