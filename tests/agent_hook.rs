@@ -456,6 +456,29 @@ fn the_hooks_print_no_value() {
             assert_eq!(s(&out.stdout), "");
         }
     }
+    // The per-command helper's failures (no pipe back to a shell; the name
+    // it had before, which a session's older functions still call) name
+    // the problem, never a value.
+    let first = w.rewrite("true").lines().next().unwrap().to_string();
+    let entry = first.rsplit(' ').next().unwrap().trim_matches('\'');
+    assert!(std::path::Path::new(entry).is_file(), "{first}");
+    for (event, says) in [("wrap", "masking"), ("run", "older agentenv")] {
+        let out = Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", w.dir.path())
+            .current_dir(w.proj())
+            .args(["-vv", "hook", "claude", event, "--entry", entry])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{event}: {}", s(&out.stderr));
+        assert!(s(&out.stderr).contains(says), "{event}: {}", s(&out.stderr));
+        for b in [&out.stdout, &out.stderr] {
+            assert!(!s(b).contains("zqCANARY"), "{event}: {}", s(b));
+        }
+    }
 }
 
 /// Run `c` with `stdin` written to it from a thread (so a child that
