@@ -148,7 +148,7 @@ impl Masker {
     }
 
     /// [`Masker::new`] for a short-lived stream, the same needles and
-    /// matches: contiguous NFAs instead of DFAs, built in a tenth of a
+    /// matches: contiguous NFAs instead of DFAs, built in a fraction of a
     /// millisecond for a few values where the DFAs take milliseconds, and
     /// searching a little slower. The per-command helper of the agent hook
     /// uses it (`cli::agent_fifo`).
