@@ -1,48 +1,66 @@
-//! The masking side of a rewritten agent command (`hook CLIENT run`,
+//! The masking side of a rewritten agent command (`hook CLIENT wrap`,
 //! see `agent_hook`): three FIFOs in a fresh owner-only directory —
-//! `out` and `err` carry the command's stdout and stderr, `ctl` the
-//! shell's "the command is over" byte — and the loop that masks `out` onto
-//! fd 1 and `err` onto fd 2.
+//! `o` and `e` carry the command's stdout and stderr, `c` (ctl) the
+//! shell's bytes — and one thread that masks `o` onto fd 1 and `e` onto
+//! fd 2.
 //!
 //! The handshake with the shell:
-//! 1. the directory goes to the sync pipe (fd 0), a line;
-//! 2. the shell opens `c` (ctl), `o` (out), `e` (err) for writing in that order; this
-//!    side opens them for reading in the same order (each open waits for
-//!    its writer), then removes the FIFOs and their directory, so nothing
-//!    else can open them; then the exports go to the sync pipe, ended by
-//!    NUL, and the shell `eval`s them;
-//! 3. when the command is over the shell writes a byte to `ctl` and closes
-//!    its ends. Each stream is read until its end, or — when a background
-//!    job the command started still holds it — until it has been idle for
-//!    a moment (`mask::stream::pump`); then a line goes to the sync pipe, which
-//!    the shell waits for, so every byte the command wrote is out before
-//!    the client reads the result;
+//! 1. this side makes the FIFOs and opens their read ends (non-blocking,
+//!    so the shell's opens never wait), then sends the directory to the
+//!    sync pipe (fd 0), a line;
+//! 2. the shell opens `c`, `o`, `e` for writing and writes `o` to `c`;
+//!    on that byte this side removes the FIFOs and their directory (so
+//!    nothing else can open them, and nothing is left behind) and sends
+//!    the exports to the sync pipe, ended by NUL; the shell `eval`s them
+//!    and runs the command;
+//! 3. when the command is over the shell writes `x` to `c` and closes its
+//!    ends. Each stream is read until its end, or — when a background job
+//!    the command started still holds it — until both have been idle for
+//!    [`DRAIN_IDLE`]; then a line goes to the sync pipe, which the shell
+//!    waits for, so every byte the command wrote is out before the client
+//!    reads the result;
 //! 4. a stream a background job holds goes on being masked until it ends.
 //!
-//! If the shell never opens the FIFOs (it died), the process gives up
-//! after [`OPEN_WAIT`] and removes them.
+//! The masker is built when the first output byte arrives (a command
+//! that prints nothing never builds one), with [`Masker::new_quick`].
+//! If the shell never opens the FIFOs (it died), this side gives up after
+//! [`OPEN_WAIT`] and removes them.
 
+use crate::mask::{FdOut, MaskWriter, Masker, IDLE};
+use rustix::event::{poll, PollFd, PollFlags, Timespec};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Mode, OFlags, CWD};
+use rustix::io::Errno;
 use std::fs::File;
-use std::io;
-use std::os::fd::AsFd;
-use std::path::PathBuf;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// How long the shell may take to open the FIFOs.
-const OPEN_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+const OPEN_WAIT: Duration = Duration::from_secs(20);
 
-/// The three FIFOs and their directory (removed on drop).
+/// After the shell's end byte, how long a stream that a background job
+/// still holds may stay quiet before the shell is let go.
+const DRAIN_IDLE: Duration = Duration::from_millis(100);
+
+/// The three FIFOs (read ends open) and their directory, removed by
+/// [`Fifos::remove`] or on drop.
 pub struct Fifos {
-    dir: tempfile::TempDir,
-    pub ctl: PathBuf,
-    pub out: PathBuf,
-    pub err: PathBuf,
+    dir: PathBuf,
+    ctl: OwnedFd,
+    out: OwnedFd,
+    err: OwnedFd,
+    removed: bool,
 }
 
-/// Where the directory goes: `$XDG_RUNTIME_DIR` when it is an owner-only
-/// directory of ours, else the temp dir.
-fn base_dir() -> PathBuf {
+/// Where the directory may go, in order: `$XDG_RUNTIME_DIR` when it is
+/// an owner-only directory of ours; `/dev/shm` when it is a sticky
+/// directory (memory: a directory and three FIFOs cost milliseconds of
+/// journal waits on a busy ext4 `/tmp`, microseconds there); the temp dir.
+fn base_dirs() -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
+    let mut dirs = Vec::new();
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
         let d = PathBuf::from(d);
         if let Ok(md) = std::fs::symlink_metadata(&d) {
@@ -50,42 +68,118 @@ fn base_dir() -> PathBuf {
                 && md.uid() == rustix::process::geteuid().as_raw()
                 && md.mode() & 0o077 == 0
             {
-                return d;
+                dirs.push(d);
             }
         }
     }
-    std::env::temp_dir()
+    let shm = Path::new("/dev/shm");
+    if let Ok(md) = std::fs::symlink_metadata(shm) {
+        if md.is_dir() && (md.mode() & 0o1000 != 0 || md.uid() == 0) {
+            dirs.push(shm.to_path_buf());
+        }
+    }
+    dirs.push(std::env::temp_dir());
+    dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
+    dirs
 }
+
+/// A name nobody can guess ahead (the std hasher's keys come from the
+/// operating system's random source).
+fn random_name() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("agentenv-cmd-{:016x}", h.finish())
+}
+
+const NAMES: [&str; 3] = ["c", "o", "e"];
 
 impl Fifos {
     pub fn create() -> io::Result<Fifos> {
-        // tempfile makes the directory 0700 with an unpredictable name.
-        let dir = tempfile::Builder::new()
-            .prefix("agentenv-cmd-")
-            .tempdir_in(base_dir())?;
-        if dir.path().as_os_str().as_encoded_bytes().contains(&b'\n') {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "the temp directory's path holds a newline",
-            ));
+        // A fresh 0700 directory (`mkdir` fails on anything already
+        // there, a link included), in the first base that takes one.
+        let mut last = io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "no temp directory without a newline in its path",
+        );
+        let mut made = None;
+        'bases: for base in base_dirs() {
+            for _ in 0..8 {
+                let dir = base.join(random_name());
+                match rustix::fs::mkdirat(CWD, &dir, Mode::from_raw_mode(0o700)) {
+                    Ok(()) => {
+                        made = Some(dir);
+                        break 'bases;
+                    }
+                    Err(Errno::EXIST) => {}
+                    Err(e) => {
+                        last = e.into();
+                        continue 'bases;
+                    }
+                }
+            }
         }
-        let mk = |name: &str| -> io::Result<PathBuf> {
-            let p = dir.path().join(name);
+        let Some(dir) = made else {
+            return Err(last);
+        };
+        let open = |name: &str| -> io::Result<OwnedFd> {
+            let p = dir.join(name);
             rustix::fs::mknodat(
-                rustix::fs::CWD,
+                CWD,
                 &p,
                 rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o600),
+                Mode::from_raw_mode(0o600),
                 0,
             )?;
-            Ok(p)
+            // Non-blocking: the read end opens at once, and the shell's
+            // write ends then open without waiting.
+            Ok(rustix::fs::open(
+                &p,
+                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+                Mode::empty(),
+            )?)
         };
-        Ok(Fifos {
-            ctl: mk("c")?,
-            out: mk("o")?,
-            err: mk("e")?,
-            dir,
-        })
+        let made = (|| Ok::<_, io::Error>((open("c")?, open("o")?, open("e")?)))();
+        match made {
+            Ok((ctl, out, err)) => Ok(Fifos {
+                dir,
+                ctl,
+                out,
+                err,
+                removed: false,
+            }),
+            Err(e) => {
+                remove_dir(&dir);
+                Err(e)
+            }
+        }
+    }
+
+    /// The directory the shell opens `c`, `o` and `e` in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Take the FIFOs and their directory off the file system (the open
+    /// ends stay usable).
+    pub fn remove(&mut self) {
+        if !self.removed {
+            self.removed = true;
+            remove_dir(&self.dir);
+        }
+    }
+}
+
+fn remove_dir(dir: &Path) {
+    for n in NAMES {
+        let _ = rustix::fs::unlink(dir.join(n));
+    }
+    let _ = rustix::fs::rmdir(dir);
+}
+
+impl Drop for Fifos {
+    fn drop(&mut self) {
+        self.remove();
     }
 }
 
@@ -93,66 +187,238 @@ fn dup_std(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<File> {
     Ok(File::from(rustix::io::dup(fd)?))
 }
 
+/// One of the command's streams: the FIFO's read end, and the writer
+/// masking it onto the real stdout or stderr (made with the first bytes).
+struct Stream {
+    src: Option<OwnedFd>,
+    dst: Option<File>,
+    w: Option<MaskWriter<FdOut>>,
+    last: Instant,
+}
+
+impl Stream {
+    fn pending(&self) -> bool {
+        self.w.as_ref().is_some_and(|w| w.has_pending())
+    }
+
+    /// Release the held tail (after [`IDLE`], or at the end).
+    fn release(&mut self) {
+        if let Some(w) = self.w.as_mut() {
+            if w.release_pending().is_err() {
+                // The reader of stdout/stderr is gone: the command sees a
+                // closed pipe, as it would have without the masker.
+                self.src = None;
+            }
+        }
+    }
+
+    /// Read what is there; `false` when the stream is over.
+    fn read(&mut self, buf: &mut [u8], masker: &mut dyn FnMut() -> Arc<Masker>) -> bool {
+        let Some(src) = self.src.as_ref() else {
+            return false;
+        };
+        match rustix::io::read(src, &mut *buf) {
+            Ok(0) => {
+                self.release();
+                self.src = None;
+                false
+            }
+            Ok(k) => {
+                if self.w.is_none() {
+                    let dst = self.dst.take().expect("a destination until the writer");
+                    self.w = Some(MaskWriter::new(masker(), FdOut(dst)));
+                }
+                let w = self.w.as_mut().expect("made above");
+                if w.write_all(&buf[..k]).and_then(|()| w.flush()).is_err() {
+                    self.src = None;
+                    return false;
+                }
+                self.last = Instant::now();
+                true
+            }
+            Err(Errno::INTR) | Err(Errno::AGAIN) => true,
+            Err(_) => {
+                self.release();
+                self.src = None;
+                false
+            }
+        }
+    }
+}
+
+/// Read the ctl FIFO: the bytes there, or `None` at its end.
+fn read_ctl(ctl: &OwnedFd) -> Option<Vec<u8>> {
+    let mut b = [0u8; 16];
+    loop {
+        match rustix::io::read(ctl, &mut b) {
+            Ok(0) => return None,
+            Ok(k) => return Some(b[..k].to_vec()),
+            Err(Errno::INTR) => {}
+            Err(Errno::AGAIN) => return Some(Vec::new()),
+            Err(_) => return None,
+        }
+    }
+}
+
+fn timespec(d: Duration) -> Timespec {
+    Timespec::try_from(d).unwrap_or_default()
+}
+
 /// Run the handshake and the masking (module doc). `sync` is the pipe
-/// the shell reads `prologue` and then the go-on line from.
+/// the shell reads the directory, `prologue` and the go-on line from;
+/// `values` are what the masker masks.
 pub fn serve(
-    fifos: Fifos,
+    mut fifos: Fifos,
     mut sync: File,
     prologue: &[u8],
-    masker: Arc<crate::mask::Masker>,
+    values: Vec<(String, Vec<u8>)>,
 ) -> io::Result<()> {
-    use crate::mask::{pump, MaskWriter};
-    use std::io::Write;
     let stdout = dup_std(std::io::stdout().as_fd())?;
     let stderr = dup_std(std::io::stderr().as_fd())?;
-    // The directory (a line; the shell opens `c`, `o`, `e` in it), then —
-    // once the shell's output goes into the FIFOs — the exports.
-    let mut line = fifos.dir.path().as_os_str().as_encoded_bytes().to_vec();
+    let mut line = fifos.dir().as_os_str().as_encoded_bytes().to_vec();
     line.push(b'\n');
     sync.write_all(&line)?;
-    // The opens wait for the shell; a watchdog ends the wait.
-    let opened = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    {
-        let opened = opened.clone();
-        let dir = fifos.dir.path().to_path_buf();
-        std::thread::spawn(move || {
-            std::thread::sleep(OPEN_WAIT);
-            if !opened.load(std::sync::atomic::Ordering::SeqCst) {
-                let _ = std::fs::remove_dir_all(&dir);
-                std::process::exit(1);
-            }
-        });
-    }
-    let ctl = File::open(&fifos.ctl)?;
-    let out = File::open(&fifos.out)?;
-    let err = File::open(&fifos.err)?;
-    opened.store(true, std::sync::atomic::Ordering::SeqCst);
-    drop(fifos);
-    sync.write_all(prologue)?;
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        let streams = [(out, stdout), (err, stderr)];
-        for (src, dst) in streams {
-            let tx = tx.clone();
-            let ctl = &ctl;
-            let masker = masker.clone();
-            s.spawn(move || {
-                let mut w = MaskWriter::new(masker, dst);
-                // Up to the shell's byte (and the stream's end or idle).
-                let first = pump(&src, &mut w, Some(ctl.as_fd()));
-                let _ = tx.send(());
-                if first.is_ok() {
-                    // What a background job writes later.
-                    let _ = pump(&src, &mut w, None);
-                }
-            });
+    // The shell's `o` once its output goes into the FIFOs.
+    let started = Instant::now();
+    loop {
+        let left = OPEN_WAIT.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the shell did not open the FIFOs",
+            ));
         }
-        drop(tx);
-        // Both streams caught up: let the shell go on (a line, or the
-        // pipe's end if this process ends first).
-        let _ = rx.recv();
-        let _ = rx.recv();
-        let _ = sync.write_all(b"\n");
-    });
+        let mut fds = [PollFd::new(&fifos.ctl, PollFlags::IN)];
+        match poll(&mut fds, Some(&timespec(left))) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if fds[0].revents().is_empty() {
+            continue;
+        }
+        match read_ctl(&fifos.ctl) {
+            Some(b) if b.first() == Some(&b'o') => break,
+            Some(b) if b.is_empty() => {}
+            // The shell gave up (closed `c`) or wrote something else.
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the shell did not open the FIFOs",
+                ))
+            }
+        }
+    }
+    fifos.remove();
+    sync.write_all(prologue)?;
+
+    let now = Instant::now();
+    let mut streams = [
+        Stream {
+            src: Some(fifos.out.try_clone()?),
+            dst: Some(stdout),
+            w: None,
+            last: now,
+        },
+        Stream {
+            src: Some(fifos.err.try_clone()?),
+            dst: Some(stderr),
+            w: None,
+            last: now,
+        },
+    ];
+    let ctl = fifos.ctl.try_clone()?;
+    drop(fifos);
+    let mut values = Some(values);
+    let mut masker: Option<Arc<Masker>> = None;
+    let mut get_masker = || {
+        masker
+            .get_or_insert_with(|| Arc::new(Masker::new_quick(values.take().unwrap_or_default())))
+            .clone()
+    };
+    let mut buf = vec![0u8; 64 << 10];
+    // Since when the command is over (the shell's `x`), and whether the
+    // shell has been let go.
+    let mut stopped: Option<Instant> = None;
+    let mut ctl = Some(ctl);
+    let mut sync = Some(sync);
+    loop {
+        let open = streams.iter().filter(|s| s.src.is_some()).count();
+        if let Some(at) = stopped {
+            if sync.is_some() {
+                let quiet = streams
+                    .iter()
+                    .filter(|s| s.src.is_some())
+                    .map(|s| s.last)
+                    .fold(at, Instant::max);
+                if open == 0 || Instant::now() >= quiet + DRAIN_IDLE {
+                    for s in streams.iter_mut() {
+                        s.release();
+                    }
+                    // The go-on line (or the pipe's end if the shell is gone).
+                    let mut sync = sync.take().expect("checked");
+                    let _ = sync.write_all(b"\n");
+                }
+            }
+        }
+        if open == 0 && (ctl.is_none() || stopped.is_some()) {
+            break;
+        }
+        // The next deadline: a held tail's release, the drain.
+        let now = Instant::now();
+        let mut deadline: Option<Instant> = None;
+        let mut at = |t: Instant| deadline = Some(deadline.map_or(t, |d| d.min(t)));
+        for s in streams.iter().filter(|s| s.src.is_some() && s.pending()) {
+            at(s.last + IDLE);
+        }
+        if let (Some(t), Some(_)) = (stopped, sync.as_ref()) {
+            let quiet = streams
+                .iter()
+                .filter(|s| s.src.is_some())
+                .map(|s| s.last)
+                .fold(t, Instant::max);
+            at(quiet + DRAIN_IDLE);
+        }
+        let ts = deadline.map(|d| timespec(d.saturating_duration_since(now)));
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+        let mut which: Vec<usize> = Vec::with_capacity(3);
+        for (i, s) in streams.iter().enumerate() {
+            if let Some(src) = s.src.as_ref() {
+                fds.push(PollFd::new(src, PollFlags::IN));
+                which.push(i);
+            }
+        }
+        if let Some(c) = ctl.as_ref() {
+            fds.push(PollFd::new(c, PollFlags::IN));
+            which.push(2);
+        }
+        match poll(&mut fds, ts.as_ref()) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let ready: Vec<usize> = fds
+            .iter()
+            .zip(&which)
+            .filter(|(f, _)| !f.revents().is_empty())
+            .map(|(_, &i)| i)
+            .collect();
+        drop(fds);
+        for i in ready {
+            if i == 2 {
+                // `x`, or the end of `c`: the command is over.
+                if read_ctl(ctl.as_ref().expect("polled")).is_none_or(|b| !b.is_empty()) {
+                    stopped.get_or_insert_with(Instant::now);
+                    ctl = None;
+                }
+            } else {
+                streams[i].read(&mut buf, &mut get_masker);
+            }
+        }
+        let now = Instant::now();
+        for s in streams.iter_mut() {
+            if s.src.is_some() && s.pending() && now >= s.last + IDLE {
+                s.release();
+            }
+        }
+    }
     Ok(())
 }

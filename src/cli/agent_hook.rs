@@ -7,19 +7,19 @@
 //!   - A shell command (`Bash`) is rewritten through the documented
 //!     `hookSpecificOutput.updatedInput` to run **in the agent's own shell**
 //!     (so a `cd`, the exit status and everything else the client tracks
-//!     stay as without agentenv) between a prologue and an epilogue:
+//!     stay as without agentenv) after one call, on lines of its own:
 //!     ```text
-//!     if exec {o}>&1 {e}>&2 && exec {s}< <(exec agentenv hook claude run --entry ENTRY …)
-//!        && IFS= read -r -d '' -u $s x && eval "$x"; then
-//!       eval 'ORIGINAL'; __agentenv_end $?
-//!     else eval 'ORIGINAL'; fi
+//!     __agentenv_begin AGENTENV claude ENTRY
+//!     ORIGINAL
 //!     ```
-//!     The `run` process (one per command) reads the sensitive variables
-//!     from the cache entry this hook wrote and sends the shell, over a
-//!     pipe (never a command line), their `export`s and the redirection of
-//!     its stdout and stderr into two FIFOs it masks (`crate::mask`) onto
-//!     the command's real stdout and stderr. The original text travels
-//!     single-quoted (`'` as `'\''`), which no byte can break out of.
+//!     `__agentenv_begin` ([`FUNCTIONS`], in the session env file) starts
+//!     `agentenv hook claude wrap --entry ENTRY` (one process per command,
+//!     `agent_fifo`), which reads the sensitive variables from the cache
+//!     entry this hook wrote and sends the shell, over a pipe (never a
+//!     command line), their `export`s once the shell's stdout and stderr
+//!     go into two FIFOs it masks (`crate::mask`) onto the command's real
+//!     stdout and stderr; an EXIT trap (`__agentenv_end`) hands the output
+//!     back. Outside bash the command runs without the values.
 //!   - A file tool (Read, Edit, Write, Grep, Glob, …) aimed at a store
 //!     (`~/.agents`, any `.agents` directory, the cache) is denied with a
 //!     reason the agent reads: the file holds secrets; use the variable by
@@ -27,7 +27,9 @@
 //!   - Invalid input: a message on stderr, exit 1 (a non-blocking hook
 //!     error): the client runs the original command unchanged — never a
 //!     broken one.
-//! * `run ENTRY` is the per-command helper above (internal).
+//! * `wrap --entry ENTRY` is the per-command helper above (internal;
+//!   `run`, its name before, answers that the session's functions are an
+//!   older agentenv's).
 //!
 //! What is sensitive is the session's decision (`Session::
 //! sensitive_values`); the values come from an owner-only cache entry
@@ -80,15 +82,38 @@ pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path
     match event {
         "pre-tool-use" => pre_tool_use(client),
         "session-start" => session_start(client, export_values),
-        "run" => match entry {
+        "wrap" => match entry {
             Some(entry) => run_command_helper(entry),
-            None => Err(Failure::usage("hook CLIENT run needs --entry FILE")),
+            None => Err(Failure::usage("hook CLIENT wrap needs --entry FILE")),
         },
+        // The helper's name before the one-thread handshake: the shell
+        // functions in this session's env file are an older agentenv's.
+        "run" if entry.is_some() => Err(Failure::runtime(
+            "this session's shell functions are from an older agentenv: start a new session \
+             to load them again",
+        )),
         other => Err(Failure::usage(format!(
             "unknown hook event '{}' for {} (known: pre-tool-use, session-start)",
             other.escape_debug(),
             client.name()
         ))),
+    }
+}
+
+/// `hook CLIENT wrap --entry FILE` exactly as `__agentenv_begin` writes it,
+/// parsed without clap: the helper is a process per shell command, and
+/// building clap's tree of every command touches a good part of the
+/// binary's pages. `None`: anything else, for clap.
+pub fn wrap_fast_path(args: impl Iterator<Item = std::ffi::OsString>) -> Option<Exit> {
+    let args: Vec<std::ffi::OsString> = args.take(7).collect();
+    match args.as_slice() {
+        [_, hook, client, wrap, flag, entry]
+            if hook == "hook" && wrap == "wrap" && flag == "--entry" && !entry.is_empty() =>
+        {
+            let client = Client::parse(client.to_str()?)?;
+            Some(run(client, "wrap", false, Some(Path::new(entry))))
+        }
+        _ => None,
     }
 }
 
@@ -419,13 +444,21 @@ __agentenv_end() {
 }
 __agentenv_begin() {
   unset __ae_c
-  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" run --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e"; then
+  if [ -z "${BASH_VERSION-}" ]; then
+    printf '%s\n' 'agentenv: the shell is not bash: this command runs without the sensitive variables' >&2
+    return 0
+  fi
+  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c; then
     IFS= read -r -d '' -u $__ae_s __ae_x
     eval "$__ae_x"
     unset __ae_x __ae_d
     trap __agentenv_end EXIT
   else
-    { exec 1>&$__ae_o 2>&$__ae_e; exec {__ae_s}<&- {__ae_o}>&- {__ae_e}>&- {__ae_c}>&-; } 2>/dev/null
+    { exec 1>&$__ae_o 2>&$__ae_e; } 2>/dev/null
+    [ -n "${__ae_s-}" ] && exec {__ae_s}<&-
+    [ -n "${__ae_o-}" ] && exec {__ae_o}>&-
+    [ -n "${__ae_e-}" ] && exec {__ae_e}>&-
+    [ -n "${__ae_c-}" ] && exec {__ae_c}>&-
     unset __ae_d __ae_c __ae_o __ae_e __ae_s
     printf '%s\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2
   fi
@@ -637,9 +670,10 @@ fn shell_name(n: &str) -> bool {
     crate::compat::ident::is_name(n.as_bytes()) && !n.starts_with("__ae_")
 }
 
-/// `hook CLIENT run ENTRY`: fd 0 is the pipe the shell reads the
-/// prologue from (terminated by NUL, then a line when the command's
-/// output is out), fds 1 and 2 the command's real stdout and stderr.
+/// `hook CLIENT wrap --entry ENTRY`: fd 0 is the pipe the shell reads the
+/// FIFOs' directory, the exports (ended by NUL) and then a line when the
+/// command's output is out from (`agent_fifo`); fds 1 and 2 are the
+/// command's real stdout and stderr.
 fn run_command_helper(entry: &Path) -> Exit {
     use std::os::fd::AsFd;
     let sync = match rustix::io::dup(std::io::stdin().as_fd()) {
@@ -686,8 +720,7 @@ fn run_command_helper(entry: &Path) -> Exit {
         }
     }
     prologue.push(0);
-    let masker = std::sync::Arc::new(crate::mask::Masker::new(vars));
-    crate::cli::agent_fifo::serve(fifos, sync, &prologue, masker)
+    crate::cli::agent_fifo::serve(fifos, sync, &prologue, vars)
         .map(|()| 0)
         .map_err(|e| {
             Failure::runtime(format!(
@@ -718,6 +751,22 @@ mod tests {
                 .output()
                 .unwrap();
             assert_eq!(out.stdout, s.as_bytes(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn only_the_exact_helper_line_skips_clap() {
+        let a = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        for other in [
+            &["agentenv", "hook", "claude", "wrap"][..],
+            &["agentenv", "hook", "claude", "wrap", "--entry"],
+            &["agentenv", "hook", "claude", "wrap", "--entry", ""],
+            &["agentenv", "hook", "fish", "wrap", "--entry", "x"],
+            &["agentenv", "hook", "claude", "run", "--entry", "x"],
+            &["agentenv", "hook", "claude", "wrap", "--entry", "x", "-v"],
+            &["agentenv", "-q", "hook", "claude", "wrap", "--entry"],
+        ] {
+            assert!(wrap_fast_path(a(other).into_iter()).is_none(), "{other:?}");
         }
     }
 

@@ -200,6 +200,9 @@ fn finish(exit: Exit) -> i32 {
 /// exit 0.
 pub fn main() -> i32 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if let Some(exit) = agent_hook::wrap_fast_path(std::env::args_os()) {
+        return finish(exit);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -114,13 +114,24 @@ impl World {
 
     /// `cmd` run as Claude Code runs it; (stdout, stderr, status, cwd after).
     fn run_as_claude(&self, cmd: &str, stdin: &[u8]) -> (Vec<u8>, Vec<u8>, i32, Option<String>) {
+        self.run_in("bash", cmd, stdin)
+    }
+
+    /// [`World::run_as_claude`] with `shell` as the agent's shell (Claude
+    /// Code runs the user's `$SHELL` when it is bash or zsh).
+    fn run_in(
+        &self,
+        shell: &str,
+        cmd: &str,
+        stdin: &[u8],
+    ) -> (Vec<u8>, Vec<u8>, i32, Option<String>) {
         let cwd_file = self.dir.path().join("cwd");
         let _ = std::fs::remove_file(&cwd_file);
         let q = format!("'{}'", cmd.replace('\'', "'\\''"));
         // Claude Code pastes $CLAUDE_ENV_FILE before the command.
         let env_file = std::fs::read_to_string(self.env_file()).unwrap();
         let script = format!("{env_file}\neval {q} && pwd -P >| '{}'", cwd_file.display());
-        let mut c = Command::new("bash");
+        let mut c = Command::new(shell);
         c.env_clear()
             .env("HOME", self.home())
             .env("PATH", "/usr/bin:/bin")
@@ -474,6 +485,29 @@ fn the_hooks_print_no_value() {
             assert_eq!(s(&out.stdout), "");
         }
     }
+    // The per-command helper's failures (no pipe back to a shell; the name
+    // it had before, which a session's older functions still call) name
+    // the problem, never a value.
+    let first = w.rewrite("true").lines().next().unwrap().to_string();
+    let entry = first.rsplit(' ').next().unwrap().trim_matches('\'');
+    assert!(std::path::Path::new(entry).is_file(), "{first}");
+    for (event, says) in [("wrap", "masking"), ("run", "older agentenv")] {
+        let out = Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", w.dir.path())
+            .current_dir(w.proj())
+            .args(["-vv", "hook", "claude", event, "--entry", entry])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{event}: {}", s(&out.stderr));
+        assert!(s(&out.stderr).contains(says), "{event}: {}", s(&out.stderr));
+        for b in [&out.stdout, &out.stderr] {
+            assert!(!s(b).contains("zqCANARY"), "{event}: {}", s(b));
+        }
+    }
 }
 
 /// Run `c` with `stdin` written to it from a thread (so a child that
@@ -488,4 +522,34 @@ fn feed(c: &mut Command, stdin: &[u8]) -> Output {
     let out = child.wait_with_output().unwrap();
     w.join().unwrap();
     out
+}
+
+/// zsh runs the functions (they parse there) but its `EXIT` trap set in a
+/// function fires when the function returns, which would leave the
+/// command's output unmasked with the values exported: outside bash the
+/// command runs without the sensitive variables, says so, and nothing
+/// leaks; its status and `cd` stay its own.
+#[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+fn a_shell_other_than_bash_runs_the_command_without_the_values() {
+    if support::tool("zsh").is_none() {
+        return;
+    }
+    let w = World::new();
+    let cmd = w.rewrite(
+        "echo \"[$GH_TOKEN]\"; printenv DB_PASSWORD; echo \"e$DB_PASSWORD\" >&2; cd /; exit 3",
+    );
+    let (out, err, status, _) = w.run_in("zsh", &cmd, b"");
+    let (out, err) = (s(&out), s(&err));
+    assert!(
+        !out.contains("zqCANARY") && !err.contains("zqCANARY"),
+        "{out}{err}"
+    );
+    assert_eq!(status, 3, "{err}");
+    assert_eq!(out, "[]\n", "{err}");
+    assert!(err.contains("the shell is not bash"), "{err}");
+    assert!(err.ends_with("e\n"), "{err}");
+    // The next command (`eval … && pwd`) sees the cd in zsh too.
+    let (_, _, status, cwd) = w.run_in("zsh", &w.rewrite("cd /"), b"");
+    assert_eq!((status, cwd.as_deref()), (0, Some("/")));
 }

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The added cost of a wrapped agent command on a cache hit (BENCHMARKS.md,
+# "A wrapped agent command"; SPEC §14.3/§14.5: at most 2 ms over the bare
+# command). Usage:
+#
+#   cargo build --release && benches/agent_cmd.sh target/release/agentenv [OTHER_BINARY…]
+#
+# Each binary gets its own scratch directory (a user store with three
+# sensitive variables and one public one, a fixed environment: the cache key
+# covers the whole base environment, and hyperfine would add a variable of
+# its own per run). A command runs the way Claude Code runs it: the text of
+# $CLAUDE_ENV_FILE (written by `hook claude session-start`), then
+# `eval 'CMD' && pwd -P >| FILE`; "wrapped" is CMD as the PreToolUse hook
+# rewrote it. Needs bash, python3 and hyperfine; perf (optional) gives the
+# CPU time of the whole process tree, the masking helper included (it
+# outlives the shell by a moment, so hyperfine's user/system times, taken
+# from wait4 of the shell, leave it out).
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: $0 BINARY [BINARY…]" >&2; exit 2; }
+RUNS=${RUNS:-300}
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+cmds=()
+i=0
+for b in "$@"; do
+  B=$(realpath "$b"); W="$root/$i"; i=$((i + 1))
+  mkdir -p "$W/home/.agents" "$W/proj"
+  printf 'GH_TOKEN=ghp_bench_token_0123456789\nDB_PASSWORD=bench-password-42\nNPM_TOKEN=npm_bench_0000\nLOG_LEVEL=debug\n' >"$W/home/.agents/env"
+  printf '[vars]\nLOG_LEVEL = { public = true }\n' >"$W/home/.agents/agentenv.toml"
+  E="env -i HOME=$W/home PATH=/usr/bin:/bin TMPDIR=$W LANG=C.UTF-8"
+  (cd "$W/proj" && $E CLAUDE_ENV_FILE="$W/envfile.sh" "$B" hook claude session-start)
+  for c in true 'seq 1 20000'; do
+    n=${c%% *}
+    python3 -c 'import json,sys; print(json.dumps({"tool_name":"Bash","tool_input":{"command":sys.argv[1]},"cwd":sys.argv[2]}))' "$c" "$W/proj" >"$W/ev-$n.json"
+    (cd "$W/proj" && $E "$B" hook claude pre-tool-use <"$W/ev-$n.json" >/dev/null) # the miss
+    r=$(cd "$W/proj" && $E "$B" hook claude pre-tool-use <"$W/ev-$n.json" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["hookSpecificOutput"]["updatedInput"]["command"])')
+    q=${c//\'/\'\\\'\'}; rq=${r//\'/\'\\\'\'}
+    { cat "$W/envfile.sh"; printf "eval '%s' && pwd -P >| %s/cwd\n" "$q" "$W"; } >"$W/bare-$n.sh"
+    { cat "$W/envfile.sh"; printf "eval '%s' && pwd -P >| %s/cwd\n" "$rq" "$W"; } >"$W/wrap-$n.sh"
+  done
+  # A wrapped command must work before it is timed.
+  out=$(cd "$W/proj" && $E bash "$W/wrap-seq.sh" | tail -1)
+  [ "$out" = 20000 ] || { echo "$b: the wrapped command did not run ($out)" >&2; exit 1; }
+  cmds+=("$W|$B|$E")
+done
+for c in "${cmds[@]}"; do
+  IFS='|' read -r W B E <<<"$c"
+  echo "== $B (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+  # -N: no shell in between; run from the project (the hook's cache key
+  # covers it).
+  (cd "$W/proj" && hyperfine -N --warmup 30 --min-runs "$RUNS" --export-markdown "$W/wall.md" \
+    "$E bash ../bare-true.sh" "$E bash ../wrap-true.sh" \
+    "$E bash ../bare-seq.sh" "$E bash ../wrap-seq.sh" >/dev/null)
+  # The hook reads its event on stdin: through a shell (hyperfine takes
+  # the shell's own start off).
+  (cd "$W/proj" && hyperfine --warmup 30 --min-runs "$RUNS" --export-markdown "$W/hook.md" \
+    "$E $B hook claude pre-tool-use < ../ev-true.json" "$E $B --version < ../ev-true.json" >/dev/null)
+  sed "s|env -i [^ ]* [^ ]* [^ ]* [^ ]* ||; s|$W/||g" "$W/wall.md"
+  sed "s|env -i [^ ]* [^ ]* [^ ]* [^ ]* ||; s|$W/||g" "$W/hook.md" | tail -n +3
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+if command -v perf >/dev/null 2>&1; then
+  echo
+  echo "CPU of the whole process tree (perf stat task-clock, helper included), ms per command:"
+  for c in "${cmds[@]}"; do
+    IFS='|' read -r W B E <<<"$c"
+    for f in bare-true wrap-true bare-seq wrap-seq; do
+      ms=$(cd "$W/proj" && perf stat -x, -e task-clock bash -c \
+        "for i in \$(seq 1 $RUNS); do $E bash ../$f.sh >/dev/null; done" 2>&1 >/dev/null |
+        awk -F, -v n="$RUNS" '/task-clock/ {printf "%.2f", $1 / n}')
+      echo "$B $f $ms"
+    done
+    for f in "hook claude pre-tool-use" "--version"; do
+      ms=$(cd "$W/proj" && perf stat -x, -e task-clock bash -c \
+        "for i in \$(seq 1 $RUNS); do $E $B $f < ../ev-true.json >/dev/null; done" 2>&1 >/dev/null |
+        awk -F, -v n="$RUNS" '/task-clock/ {printf "%.2f", $1 / n}')
+      echo "$B $f $ms"
+    done
+  done
+fi
