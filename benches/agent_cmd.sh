@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The added cost of a wrapped agent command on a cache hit (BENCHMARKS.md,
-# "A wrapped agent command"; SPEC §14.3/§14.5: at most 2 ms over the bare
+# "A wrapped agent command": the target is at most 2 ms over the bare
 # command). Usage:
 #
 #   cargo build --release && benches/agent_cmd.sh target/release/agentenv [OTHER_BINARY…]
