@@ -1,0 +1,194 @@
+//! The search behind [`super::Masker`]: every occurrence of every needle
+//! in a haystack, overlapping, from which the masker picks the
+//! leftmost-longest non-overlapping sequence.
+//!
+//! A value has about a hundred needles (od's spaced-hex windows and
+//! pieces are most of them), and 20 values thousands: too many for one
+//! fast automaton (the `aho-corasick` crate's SIMD prefilter, Teddy, takes
+//! up to about 64 patterns; past that its DFA visits every byte and its
+//! start-byte prefilters are useless on needles that start with a hex
+//! digit). So the needles are split by length:
+//!
+//! * **Long needles** (at least [`LONG`] bytes, all of them for a value of
+//!   a usual length): a sampled q-gram filter. With `q = 8` and
+//!   `stride = shortest − q + 1`, every occurrence of a long needle holds
+//!   a position that is a multiple of `stride` (counted from the start of
+//!   the haystack) whose 8 bytes are one of that needle's own q-grams. The
+//!   scan reads one 8-byte gram every `stride` bytes (4 for od's shortest
+//!   pieces, 11 bytes) and tests a hash of it in a bitmap of every long
+//!   needle's grams (512 KiB); a set bit is looked up in the sorted list
+//!   of (gram, needle, offset), and each posting is compared with the
+//!   haystack in place. Distinct grams are few (the windows and pieces of
+//!   one encoding share theirs), so on text without secrets a bit is set
+//!   for well under 1% of the samples.
+//! * **Short needles** (values of 4 to 10 bytes and their short forms):
+//!   one `aho-corasick` automaton, overlapping search.
+//!
+//! Both give every occurrence, so the union is exact; the masker's
+//! selection over it is the same as one leftmost-longest automaton over
+//! all the needles (`tests::equals_the_naive_search`).
+
+use super::Needle;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+
+/// Gram length.
+const Q: usize = 8;
+/// Needles at least this long go through the q-gram filter (the stride is
+/// then at least `LONG - Q + 1`).
+pub(crate) const LONG: usize = 11;
+/// Bits of the gram hash (a bitmap of `2^BITS` bits).
+const BITS: u32 = 22;
+
+/// One occurrence of a needle: (start, end, needle index).
+pub(crate) type Occ = (usize, usize, usize);
+
+pub(crate) struct Search {
+    stride: usize,
+    /// The filter is in use (some needle is long).
+    long: bool,
+    bits: Vec<u64>,
+    /// (gram, needle, offset in the needle), sorted.
+    grams: Vec<(u64, u32, u32)>,
+    short: Option<AhoCorasick>,
+    /// Pattern index of `short` → needle index.
+    short_ids: Vec<usize>,
+}
+
+#[inline]
+fn gram(b: &[u8], p: usize) -> u64 {
+    u64::from_le_bytes(b[p..p + Q].try_into().expect("8 bytes"))
+}
+
+#[inline]
+fn hash(g: u64) -> usize {
+    (g.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
+}
+
+impl Search {
+    pub(crate) fn new(needles: &[Needle]) -> Search {
+        let shortest_long = needles
+            .iter()
+            .map(|n| n.bytes.len())
+            .filter(|&l| l >= LONG)
+            .min();
+        let mut s = Search {
+            stride: shortest_long.map_or(1, |l| l - Q + 1),
+            long: shortest_long.is_some(),
+            bits: Vec::new(),
+            grams: Vec::new(),
+            short: None,
+            short_ids: Vec::new(),
+        };
+        if s.long {
+            s.bits = vec![0u64; 1 << (BITS - 6)];
+        }
+        let mut short: Vec<&[u8]> = Vec::new();
+        for (i, n) in needles.iter().enumerate() {
+            let b = &n.bytes;
+            if b.len() >= LONG {
+                for o in 0..=b.len() - Q {
+                    let g = gram(b, o);
+                    let h = hash(g);
+                    s.bits[h >> 6] |= 1 << (h & 63);
+                    s.grams.push((g, i as u32, o as u32));
+                }
+            } else {
+                short.push(b);
+                s.short_ids.push(i);
+            }
+        }
+        s.grams.sort_unstable();
+        if !short.is_empty() {
+            let build = |kind| {
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::Standard)
+                    .kind(kind)
+                    .build(&short)
+            };
+            s.short = Some(
+                build(Some(AhoCorasickKind::DFA))
+                    .or_else(|_| build(None))
+                    .expect("short needles are few and small enough for an automaton"),
+            );
+        }
+        s
+    }
+
+    /// Every occurrence of a needle that starts before `limit` (and ends
+    /// inside `hay`), appended to `out` in no particular order (possibly
+    /// with repeats).
+    pub(crate) fn occurrences(
+        &self,
+        needles: &[Needle],
+        hay: &[u8],
+        limit: usize,
+        out: &mut Vec<Occ>,
+    ) {
+        if self.long && hay.len() >= Q {
+            let stride = self.stride;
+            // A needle starting before `limit` holds a sample before
+            // `limit + stride`.
+            let last = (hay.len() - Q).min(limit.saturating_add(stride - 1));
+            let bits = &self.bits[..];
+            let mut p = 0;
+            while p <= last {
+                let g = gram(hay, p);
+                let h = hash(g);
+                if bits[h >> 6] & (1 << (h & 63)) != 0 {
+                    self.verify(needles, hay, p, g, limit, out);
+                }
+                p += stride;
+            }
+        }
+        if let Some(ac) = &self.short {
+            // Reported in order of their ends, not starts.
+            for m in ac.find_overlapping_iter(hay) {
+                if m.start() < limit {
+                    out.push((m.start(), m.end(), self.short_ids[m.pattern().as_usize()]));
+                }
+            }
+        }
+    }
+
+    #[cold]
+    fn verify(
+        &self,
+        needles: &[Needle],
+        hay: &[u8],
+        p: usize,
+        g: u64,
+        limit: usize,
+        out: &mut Vec<Occ>,
+    ) {
+        let from = self.grams.partition_point(|e| e.0 < g);
+        for &(eg, n, o) in &self.grams[from..] {
+            if eg != g {
+                break;
+            }
+            let o = o as usize;
+            if o > p {
+                continue;
+            }
+            let start = p - o;
+            let b = &needles[n as usize].bytes;
+            let end = start + b.len();
+            if start < limit && end <= hay.len() && &hay[start..end] == b.as_slice() {
+                out.push((start, end, n as usize));
+            }
+        }
+    }
+}
+
+/// The leftmost-longest non-overlapping selection of `occ` (sorted here):
+/// from the end of the last match, the occurrence that starts first, the
+/// longest of those.
+pub(crate) fn select(occ: &mut [Occ], out: &mut Vec<super::Found>) {
+    occ.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut pos = 0;
+    for &(start, end, needle) in occ.iter() {
+        if start >= pos {
+            out.push(super::Found { needle, start, end });
+            pos = end;
+        }
+    }
+}
