@@ -36,14 +36,18 @@ const Q: usize = 8;
 /// Needles at least this long go through the q-gram filter (the stride is
 /// then at least `LONG - Q + 1`).
 pub(crate) const LONG: usize = 11;
-/// Bits of the gram hash (a bitmap of `2^BITS` bits).
-const BITS: u32 = 22;
+/// The bitmap has at least 64 bits per indexed gram (so under 1.6% of
+/// them set), between `2^MIN_BITS` and `2^MAX_BITS` bits.
+const MIN_BITS: u32 = 18;
+const MAX_BITS: u32 = 24;
 
 /// One occurrence of a needle: (start, end, needle index).
 pub(crate) type Occ = (usize, usize, usize);
 
 pub(crate) struct Search {
     stride: usize,
+    /// Bits of the gram hash.
+    shift: u32,
     /// The filter is in use (some needle is long).
     long: bool,
     bits: Vec<u64>,
@@ -60,8 +64,8 @@ fn gram(b: &[u8], p: usize) -> u64 {
 }
 
 #[inline]
-fn hash(g: u64) -> usize {
-    (g.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
+fn hash(g: u64, shift: u32) -> usize {
+    (g.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
 impl Search {
@@ -71,24 +75,35 @@ impl Search {
             .map(|n| n.bytes.len())
             .filter(|&l| l >= LONG)
             .min();
+        let stride = shortest_long.map_or(1, |l| l - Q + 1);
+        // Only the grams at offsets 0..stride of each long needle: an
+        // occurrence starting at `s` is found at its first sample, the
+        // multiple of `stride` in `s..s + stride` (inside the needle's
+        // last gram, as `stride <= len - Q + 1`), so it is reported once.
+        let indexed: usize = needles.iter().filter(|n| n.bytes.len() >= LONG).count() * stride;
+        let bits = (indexed * 64)
+            .next_power_of_two()
+            .trailing_zeros()
+            .clamp(MIN_BITS, MAX_BITS);
         let mut s = Search {
-            stride: shortest_long.map_or(1, |l| l - Q + 1),
+            stride,
+            shift: 64 - bits,
             long: shortest_long.is_some(),
             bits: Vec::new(),
-            grams: Vec::new(),
+            grams: Vec::with_capacity(indexed),
             short: None,
             short_ids: Vec::new(),
         };
         if s.long {
-            s.bits = vec![0u64; 1 << (BITS - 6)];
+            s.bits = vec![0u64; 1 << (bits - 6)];
         }
         let mut short: Vec<&[u8]> = Vec::new();
         for (i, n) in needles.iter().enumerate() {
             let b = &n.bytes;
             if b.len() >= LONG {
-                for o in 0..=b.len() - Q {
+                for o in 0..stride {
                     let g = gram(b, o);
-                    let h = hash(g);
+                    let h = hash(g, s.shift);
                     s.bits[h >> 6] |= 1 << (h & 63);
                     s.grams.push((g, i as u32, o as u32));
                 }
@@ -115,8 +130,7 @@ impl Search {
     }
 
     /// Every occurrence of a needle that starts before `limit` (and ends
-    /// inside `hay`), appended to `out` in no particular order (possibly
-    /// with repeats).
+    /// inside `hay`), appended to `out` in no particular order, each once.
     pub(crate) fn occurrences(
         &self,
         needles: &[Needle],
@@ -130,10 +144,11 @@ impl Search {
             // `limit + stride`.
             let last = (hay.len() - Q).min(limit.saturating_add(stride - 1));
             let bits = &self.bits[..];
+            let shift = self.shift;
             let mut p = 0;
             while p <= last {
                 let g = gram(hay, p);
-                let h = hash(g);
+                let h = hash(g, shift);
                 if bits[h >> 6] & (1 << (h & 63)) != 0 {
                     self.verify(needles, hay, p, g, limit, out);
                 }
