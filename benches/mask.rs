@@ -135,6 +135,14 @@ fn bench(c: &mut Criterion) {
             })
         });
         g.finish();
+        // Building the masker is paid once per `exec --redact`.
+        c.bench_function(&format!("mask/{n}_values/build"), |b| {
+            b.iter_custom(|iters| {
+                timed(iters, || {
+                    black_box(Masker::new(black_box(s.clone())));
+                })
+            })
+        });
         eprintln!("{n} values: {} needles", m.needles().len());
     }
 }

@@ -146,7 +146,7 @@ impl Masker {
             return;
         }
         let mut occ = Vec::new();
-        self.search.occurrences(&self.needles, hay, limit, &mut occ);
+        self.search.occurrences(hay, limit, &mut occ);
         search::select(&mut occ, out);
     }
 

@@ -29,7 +29,9 @@
 //! all the needles (`tests::equals_the_naive_search`).
 
 use super::Needle;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::nfa::contiguous::NFA;
+use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, MatchKind};
 
 /// Gram length.
 const Q: usize = 8;
@@ -51,8 +53,12 @@ pub(crate) struct Search {
     /// The filter is in use (some needle is long).
     long: bool,
     bits: Vec<u64>,
-    /// (gram, needle, offset in the needle), sorted.
-    grams: Vec<(u64, u32, u32)>,
+    /// (gram, offset in a long needle), sorted, distinct.
+    grams: Vec<(u64, u32)>,
+    /// The long needles, searched anchored at a candidate start.
+    anchored: Option<NFA>,
+    /// Pattern index of `anchored` → needle index.
+    long_ids: Vec<usize>,
     short: Option<AhoCorasick>,
     /// Pattern index of `short` → needle index.
     short_ids: Vec<usize>,
@@ -91,6 +97,8 @@ impl Search {
             long: shortest_long.is_some(),
             bits: Vec::new(),
             grams: Vec::with_capacity(indexed),
+            anchored: None,
+            long_ids: Vec::new(),
             short: None,
             short_ids: Vec::new(),
         };
@@ -98,6 +106,7 @@ impl Search {
             s.bits = vec![0u64; 1 << (bits - 6)];
         }
         let mut short: Vec<&[u8]> = Vec::new();
+        let mut long: Vec<&[u8]> = Vec::new();
         for (i, n) in needles.iter().enumerate() {
             let b = &n.bytes;
             if b.len() >= LONG {
@@ -105,14 +114,26 @@ impl Search {
                     let g = gram(b, o);
                     let h = hash(g, s.shift);
                     s.bits[h >> 6] |= 1 << (h & 63);
-                    s.grams.push((g, i as u32, o as u32));
+                    s.grams.push((g, o as u32));
                 }
+                long.push(b);
+                s.long_ids.push(i);
             } else {
                 short.push(b);
                 s.short_ids.push(i);
             }
         }
         s.grams.sort_unstable();
+        s.grams.dedup();
+        if !long.is_empty() {
+            s.anchored = Some(
+                NFA::builder()
+                    .match_kind(MatchKind::Standard)
+                    .prefilter(false)
+                    .build(&long)
+                    .expect("long needles are few and small enough for an automaton"),
+            );
+        }
         if !short.is_empty() {
             let build = |kind| {
                 AhoCorasick::builder()
@@ -131,13 +152,7 @@ impl Search {
 
     /// Every occurrence of a needle that starts before `limit` (and ends
     /// inside `hay`), appended to `out` in no particular order, each once.
-    pub(crate) fn occurrences(
-        &self,
-        needles: &[Needle],
-        hay: &[u8],
-        limit: usize,
-        out: &mut Vec<Occ>,
-    ) {
+    pub(crate) fn occurrences(&self, hay: &[u8], limit: usize, out: &mut Vec<Occ>) {
         if self.long && hay.len() >= Q {
             let stride = self.stride;
             // A needle starting before `limit` holds a sample before
@@ -150,7 +165,7 @@ impl Search {
                 let g = gram(hay, p);
                 let h = hash(g, shift);
                 if bits[h >> 6] & (1 << (h & 63)) != 0 {
-                    self.verify(needles, hay, p, g, limit, out);
+                    self.verify(hay, p, g, limit, out);
                 }
                 p += stride;
             }
@@ -165,30 +180,44 @@ impl Search {
         }
     }
 
+    /// A sample at `p` whose gram `g` is in the bitmap: for each offset
+    /// at which `g` begins some long needle's first `stride` grams, every
+    /// long needle starting at `p - offset` (walked in the anchored
+    /// automaton, so a shared prefix is read once).
     #[cold]
-    fn verify(
-        &self,
-        needles: &[Needle],
-        hay: &[u8],
-        p: usize,
-        g: u64,
-        limit: usize,
-        out: &mut Vec<Occ>,
-    ) {
+    fn verify(&self, hay: &[u8], p: usize, g: u64, limit: usize, out: &mut Vec<Occ>) {
+        let Some(nfa) = &self.anchored else {
+            return;
+        };
         let from = self.grams.partition_point(|e| e.0 < g);
-        for &(eg, n, o) in &self.grams[from..] {
+        for &(eg, o) in &self.grams[from..] {
             if eg != g {
                 break;
             }
             let o = o as usize;
-            if o > p {
+            if o > p || p - o >= limit {
                 continue;
             }
             let start = p - o;
-            let b = &needles[n as usize].bytes;
-            let end = start + b.len();
-            if start < limit && end <= hay.len() && &hay[start..end] == b.as_slice() {
-                out.push((start, end, n as usize));
+            let Ok(mut sid) = nfa.start_state(Anchored::Yes) else {
+                return;
+            };
+            for (depth, &b) in hay[start..].iter().enumerate() {
+                sid = nfa.next_state(Anchored::Yes, sid, b);
+                if nfa.is_dead(sid) {
+                    break;
+                }
+                if nfa.is_match(sid) {
+                    let len = depth + 1;
+                    for i in 0..nfa.match_len(sid) {
+                        let pid = nfa.match_pattern(sid, i);
+                        // A state also holds the matches of shorter
+                        // needles ending here (for unanchored search).
+                        if nfa.pattern_len(pid) == len {
+                            out.push((start, start + len, self.long_ids[pid.as_usize()]));
+                        }
+                    }
+                }
             }
         }
     }
