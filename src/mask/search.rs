@@ -29,9 +29,7 @@
 //! all the needles (`tests::equals_the_naive_search`).
 
 use super::Needle;
-use aho_corasick::automaton::Automaton;
-use aho_corasick::nfa::contiguous::NFA;
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Anchored, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 /// Gram length.
 const Q: usize = 8;
@@ -50,15 +48,11 @@ pub(crate) struct Search {
     stride: usize,
     /// Bits of the gram hash.
     shift: u32,
-    /// The filter is in use (some needle is long).
-    long: bool,
     bits: Vec<u64>,
     /// (gram, offset in a long needle), sorted, distinct.
     grams: Vec<(u64, u32)>,
-    /// The long needles, searched anchored at a candidate start.
-    anchored: Option<NFA>,
-    /// Pattern index of `anchored` → needle index.
-    long_ids: Vec<usize>,
+    /// The long needles in byte order: (bytes, needle index).
+    long: Vec<(Vec<u8>, usize)>,
     short: Option<AhoCorasick>,
     /// Pattern index of `short` → needle index.
     short_ids: Vec<usize>,
@@ -94,19 +88,16 @@ impl Search {
         let mut s = Search {
             stride,
             shift: 64 - bits,
-            long: shortest_long.is_some(),
             bits: Vec::new(),
             grams: Vec::with_capacity(indexed),
-            anchored: None,
-            long_ids: Vec::new(),
+            long: Vec::new(),
             short: None,
             short_ids: Vec::new(),
         };
-        if s.long {
+        if shortest_long.is_some() {
             s.bits = vec![0u64; 1 << (bits - 6)];
         }
         let mut short: Vec<&[u8]> = Vec::new();
-        let mut long: Vec<&[u8]> = Vec::new();
         for (i, n) in needles.iter().enumerate() {
             let b = &n.bytes;
             if b.len() >= LONG {
@@ -116,8 +107,7 @@ impl Search {
                     s.bits[h >> 6] |= 1 << (h & 63);
                     s.grams.push((g, o as u32));
                 }
-                long.push(b);
-                s.long_ids.push(i);
+                s.long.push((b.clone(), i));
             } else {
                 short.push(b);
                 s.short_ids.push(i);
@@ -125,15 +115,7 @@ impl Search {
         }
         s.grams.sort_unstable();
         s.grams.dedup();
-        if !long.is_empty() {
-            s.anchored = Some(
-                NFA::builder()
-                    .match_kind(MatchKind::Standard)
-                    .prefilter(false)
-                    .build(&long)
-                    .expect("long needles are few and small enough for an automaton"),
-            );
-        }
+        s.long.sort_unstable();
         if !short.is_empty() {
             let build = |kind| {
                 AhoCorasick::builder()
@@ -153,7 +135,7 @@ impl Search {
     /// Every occurrence of a needle that starts before `limit` (and ends
     /// inside `hay`), appended to `out` in no particular order, each once.
     pub(crate) fn occurrences(&self, hay: &[u8], limit: usize, out: &mut Vec<Occ>) {
-        if self.long && hay.len() >= Q {
+        if !self.long.is_empty() && hay.len() >= Q {
             let stride = self.stride;
             // A needle starting before `limit` holds a sample before
             // `limit + stride`.
@@ -182,43 +164,44 @@ impl Search {
 
     /// A sample at `p` whose gram `g` is in the bitmap: for each offset
     /// at which `g` begins some long needle's first `stride` grams, every
-    /// long needle starting at `p - offset` (walked in the anchored
-    /// automaton, so a shared prefix is read once).
+    /// long needle starting at `p - offset`.
     #[cold]
     fn verify(&self, hay: &[u8], p: usize, g: u64, limit: usize, out: &mut Vec<Occ>) {
-        let Some(nfa) = &self.anchored else {
-            return;
-        };
         let from = self.grams.partition_point(|e| e.0 < g);
         for &(eg, o) in &self.grams[from..] {
             if eg != g {
                 break;
             }
             let o = o as usize;
-            if o > p || p - o >= limit {
-                continue;
+            if o <= p && p - o < limit {
+                self.starting_at(hay, p - o, out);
             }
-            let start = p - o;
-            let Ok(mut sid) = nfa.start_state(Anchored::Yes) else {
-                return;
-            };
-            for (depth, &b) in hay[start..].iter().enumerate() {
-                sid = nfa.next_state(Anchored::Yes, sid, b);
-                if nfa.is_dead(sid) {
+        }
+    }
+
+    /// Every long needle at `hay[start..]`: the needles in byte order that
+    /// agree with the haystack on the first `d` bytes form one range,
+    /// narrowed byte by byte (a needle of length `d` is the range's first
+    /// and a match); a prefix shared by many needles is read once.
+    fn starting_at(&self, hay: &[u8], start: usize, out: &mut Vec<Occ>) {
+        let rest = &hay[start..];
+        let (mut lo, mut hi) = (0, self.long.len());
+        let mut d = 0;
+        while lo < hi {
+            let (b, n) = &self.long[lo];
+            if b.len() == d {
+                out.push((start, start + d, *n));
+                lo += 1;
+                if lo == hi {
                     break;
                 }
-                if nfa.is_match(sid) {
-                    let len = depth + 1;
-                    for i in 0..nfa.match_len(sid) {
-                        let pid = nfa.match_pattern(sid, i);
-                        // A state also holds the matches of shorter
-                        // needles ending here (for unanchored search).
-                        if nfa.pattern_len(pid) == len {
-                            out.push((start, start + len, self.long_ids[pid.as_usize()]));
-                        }
-                    }
-                }
             }
+            let Some(&c) = rest.get(d) else { break };
+            let range = &self.long[lo..hi];
+            let a = range.partition_point(|(b, _)| b[d] < c);
+            let z = range.partition_point(|(b, _)| b[d] <= c);
+            (lo, hi) = (lo + a, lo + z);
+            d += 1;
         }
     }
 }
