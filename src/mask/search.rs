@@ -9,19 +9,22 @@
 //! start-byte prefilters are useless on needles that start with a hex
 //! digit). So the needles are split by length:
 //!
-//! * **Long needles** (at least [`LONG`] bytes, all of them for a value of
-//!   a usual length): a sampled q-gram filter. With `q = 8` and
+//! * **Long needles** (at least [`LONG`] = 8 bytes; all of them for a
+//!   value of a usual length): a sampled q-gram filter. With `q = 4` and
 //!   `stride = shortest − q + 1`, every occurrence of a long needle holds
-//!   a position that is a multiple of `stride` (counted from the start of
-//!   the haystack) whose 8 bytes are one of that needle's own q-grams. The
-//!   scan reads one 8-byte gram every `stride` bytes (4 for od's shortest
-//!   pieces, 11 bytes) and tests a hash of it in a bitmap of every long
-//!   needle's grams (512 KiB); a set bit is looked up in the sorted list
-//!   of (gram, needle, offset), and each posting is compared with the
-//!   haystack in place. Distinct grams are few (the windows and pieces of
-//!   one encoding share theirs), so on text without secrets a bit is set
-//!   for well under 1% of the samples.
-//! * **Short needles** (values of 4 to 10 bytes and their short forms):
+//!   exactly one position that is a multiple of `stride` (counted from the
+//!   start of the haystack) in its first `stride` bytes, and the 4 bytes
+//!   there are the needle's gram at that offset. The scan reads one gram
+//!   every `stride` bytes (5 for the 8-character tail of a wrapped
+//!   encoding, 8 for od's shortest pieces) and tests a hash of it in a
+//!   bitmap of the grams at the first `stride` offsets of every long
+//!   needle (64 bits or more per gram, so under 2% of the bits set). A set
+//!   bit is looked up in the sorted (gram, offset) list; for each offset,
+//!   the long needles starting there are found by narrowing them, in byte
+//!   order, byte by byte along the haystack (a prefix many needles share,
+//!   such as a provider's token prefix or od's pieces, is read once). An
+//!   occurrence is found from one sample only, once.
+//! * **Short needles** (values of 4 to 7 bytes and their short forms):
 //!   one `aho-corasick` automaton, overlapping search.
 //!
 //! Both give every occurrence, so the union is exact; the masker's
@@ -32,10 +35,10 @@ use super::Needle;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 /// Gram length.
-const Q: usize = 8;
+const Q: usize = 4;
 /// Needles at least this long go through the q-gram filter (the stride is
 /// then at least `LONG - Q + 1`).
-pub(crate) const LONG: usize = 11;
+pub(crate) const LONG: usize = 8;
 /// The bitmap has at least 64 bits per indexed gram (so under 1.6% of
 /// them set), between `2^MIN_BITS` and `2^MAX_BITS` bits.
 const MIN_BITS: u32 = 18;
@@ -60,7 +63,7 @@ pub(crate) struct Search {
 
 #[inline]
 fn gram(b: &[u8], p: usize) -> u64 {
-    u64::from_le_bytes(b[p..p + Q].try_into().expect("8 bytes"))
+    u64::from(u32::from_le_bytes(b[p..p + Q].try_into().expect("4 bytes")))
 }
 
 #[inline]
