@@ -159,40 +159,14 @@ fn fill(r: &mut impl Read, buf: &mut [u8], mut len: usize) -> io::Result<(usize,
     Ok((len, false))
 }
 
-/// The masker's matches, found fast: candidate positions from two cheap
-/// searches, and the masker's automaton only on the windows around them.
-///
-/// * Needles of at least [`LONG`] bytes: with `q = 8` and
-///   `stride = min_len − q + 1` (`min_len` the shortest of them), every
-///   occurrence contains a position that is a multiple of `stride` whose
-///   `q` bytes are one of the needle's own q-grams. The finder reads one
-///   q-gram every `stride` bytes and tests it in a bitmap of those
-///   needles' q-grams; a hit at `p` means a match may start in
-///   `[p − (stride − 1), p]`.
-/// * Shorter needles (short values, the last line of a wrapped encoding):
-///   an Aho-Corasick automaton of just them, overlapping search (SIMD
-///   prefilter when they are few); each occurrence is a candidate start.
-///
-/// The candidates, in order of their first possible start, are searched
-/// with the masker from the first position a match can start at (no match
-/// starts between the previous match's end and there: it would be inside
-/// an earlier candidate), over a window holding every needle that starts
-/// in the candidate. So the matches are exactly the masker's
-/// (leftmost-longest, non-overlapping) over the same bytes.
+/// The masker's matches in a chunk: [`Masker::find_before`] (its sampled
+/// q-gram filter and short-needle automaton, see `mask::search`), plus the
+/// longest needle's length for the carried tail. Built once, shared by
+/// the threads.
 pub struct Finder<'a> {
     m: &'a Masker,
-    q: usize,
-    stride: usize,
     max_len: usize,
-    /// Whether any needle is long (the bitmap is used).
-    long: bool,
-    bits: Vec<u64>,
-    short: Option<aho_corasick::AhoCorasick>,
 }
-
-/// Needles at least this long go through the sampled q-gram bitmap.
-pub const LONG: usize = 16;
-const FILTER_BITS: u32 = 22;
 
 impl<'a> Finder<'a> {
     /// The finder of `m`'s needles.
@@ -204,43 +178,7 @@ impl<'a> Finder<'a> {
             .max()
             .unwrap_or(1)
             .max(1);
-        let long_min = m
-            .needles()
-            .iter()
-            .map(|n| n.bytes.len())
-            .filter(|&l| l >= LONG)
-            .min();
-        let q = 8;
-        let mut f = Finder {
-            m,
-            q,
-            stride: long_min.map_or(1, |l| l - q + 1),
-            max_len,
-            long: long_min.is_some(),
-            bits: vec![0u64; 1 << (FILTER_BITS - 6)],
-            short: None,
-        };
-        let mut short: Vec<&[u8]> = Vec::new();
-        for n in m.needles() {
-            if n.bytes.len() >= LONG {
-                for o in 0..=n.bytes.len() - q {
-                    let h = f.hash(&n.bytes[o..o + q]);
-                    f.bits[h >> 6] |= 1 << (h & 63);
-                }
-            } else {
-                short.push(&n.bytes);
-            }
-        }
-        if !short.is_empty() {
-            f.short = Some(
-                aho_corasick::AhoCorasick::builder()
-                    .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-                    .build(&short)
-                    .or_else(|_| aho_corasick::AhoCorasick::new(&short))
-                    .expect("short needles are few and small enough for an automaton"),
-            );
-        }
-        f
+        Finder { m, max_len }
     }
 
     /// The longest needle.
@@ -248,66 +186,9 @@ impl<'a> Finder<'a> {
         self.max_len
     }
 
-    #[inline]
-    fn hash(&self, gram: &[u8]) -> usize {
-        let x = u64::from_le_bytes(gram[..8].try_into().expect("8 bytes"));
-        (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FILTER_BITS)) as usize
-    }
-
-    #[inline]
-    fn hit(&self, data: &[u8], p: usize) -> bool {
-        let h = self.hash(&data[p..p + self.q]);
-        self.bits[h >> 6] & (1 << (h & 63)) != 0
-    }
-
     /// The masker's matches in `data` that start before `limit`, in order.
     pub fn find(&self, data: &[u8], limit: usize, out: &mut Vec<crate::mask::Found>) {
-        out.clear();
-        if self.m.is_empty() {
-            return;
-        }
-        // Candidate intervals of match starts: (first, last).
-        let mut cands: Vec<(usize, usize)> = Vec::new();
-        let s = self.stride;
-        if self.long && data.len() >= self.q {
-            let last = data.len() - self.q;
-            let reach = last.min(limit + s);
-            let mut p = 0;
-            while p <= reach {
-                if self.hit(data, p) {
-                    cands.push((p.saturating_sub(s - 1), p));
-                }
-                p += s;
-            }
-        }
-        if let Some(ac) = &self.short {
-            for m in ac.find_overlapping_iter(data) {
-                if m.start() < limit {
-                    cands.push((m.start(), m.start()));
-                }
-            }
-        }
-        cands.sort_unstable();
-        let mut pos = 0usize; // the next match starts at or after this
-        for (first, last) in cands {
-            if last < pos || first >= limit {
-                continue;
-            }
-            let lo = pos.max(first);
-            let hi = data.len().min(last + self.max_len);
-            for f in self.m.find_iter(&data[lo..hi]) {
-                let (start, end) = (lo + f.start, lo + f.end);
-                if start > last || start >= limit {
-                    break;
-                }
-                out.push(crate::mask::Found {
-                    needle: f.needle,
-                    start,
-                    end,
-                });
-                pos = end;
-            }
-        }
+        self.m.find_before(data, limit, out);
     }
 }
 

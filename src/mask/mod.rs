@@ -18,6 +18,7 @@
 //! needles.
 
 mod forms;
+mod search;
 mod stream;
 
 #[allow(unused_imports)]
@@ -25,67 +26,6 @@ pub(crate) use forms::{base64_at, base64_padded};
 pub use forms::{forms, Form, MIN_LEN};
 pub(crate) use stream::FdOut;
 pub use stream::{pump, MaskWriter, IDLE};
-
-use aho_corasick::{AhoCorasick, AhoCorasickKind, Input, MatchKind};
-
-/// Needles per automaton (see `Masker::new`).
-const SHARD: usize = 64;
-/// At most this many automata; more needles share one.
-const MAX_SHARDS: usize = 4;
-/// One automaton over more needles is a DFA up to this many needle bytes.
-const DFA_MAX_BYTES: usize = 64 * 1024;
-
-/// The leftmost-longest matches over every shard: each shard's next match
-/// from `pos` is kept; the one starting first (the longest on a tie) is
-/// the union's, then the shards whose next match starts before its end
-/// search again from there. A shard's kept match that starts at or after
-/// `pos` is still its leftmost-longest from `pos`.
-struct Matches<'a, 'h> {
-    masker: &'a Masker,
-    hay: &'h [u8],
-    pos: usize,
-    next: Vec<Option<Found>>,
-    /// `next[i]` was searched from a position <= `pos` (valid).
-    fresh: Vec<bool>,
-}
-
-impl Iterator for Matches<'_, '_> {
-    type Item = Found;
-
-    fn next(&mut self) -> Option<Found> {
-        if self.pos > self.hay.len() {
-            return None;
-        }
-        let mut best: Option<Found> = None;
-        for (i, (base, ac)) in self.masker.shards.iter().enumerate() {
-            let stale = match self.next[i] {
-                Some(f) => f.start < self.pos,
-                None => !self.fresh[i],
-            };
-            if stale {
-                let input = Input::new(self.hay).span(self.pos..self.hay.len());
-                self.next[i] = ac.find(input).map(|m| Found {
-                    needle: base + m.pattern().as_usize(),
-                    start: m.start(),
-                    end: m.end(),
-                });
-                self.fresh[i] = true;
-            }
-            if let Some(f) = self.next[i] {
-                let better = match best {
-                    None => true,
-                    Some(b) => f.start < b.start || (f.start == b.start && f.end > b.end),
-                };
-                if better {
-                    best = Some(f);
-                }
-            }
-        }
-        let f = best?;
-        self.pos = f.end;
-        Some(f)
-    }
-}
 
 /// One string to mask: the variable it belongs to, its form and its
 /// bytes.
@@ -116,8 +56,8 @@ pub struct Masker {
     needles: Vec<Needle>,
     /// `[REDACTED:NAME]` per needle.
     replacement: Vec<Vec<u8>>,
-    /// The automata: (index of the shard's first needle, automaton).
-    shards: Vec<(usize, AhoCorasick)>,
+    /// The search over every needle ([`search`]).
+    search: search::Search,
     /// Needle indices in byte order of their bytes (prefix look-ups).
     sorted: Vec<usize>,
     /// Bytes a needle starts with.
@@ -141,19 +81,6 @@ impl Masker {
     /// name in byte order wins. Values shorter than [`MIN_LEN`] give no
     /// needle.
     pub fn new(pairs: impl IntoIterator<Item = (String, Vec<u8>)>) -> Masker {
-        Masker::build(pairs, false)
-    }
-
-    /// [`Masker::new`] for a short-lived stream, the same needles and
-    /// matches: contiguous NFAs instead of DFAs, built in a fraction of a
-    /// millisecond for a few values where the DFAs take milliseconds, and
-    /// searching a little slower. The per-command helper of the agent hook
-    /// uses it (`cli::agent_fifo`).
-    pub fn new_quick(pairs: impl IntoIterator<Item = (String, Vec<u8>)>) -> Masker {
-        Masker::build(pairs, true)
-    }
-
-    fn build(pairs: impl IntoIterator<Item = (String, Vec<u8>)>, quick: bool) -> Masker {
         let mut pairs: Vec<(String, Vec<u8>)> = pairs.into_iter().collect();
         pairs.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()).then(a.1.cmp(&b.1)));
         let mut needles: Vec<Needle> = Vec::new();
@@ -169,40 +96,7 @@ impl Masker {
                 }
             }
         }
-        // Shards of at most SHARD needles: each automaton then gets the
-        // crate's SIMD prefilter (Teddy, at most 128 patterns, fast up to
-        // about 64) and is a DFA; a search runs them side by side and
-        // merges (see `Matches`).
-        // Past MAX_SHARDS shards, the passes cost more than they save: one
-        // automaton (a DFA while its table stays a few MiB).
-        let size = if needles.len() <= SHARD * MAX_SHARDS {
-            SHARD
-        } else {
-            needles.len()
-        };
-        let total: usize = needles.iter().map(|n| n.bytes.len()).sum();
-        let dfa = size == SHARD || total <= DFA_MAX_BYTES;
-        let shards: Vec<(usize, AhoCorasick)> = needles
-            .chunks(size.max(1))
-            .enumerate()
-            .map(|(i, group)| {
-                let build = |kind| {
-                    AhoCorasick::builder()
-                        .match_kind(MatchKind::LeftmostLongest)
-                        .kind(kind)
-                        .build(group.iter().map(|n| &n.bytes))
-                };
-                let kind = if quick {
-                    Some(AhoCorasickKind::ContiguousNFA)
-                } else {
-                    dfa.then_some(AhoCorasickKind::DFA)
-                };
-                let ac = build(kind)
-                    .or_else(|_| build(None))
-                    .expect("needles are few and small enough for an automaton");
-                (i * size, ac)
-            })
-            .collect();
+        let search = search::Search::new(&needles);
         let replacement = needles
             .iter()
             .map(|n| format!("[REDACTED:{}]", n.name).into_bytes())
@@ -217,7 +111,7 @@ impl Masker {
         Masker {
             needles,
             replacement,
-            shards,
+            search,
             sorted,
             first,
             max_len,
@@ -235,17 +129,22 @@ impl Masker {
     }
 
     /// The leftmost-longest, non-overlapping matches in `hay`.
-    pub fn find_iter<'a, 'h>(&'a self, hay: &'h [u8]) -> impl Iterator<Item = Found> + 'a
-    where
-        'h: 'a,
-    {
-        Matches {
-            masker: self,
-            hay,
-            pos: 0,
-            next: vec![None; self.shards.len()],
-            fresh: vec![false; self.shards.len()],
+    pub fn find_iter(&self, hay: &[u8]) -> std::vec::IntoIter<Found> {
+        let mut out = Vec::new();
+        self.find_before(hay, hay.len(), &mut out);
+        out.into_iter()
+    }
+
+    /// The matches of [`Masker::find_iter`] that start before `limit`,
+    /// into `out` (cleared first).
+    pub fn find_before(&self, hay: &[u8], limit: usize, out: &mut Vec<Found>) {
+        out.clear();
+        if self.is_empty() || hay.is_empty() {
+            return;
         }
+        let mut occ = Vec::new();
+        self.search.occurrences(hay, limit, &mut occ);
+        search::select(&mut occ, out);
     }
 
     /// `[REDACTED:NAME]` of needle `i`.
@@ -378,8 +277,11 @@ mod tests {
         out
     }
 
+    /// Many values (thousands of needles, long and short, sharing
+    /// prefixes), planted whole and as forms: the search equals the naive
+    /// leftmost-longest one.
     #[test]
-    fn many_shards_merge_as_one_automaton() {
+    fn many_values_equal_the_naive_search() {
         let values: Vec<(String, Vec<u8>)> = (0..40)
             .map(|i| {
                 (
@@ -392,14 +294,8 @@ mod tests {
                 ("P2".to_string(), b"al3-2".to_vec()),
             ])
             .collect();
-        // As many values as keep more than three shards of needles (and
-        // not so many that they share one automaton).
-        let mut values = values;
-        while Masker::new(values.clone()).needles().len() > SHARD * MAX_SHARDS {
-            values.remove(0);
-        }
         let k = Masker::new(values.clone());
-        assert!(k.shards.len() > 3, "{}", k.shards.len());
+        assert!(k.needles().len() > 1000, "{}", k.needles().len());
         let mut hay = Vec::new();
         for (i, (_, v)) in values.iter().enumerate() {
             hay.extend_from_slice(b"x ");
@@ -410,9 +306,54 @@ mod tests {
             hay.extend_from_slice(b"val1-7919-and-longer val3-23757 ");
         }
         assert_eq!(k.mask(&hay), naive(&k, &hay));
-        // The quick build (no DFA) finds the same matches.
-        let q = Masker::new_quick(values.clone());
-        assert_eq!(q.mask(&hay), k.mask(&hay));
+    }
+
+    /// Random value sets (short, long, periodic, sharing pieces) and
+    /// random texts dense with their forms, overlapping and adjacent: the
+    /// search equals the naive one, and `find_before` keeps exactly the
+    /// matches that start before its limit.
+    #[test]
+    fn equals_the_naive_search() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let alphabet = b"ab 0a1-";
+        for round in 0..300 {
+            let count = (next() % 4 + 1) as usize;
+            let pairs: Vec<(String, Vec<u8>)> = (0..count)
+                .map(|i| {
+                    let len = (next() % 30 + 2) as usize;
+                    let v = (0..len)
+                        .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                        .collect();
+                    (format!("K{i}"), v)
+                })
+                .collect();
+            let k = Masker::new(pairs);
+            if k.is_empty() {
+                continue;
+            }
+            let n = (next() % 400) as usize;
+            let mut hay: Vec<u8> = (0..n)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            for _ in 0..(next() % 8) {
+                let nd = &k.needles()[(next() % k.needles().len() as u64) as usize];
+                let at = (next() % (hay.len() as u64 + 1)) as usize;
+                hay.splice(at..at, nd.bytes.iter().copied());
+            }
+            assert_eq!(k.mask(&hay), naive(&k, &hay), "round {round}");
+            let all: Vec<Found> = k.find_iter(&hay).collect();
+            let limit = hay.len() / 2;
+            let mut got = Vec::new();
+            k.find_before(&hay, limit, &mut got);
+            let want: Vec<Found> = all.into_iter().filter(|f| f.start < limit).collect();
+            assert_eq!(got, want, "limit, round {round}");
+        }
     }
 
     #[test]

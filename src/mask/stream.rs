@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 /// [`pump`] releases it (so a prompt appears).
 pub const IDLE: Duration = Duration::from_millis(50);
 
+/// The pipe size [`pump`] asks for, and its read size.
+const PIPE_SIZE: usize = 1 << 20;
+
 /// After the child has exited, how long [`pump`] keeps reading a stream
 /// that a descendant still holds open while nothing new arrives.
 const DRAIN_IDLE: Duration = Duration::from_millis(100);
@@ -183,7 +186,12 @@ pub fn pump<W: Write>(
 ) -> io::Result<()> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let src = src.as_fd();
-    let mut buf = vec![0u8; 1 << 20];
+    // A pipe of 1 MiB (the unprivileged maximum by default) rather than
+    // 64 KiB: a fast producer fills it while the masker works, and each
+    // read takes up to the whole buffer (fewer reads, writes and
+    // wake-ups). Not a pipe, or not allowed: it stays as it is.
+    let _ = rustix::pipe::fcntl_setpipe_size(src, PIPE_SIZE);
+    let mut buf = vec![0u8; PIPE_SIZE];
     let mut last = Instant::now();
     // Since when the producer is gone (draining), if it is.
     let mut stopped: Option<Instant> = None;
