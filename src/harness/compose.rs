@@ -170,6 +170,13 @@ mod tests {
         parse_harness(s, Path::new("t.yaml")).unwrap()
     }
 
+    /// `child` after `base` is merged into it.
+    fn merged(base: &str, child: &str) -> Harness {
+        let mut c = h(child);
+        merge_base_into_child(&h(base), &mut c);
+        c
+    }
+
     fn files(hf: &[HostFile]) -> Vec<(&str, &str)> {
         hf.iter()
             .map(|f| (f.src.as_str(), f.dest.as_str()))
@@ -178,9 +185,7 @@ mod tests {
 
     #[test]
     fn scalars_child_wins_unless_empty_and_trigger_is_inherited() {
-        let base = h("agent: a\nrole: r\nslug: s\ntrigger: \"event.x == 1\"\nallowed_remote_resources: ['https://x/']\n");
-        let mut child = h("agent: ''\nrole: c\n");
-        merge_base_into_child(&base, &mut child);
+        let child = merged("agent: a\nrole: r\nslug: s\ntrigger: \"event.x == 1\"\nallowed_remote_resources: ['https://x/']\n", "agent: ''\nrole: c\n");
         assert_eq!(child.agent, "a");
         assert_eq!(child.role, "c");
         assert_eq!(child.slug, "s");
@@ -190,9 +195,10 @@ mod tests {
 
     #[test]
     fn env_submaps_merge_independently() {
-        let base = h("env:\n  runner: {A: b, K: b}\n  sandbox: {S: b}\n");
-        let mut child = h("env:\n  runner: {K: c, C: c}\n");
-        merge_base_into_child(&base, &mut child);
+        let child = merged(
+            "env:\n  runner: {A: b, K: b}\n  sandbox: {S: b}\n",
+            "env:\n  runner: {K: c, C: c}\n",
+        );
         let env = child.cfg.env.unwrap();
         let r = env.runner.unwrap();
         assert_eq!(
@@ -201,17 +207,13 @@ mod tests {
         );
         assert_eq!(env.sandbox.unwrap()["S"], "b");
         // a child null value sets "", it does not remove
-        let base = h("env:\n  sandbox: {K: b}\n");
-        let mut child = h("env:\n  sandbox: {K: ~}\n");
-        merge_base_into_child(&base, &mut child);
+        let child = merged("env:\n  sandbox: {K: b}\n", "env:\n  sandbox: {K: ~}\n");
         assert_eq!(child.cfg.env.unwrap().sandbox.unwrap()["K"], "");
     }
 
     #[test]
     fn runner_env_additive() {
-        let base = h("runner_env: {A: b, K: b}\n");
-        let mut child = h("runner_env: {K: c}\n");
-        merge_base_into_child(&base, &mut child);
+        let child = merged("runner_env: {A: b, K: b}\n", "runner_env: {K: c}\n");
         let r = child.cfg.runner_env.unwrap();
         assert_eq!((r["A"].as_str(), r["K"].as_str()), ("b", "c"));
     }
@@ -220,19 +222,19 @@ mod tests {
     fn host_files_replace_the_last_entry_with_that_dest() {
         // fullsend merges host files by dest: child [x→/b, y→/b] over base
         // [z→/a] = [/a←z, /b←y].
-        let base = h("host_files:\n  - {src: z, dest: /a}\n");
-        let mut child = h("host_files:\n  - {src: x, dest: /b}\n  - {src: y, dest: /b}\n");
-        merge_base_into_child(&base, &mut child);
+        let child = merged(
+            "host_files:\n  - {src: z, dest: /a}\n",
+            "host_files:\n  - {src: x, dest: /b}\n  - {src: y, dest: /b}\n",
+        );
         assert_eq!(
             files(&child.cfg.host_files.unwrap()),
             [("z", "/a"), ("y", "/b")]
         );
         // In place, exact text, taking over expand/optional.
-        let base = h("host_files:\n  - {src: a, dest: /x}\n  - {src: b, dest: /y, expand: true}\n");
-        let mut child = h(
+        let child = merged(
+            "host_files:\n  - {src: a, dest: /x}\n  - {src: b, dest: /y, expand: true}\n",
             "host_files:\n  - {src: c, dest: /z}\n  - {src: d, dest: /y}\n  - {src: e, dest: /X}\n",
         );
-        merge_base_into_child(&base, &mut child);
         let hf = child.cfg.host_files.unwrap();
         assert_eq!(
             files(&hf),
@@ -259,8 +261,10 @@ mod tests {
         );
         assert_eq!(files(&top.host_files.unwrap()), [("2", "/d")]);
         // No base list: the child's list is kept as written.
-        let mut child = h("host_files: [{src: 1, dest: /d}, {src: 2, dest: /d}]\n");
-        merge_base_into_child(&h("agent: a\n"), &mut child);
+        let child = merged(
+            "agent: a\n",
+            "host_files: [{src: 1, dest: /d}, {src: 2, dest: /d}]\n",
+        );
         assert_eq!(child.cfg.host_files.unwrap().len(), 2);
     }
 
@@ -289,9 +293,7 @@ mod tests {
 
     #[test]
     fn validation_loop_merges_field_by_field() {
-        let base = h("validation_loop: {script: s1, schema: sc1, max_iterations: 3, feedback_mode: append, preflight_check: p1}\n");
-        let mut child = h("validation_loop: {schema: sc2, max_iterations: 0}\n");
-        merge_base_into_child(&base, &mut child);
+        let child = merged("validation_loop: {script: s1, schema: sc1, max_iterations: 3, feedback_mode: append, preflight_check: p1}\n", "validation_loop: {schema: sc2, max_iterations: 0}\n");
         let vl = child.cfg.validation_loop.unwrap();
         assert_eq!(
             (

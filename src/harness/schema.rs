@@ -434,6 +434,11 @@ mod tests {
         parse_harness(s, Path::new("h.yaml"))
     }
 
+    /// The message `p(s)` fails with.
+    fn err(s: &str) -> String {
+        p(s).unwrap_err().to_string()
+    }
+
     #[test]
     fn literal_scalars_and_nulls_in_env_maps() {
         let h = p("env:\n  runner:\n    N: 5\n    B: true\n    F: 1.50\n    H: 0x1F\n    Y: yes\n    E: ~\n    E2:\n    1: a\n").unwrap();
@@ -462,24 +467,22 @@ mod tests {
 
     #[test]
     fn type_mismatches_name_field_and_position_not_value() {
-        let e = p("env: \"secret-x\"\n").unwrap_err().to_string();
+        let e = err("env: \"secret-x\"\n");
         assert!(e.contains("h.yaml:1:6"), "{e}");
         assert!(e.contains("parsing harness YAML"), "{e}");
         assert!(e.contains("env: expected a mapping"), "{e}");
         assert!(!e.contains("secret-x"));
-        let e = p("env:\n  runner: [secret-y]\n").unwrap_err().to_string();
+        let e = err("env:\n  runner: [secret-y]\n");
         assert!(
             e.contains("env.runner: expected a mapping, found a sequence"),
             "{e}"
         );
         assert!(!e.contains("secret-y"));
-        let e = p("host_files: {}\n").unwrap_err().to_string();
+        let e = err("host_files: {}\n");
         assert!(e.contains("host_files: expected a sequence"), "{e}");
-        let e = p("env:\n  runner:\n    K: [a]\n").unwrap_err().to_string();
+        let e = err("env:\n  runner:\n    K: [a]\n");
         assert!(e.contains("env.runner.K: expected a string"), "{e}");
-        let e = p("host_files:\n  - {src: a, dest: b, expand: secret-z}\n")
-            .unwrap_err()
-            .to_string();
+        let e = err("host_files:\n  - {src: a, dest: b, expand: secret-z}\n");
         assert!(
             e.contains("host_files[0].expand: expected a boolean"),
             "{e}"
@@ -489,9 +492,7 @@ mod tests {
 
     #[test]
     fn a_forge_key_carrying_a_value_is_shown_by_its_prefix() {
-        let e = p("forge:\n  'gh ghp_secret9':\n    env: 'x'\n")
-            .unwrap_err()
-            .to_string();
+        let e = err("forge:\n  'gh ghp_secret9':\n    env: 'x'\n");
         assert!(e.contains("forge.gh….env: expected a mapping"), "{e}");
         assert!(!e.contains("secret9"), "{e}");
     }
@@ -522,9 +523,7 @@ mod tests {
 
     #[test]
     fn duplicate_keys_name_file_and_line() {
-        let e = p("env:\n  runner:\n    K: a\n    K: b\n")
-            .unwrap_err()
-            .to_string();
+        let e = err("env:\n  runner:\n    K: a\n    K: b\n");
         assert!(e.starts_with("h.yaml:4:"), "{e}");
         assert!(e.contains("already defined at line 3"), "{e}");
     }
@@ -545,7 +544,7 @@ mod tests {
                 format!("env: {{runner: {{K: {secret}, K: {secret}}}}}\n"),
                 format!("env: {{runner: [{secret}\n"),
             ] {
-                let e = p(&doc).unwrap_err().to_string();
+                let e = err(&doc);
                 proptest::prop_assert!(!e.contains(&secret), "{}", e);
             }
         }
@@ -553,7 +552,7 @@ mod tests {
 
     #[test]
     fn root_must_be_a_mapping() {
-        let e = p("- a\n").unwrap_err().to_string();
+        let e = err("- a\n");
         assert!(e.contains("expected a mapping, found a sequence"), "{e}");
         assert_eq!(p("~\n").unwrap(), Harness::default());
     }

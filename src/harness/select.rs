@@ -15,6 +15,18 @@ use super::Error;
 use crate::core::Env;
 use std::sync::Arc;
 
+/// `p` when it is a forge platform; else an error that starts with `said`
+/// (which names the place, and echoes the value only where it may).
+fn valid_platform(p: &str, said: &str) -> Result<String, Error> {
+    if !is_valid_platform(p) {
+        return Err(Error::invalid(format!(
+            "{said} not a valid forge platform (valid: {})",
+            forge_key_list()
+        )));
+    }
+    Ok(p.to_string())
+}
+
 /// The effective platform: `--forge`, else `config.forge`, else
 /// `GITHUB_ACTIONS=true` → github, else `GITLAB_CI=true` → gitlab, else "".
 /// A bad `config.forge` is not printed: the config file may hold anything
@@ -25,22 +37,10 @@ pub fn detect_platform(
     host: &Env,
 ) -> Result<String, Error> {
     if let Some(f) = flag.filter(|f| !f.is_empty()) {
-        if !is_valid_platform(f) {
-            return Err(Error::invalid(format!(
-                "--forge: {f:?} is not a valid forge platform (valid: {})",
-                forge_key_list()
-            )));
-        }
-        return Ok(f.to_string());
+        return valid_platform(f, &format!("--forge: {f:?} is"));
     }
     if let Some(c) = config_forge.filter(|c| !c.is_empty()) {
-        if !is_valid_platform(c) {
-            return Err(Error::invalid(format!(
-                "config.forge: not a valid forge platform (valid: {})",
-                forge_key_list()
-            )));
-        }
-        return Ok(c.to_string());
+        return valid_platform(c, "config.forge:");
     }
     let is_true = |k: &str| crate::core::get(host, k).is_some_and(|v| v == "true");
     if is_true("GITHUB_ACTIONS") {

@@ -101,6 +101,22 @@ fn check_host_files(files: &[HostFile], prefix: &str, urls_here: bool) -> Result
     Ok(())
 }
 
+/// `pre_script` and `post_script` are local paths (`prefix` as in
+/// [`check_block`], empty at the top level).
+fn check_script_urls(cfg: &Config, prefix: &str) -> Result<(), Error> {
+    for (name, v) in [
+        ("pre_script", &cfg.pre_script),
+        ("post_script", &cfg.post_script),
+    ] {
+        if is_url(v) {
+            return Err(Error::invalid(format!(
+                "{prefix}{name} must be a local path, not a URL"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn check_loop_urls(vl: &ValidationLoop, prefix: &str) -> Result<(), Error> {
     if is_url(&vl.script) {
         return Err(Error::invalid(format!(
@@ -119,16 +135,7 @@ fn check_loop_urls(vl: &ValidationLoop, prefix: &str) -> Result<(), Error> {
 /// `forge.<p>.` or `overlays[i].`). `top_has_script`: the layer's top
 /// level has a `validation_loop.script`, which a block may then omit.
 pub fn check_block(cfg: &Config, prefix: &str, top_has_script: bool) -> Result<(), Error> {
-    for (name, v) in [
-        ("pre_script", &cfg.pre_script),
-        ("post_script", &cfg.post_script),
-    ] {
-        if is_url(v) {
-            return Err(Error::invalid(format!(
-                "{prefix}{name} must be a local path, not a URL"
-            )));
-        }
-    }
+    check_script_urls(cfg, prefix)?;
     check_host_files(cfg.host_files.as_deref().unwrap_or_default(), prefix, true)?;
     if let Some(vl) = &cfg.validation_loop {
         if vl.script.is_empty() && !top_has_script {
@@ -207,22 +214,24 @@ pub fn validate_overlays(h: &Harness, env: &cel::Env) -> Result<Vec<Guard>, Erro
     Ok(guards)
 }
 
+/// `^[a-z][a-z0-9_-]*$`
 fn role_ok(r: &str) -> bool {
-    let b = r.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_lowercase()
-        && b[1..]
-            .iter()
-            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_' || c == b'-')
+    word_ok(r, u8::is_ascii_lowercase, |c| {
+        c.is_ascii_lowercase() || c.is_ascii_digit()
+    })
 }
 
+/// `^[a-zA-Z0-9][a-zA-Z0-9_-]*$`
 fn slug_ok(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b[0].is_ascii_alphanumeric()
-        && b[1..]
-            .iter()
-            .all(|&c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-')
+    word_ok(s, u8::is_ascii_alphanumeric, u8::is_ascii_alphanumeric)
+}
+
+/// `s` is a `first` byte, then bytes that are `rest`, `_` or `-`.
+fn word_ok(s: &str, first: fn(&u8) -> bool, rest: fn(&u8) -> bool) -> bool {
+    match s.as_bytes().split_first() {
+        Some((c, tail)) => first(c) && tail.iter().all(|c| rest(c) || *c == b'_' || *c == b'-'),
+        None => false,
+    }
 }
 
 /// `Validate` on the resolved harness (forge and overlays consumed).
@@ -260,16 +269,7 @@ pub fn validate(h: &Harness, env: &cel::Env) -> Result<(), Error> {
         }
     }
     // ValidateResourceTypes
-    for (name, v) in [
-        ("pre_script", &c.pre_script),
-        ("post_script", &c.post_script),
-    ] {
-        if is_url(v) {
-            return Err(Error::invalid(format!(
-                "{name} must be a local path, not a URL"
-            )));
-        }
-    }
+    check_script_urls(c, "")?;
     if let Some(vl) = &c.validation_loop {
         check_loop_urls(vl, "")?;
     }

@@ -190,6 +190,13 @@ fn report_json_shape() {
     assert!(text.starts_with(r#"{"applied":["a","B"],"files":[{"applied":2,"path""#));
 }
 
+/// A temporary directory holding a `.env` of `text`.
+fn with_env(text: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    fs::write(d.path().join(".env"), text).unwrap();
+    d
+}
+
 fn opts(root: &Path) -> Options {
     Options {
         plugin_root_fallback: root.to_path_buf(),
@@ -201,8 +208,7 @@ fn opts(root: &Path) -> Options {
 
 #[test]
 fn apply_fills_gaps_later_file_wins() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join(".env"), "A=1\nB=2\nHOST=file\nA=again\n").unwrap();
+    let d = with_env("A=1\nB=2\nHOST=file\nA=again\n");
     fs::write(d.path().join(".env.local"), "B=3\nC=4\nEMPTY=x\n").unwrap();
     let mut e = env_of(&[("HOST", "h"), ("EMPTY", "")]);
     let r = apply(&mut e, &opts(d.path()));
@@ -220,8 +226,7 @@ fn apply_fills_gaps_later_file_wins() {
 
 #[test]
 fn apply_manifest_default_is_overridable() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join(".env"), "LOG=debug\nPORT=1\nGAP=g\n").unwrap();
+    let d = with_env("LOG=debug\nPORT=1\nGAP=g\n");
     let mut e = env_of(&[("LOG", "info"), ("PORT", "8080")]);
     let mut o = opts(d.path());
     o.manifest_env = Some(manifest(&[("LOG", "info"), ("PORT", "80"), ("GAP", "x")]));
@@ -234,8 +239,7 @@ fn apply_manifest_default_is_overridable() {
 
 #[test]
 fn apply_win32_reserves_case_insensitively_assigns_file_spelling() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join(".env"), "PATH=/file\nnew_one=1\n").unwrap();
+    let d = with_env("PATH=/file\nnew_one=1\n");
     let mut e = env_of(&[("Path", "/host")]);
     let mut o = opts(d.path());
     o.platform = Platform::Win32;
@@ -314,8 +318,7 @@ fn apply_list_computed_once_and_file_may_set_it_for_child() {
 
 #[test]
 fn apply_no_env() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join(".env"), "X=1\n").unwrap();
+    let d = with_env("X=1\n");
     let mut o = opts(d.path());
     o.no_env = true;
     let mut e = Env::new();
@@ -345,8 +348,7 @@ fn apply_nul_cut_and_lossy() {
 
 #[test]
 fn apply_records_provenance() {
-    let d = tempfile::tempdir().unwrap();
-    fs::write(d.path().join(".env"), "HOST=f\nNEW=1\n").unwrap();
+    let d = with_env("HOST=f\nNEW=1\n");
     let mut asm = Assembly::new(env_of(&[("HOST", "h")]));
     apply_to_assembly(&mut asm, &opts(d.path()));
     let t = asm.touches(OsStr::new("HOST"));

@@ -213,22 +213,32 @@ impl View {
     /// unset).
     pub fn diff(base: &Env, changes: &ChangeSet) -> View {
         let d = changes.diff_from(base);
-        let mut assignments: Vec<(OsString, OsString)> = d
+        let assignments: Vec<(OsString, OsString)> = d
             .assigned()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let mut removals: Vec<OsString> = d.removed().iter().cloned().collect();
+        let removals: Vec<OsString> = d.removed().iter().cloned().collect();
+        let path = base.get(std::ffi::OsStr::new("PATH"));
+        View::sorted(
+            assignments,
+            removals,
+            Some(path.cloned().unwrap_or_default()),
+        )
+    }
+
+    /// A view of these, each list sorted in the reference's name order.
+    fn sorted(
+        mut assignments: Vec<(OsString, OsString)>,
+        mut removals: Vec<OsString>,
+        diff_base_path: Option<OsString>,
+    ) -> View {
         pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
         pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
         View {
             assignments,
             removals,
-            diff_base_path: Some(
-                base.get(std::ffi::OsStr::new("PATH"))
-                    .cloned()
-                    .unwrap_or_default(),
-            ),
+            diff_base_path,
         }
     }
 
@@ -261,14 +271,8 @@ impl View {
             assignments.push(((*sk).clone(), (*sv).clone()));
         }
         // A removed key is never also set (a `ChangeSet` promise).
-        let mut removals: Vec<OsString> = changes.removed().iter().cloned().collect();
-        pystr::sort_by_name(&mut assignments, |(k, _)| k.as_encoded_bytes());
-        pystr::sort_by_name(&mut removals, |k| k.as_encoded_bytes());
-        View {
-            assignments,
-            removals,
-            diff_base_path: None,
-        }
+        let removals: Vec<OsString> = changes.removed().iter().cloned().collect();
+        View::sorted(assignments, removals, None)
     }
 
     /// Just these assignments, no removals (e.g. `dotenv parse`).
@@ -459,12 +463,16 @@ pub(crate) mod tests {
     use super::*;
     use std::ffi::OsStr;
 
+    /// The names and values as `View::assignments` holds them.
+    pub(crate) fn pairs(set: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        set.iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
     /// A view of these assignments and removals (full-mode style).
     pub(crate) fn view(set: &[(&str, &str)], removed: &[&str]) -> View {
-        let mut v = View::of(
-            set.iter()
-                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
-        );
+        let mut v = View::of(pairs(set));
         v.removals = removed.iter().map(OsString::from).collect();
         v.removals.sort();
         v
@@ -575,13 +583,7 @@ pub(crate) mod tests {
         ch.remove("R");
         ch.remove("NOT_IN_BASE");
         let v = View::diff(&base, &ch);
-        assert_eq!(
-            v.assignments,
-            vec![
-                (OsString::from("A"), OsString::from("one")),
-                (OsString::from("N"), OsString::from("new"))
-            ]
-        );
+        assert_eq!(v.assignments, pairs(&[("A", "one"), ("N", "new")]));
         assert_eq!(v.removals, vec![OsString::from("R")]);
         assert_eq!(v.diff_base_path, Some(OsString::from("/bin")));
         assert_eq!(
@@ -603,13 +605,7 @@ pub(crate) mod tests {
         ch.set("DOTAGENTS_Y", "set");
         ch.remove("R");
         let v = View::full(&base, &ch, Some("DOTAGENTS_"));
-        assert_eq!(
-            v.assignments,
-            vec![
-                (OsString::from("A"), OsString::from("1")),
-                (OsString::from("DOTAGENTS_Y"), OsString::from("set"))
-            ]
-        );
+        assert_eq!(v.assignments, pairs(&[("A", "1"), ("DOTAGENTS_Y", "set")]));
         assert_eq!(v.removals, vec![OsString::from("R")]);
         assert_eq!(v.diff_base_path, None);
         assert_eq!(
@@ -623,10 +619,7 @@ pub(crate) mod tests {
     #[test]
     fn render_sorts_and_drops_assigned_removals() {
         let v = View {
-            assignments: vec![
-                (OsString::from("b"), OsString::from("2")),
-                (OsString::from("a"), OsString::from("1")),
-            ],
+            assignments: pairs(&[("b", "2"), ("a", "1")]),
             removals: vec![
                 OsString::from("z"),
                 OsString::from("a"),

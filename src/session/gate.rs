@@ -237,12 +237,9 @@ pub fn on_reference_root(
     };
     // A relative user store is not loaded while the gate is on.
     opts.user_store_refused = user_store_rule(opts, base, None);
-    let input = super::scope::ScopeInput {
-        global: false,
-        agents_dir: opts.agents_dir.clone(),
-        project_root: opts.project_root.clone(),
+    let input = Options {
         project_store: None,
-        user_refused: opts.user_store_refused.clone(),
+        ..opts.clone()
     };
     // Its warnings are the session's own; `prepare` records them.
     let scope = super::scope::Scope::resolve(&input, base, &cwd, &mut Vec::new()).ok()?;

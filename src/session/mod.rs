@@ -43,7 +43,7 @@ pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 pub(crate) use gate::{allow, before_edit};
 pub(crate) use into::write_into;
 pub(crate) use native::bash_special;
-use scope::{Scope, ScopeInput, WalkEntry};
+use scope::{Scope, WalkEntry};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -279,15 +279,8 @@ pub fn prepare(opts: &Options, base: &Env) -> Result<Prepared, Error> {
         Some(c) => c.clone(),
         None => std::env::current_dir().map_err(|e| Error::current_dir(&e))?,
     };
-    let input = ScopeInput {
-        global: opts.global,
-        agents_dir: opts.agents_dir.clone(),
-        project_root: opts.project_root.clone(),
-        project_store: opts.project_store.clone(),
-        user_refused: opts.user_store_refused.clone(),
-    };
     let mut warnings = Vec::new();
-    let scope = Scope::resolve(&input, base, &cwd, &mut warnings)?;
+    let scope = Scope::resolve(opts, base, &cwd, &mut warnings)?;
     let pinned = opts.pinned.clone();
     let mut env_files = Vec::new();
     for (tier, specs) in [(Tier::Pre, scope::PRE_TIER), (Tier::Main, scope::MAIN_TIER)] {

@@ -152,19 +152,6 @@ pub struct Scope {
     pub user_refused: Option<String>,
 }
 
-/// What the scope resolution needs.
-#[derive(Debug, Clone, Default)]
-pub struct ScopeInput {
-    pub global: bool,
-    pub agents_dir: Option<PathBuf>,
-    /// An explicit project root (the shell hook's); else the reference's rule.
-    pub project_root: Option<PathBuf>,
-    /// The project store, when not `<project root>/.agents`.
-    pub project_store: Option<PathBuf>,
-    /// The trust gate refused the user store (why).
-    pub user_refused: Option<String>,
-}
-
 fn env_nonempty<'a>(env: &'a Env, k: &str) -> Option<&'a OsStr> {
     crate::core::get(env, k).filter(|v| !v.is_empty())
 }
@@ -409,7 +396,7 @@ impl Scope {
     /// was ignored on the way (a refused system store, duplicate overlays)
     /// goes to `warnings`, in order.
     pub fn resolve(
-        input: &ScopeInput,
+        input: &super::Options,
         env: &Env,
         cwd: &Path,
         warnings: &mut Vec<String>,
@@ -423,7 +410,7 @@ impl Scope {
         };
         let system = system_root(env, warnings);
         let user_refused = input
-            .user_refused
+            .user_store_refused
             .clone()
             .or_else(|| foreign_user_store(&abspath(&user, cwd)));
         warnings.extend(user_refused.clone());
@@ -628,6 +615,11 @@ mod tests {
 
     use crate::core::env_of as env;
 
+    /// The scope of `cwd` with no flags.
+    fn resolved(e: &Env, cwd: &Path) -> Scope {
+        Scope::resolve(&crate::session::Options::default(), e, cwd, &mut Vec::new()).unwrap()
+    }
+
     #[test]
     fn walk_order_and_shadowing() {
         let d = tempfile::tempdir().unwrap();
@@ -645,8 +637,7 @@ mod tests {
             ("HOME", w.join("home").to_str().unwrap()),
             ("AGENTS_SYSTEM_ROOT", w.join("no-system").to_str().unwrap()),
         ]);
-        let s =
-            Scope::resolve(&ScopeInput::default(), &e, &w.join("proj"), &mut Vec::new()).unwrap();
+        let s = resolved(&e, &w.join("proj"));
         let names: Vec<_> = s.overlays.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(names, vec!["aa", "bb", "PP"]);
         let levels: Vec<_> = s.walk(BIN, true).into_iter().map(|e| e.level).collect();
@@ -669,8 +660,7 @@ mod tests {
             ("HOME", w.join("home").to_str().unwrap()),
             ("AGENTS_SYSTEM_ROOT", "/nonexistent-x"),
         ]);
-        let s =
-            Scope::resolve(&ScopeInput::default(), &e, &w.join("home"), &mut Vec::new()).unwrap();
+        let s = resolved(&e, &w.join("home"));
         assert_eq!(s.level, "user");
         assert_eq!(s.project_root.as_deref(), Some(w.join("home").as_path()));
         assert_eq!(s.stores.len(), 1);

@@ -334,17 +334,20 @@ mod tests {
         assert!(!is_pyvenv_python(OsStr::new("/usr/bin/python3")));
     }
 
+    const USER: &str = "/h/.agents";
+
+    /// From an empty env, `roots` sets both `AGENTS_HOME` (to [`USER`]) and
+    /// `AGENTS_PROJECT_ROOT` (to `want`).
+    fn assert_pins_both(root: ProjectRoot, want: &str) {
+        let cs = roots(&Env::new(), Path::new(USER), root, lexical);
+        let both = [("AGENTS_HOME", USER), ("AGENTS_PROJECT_ROOT", want)];
+        assert_eq!(shape(&cs), sets(&both));
+    }
+
     #[test]
     fn roots_pin_the_stores_unless_already_the_same_directory() {
-        let (user, proj) = (
-            Path::new("/h/.agents"),
-            ProjectRoot::Walked(Path::new("/p")),
-        );
-        let cs = roots(&Env::new(), user, proj, lexical);
-        assert_eq!(
-            shape(&cs),
-            sets(&[("AGENTS_HOME", "/h/.agents"), ("AGENTS_PROJECT_ROOT", "/p")])
-        );
+        let (user, proj) = (Path::new(USER), ProjectRoot::Walked(Path::new("/p")));
+        assert_pins_both(proj, "/p");
         // Inherited values naming the same directories are kept.
         let same = env(&[("AGENTS_HOME", "/h/.agents"), ("AGENTS_PROJECT_ROOT", "/p")]);
         assert!(roots(&same, user, proj, lexical).is_empty());
@@ -356,18 +359,8 @@ mod tests {
 
     #[test]
     fn roots_without_a_walked_project_fill_only_an_unset_project_root() {
-        let (user, cwd) = (
-            Path::new("/h/.agents"),
-            ProjectRoot::Fallback(Path::new("/cwd")),
-        );
-        let cs = roots(&Env::new(), user, cwd, lexical);
-        assert_eq!(
-            shape(&cs),
-            sets(&[
-                ("AGENTS_HOME", "/h/.agents"),
-                ("AGENTS_PROJECT_ROOT", "/cwd")
-            ])
-        );
+        let (user, cwd) = (Path::new(USER), ProjectRoot::Fallback(Path::new("/cwd")));
+        assert_pins_both(cwd, "/cwd");
         let e = env(&[
             ("AGENTS_HOME", "/h/.agents"),
             ("AGENTS_PROJECT_ROOT", "/mine"),
