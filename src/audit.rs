@@ -620,28 +620,14 @@ mod tests {
             ],
             &[("K", "ab-cd/ef+gh==ijkl"), ("L", "k+l")],
         ];
-        let mut seed = 0x1234_5678_9abc_def0u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::mask::testing::xorshift(0x1234_5678_9abc_def0);
         for pairs in sets {
             let m = masker(pairs);
             let finder = Finder::new(&m);
             let alphabet = b"abc-x\n";
             for round in 0..200 {
-                let n = (next() % 600) as usize;
-                let mut data: Vec<u8> = (0..n)
-                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                    .collect();
-                // Plant whole needles at random places too.
-                for _ in 0..(next() % 6) {
-                    let nd = &m.needles()[(next() % m.needles().len() as u64) as usize];
-                    let at = (next() % (data.len() as u64 + 1)) as usize;
-                    data.splice(at..at, nd.bytes.iter().copied());
-                }
+                // Random text with whole needles planted at random places.
+                let data = crate::mask::testing::planted_text(&m, &mut next, alphabet, 600, 6);
                 let want: Vec<crate::mask::Found> = m.find_iter(&data).collect();
                 let mut got = Vec::new();
                 finder.find(&data, data.len(), &mut got);

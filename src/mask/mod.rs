@@ -221,6 +221,45 @@ impl Masker {
     }
 }
 
+/// What the randomised tests of the masker and of `audit` share: a
+/// xorshift generator, and a random text over `alphabet` with whole
+/// needles of `k` planted at random places.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::Masker;
+
+    /// A xorshift64 generator from `seed` (not zero).
+    pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
+    /// Up to `len - 1` random bytes of `alphabet`, then up to `plants - 1`
+    /// needles of `k` spliced in at random offsets.
+    pub(crate) fn planted_text(
+        k: &Masker,
+        next: &mut impl FnMut() -> u64,
+        alphabet: &[u8],
+        len: u64,
+        plants: u64,
+    ) -> Vec<u8> {
+        let n = (next() % len) as usize;
+        let mut hay: Vec<u8> = (0..n)
+            .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+            .collect();
+        for _ in 0..(next() % plants) {
+            let nd = &k.needles()[(next() % k.needles().len() as u64) as usize];
+            let at = (next() % (hay.len() as u64 + 1)) as usize;
+            hay.splice(at..at, nd.bytes.iter().copied());
+        }
+        hay
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -314,13 +353,7 @@ mod tests {
     /// matches that start before its limit.
     #[test]
     fn equals_the_naive_search() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = testing::xorshift(0x9e37_79b9_7f4a_7c15);
         let alphabet = b"ab 0a1-";
         for round in 0..300 {
             let count = (next() % 4 + 1) as usize;
@@ -337,15 +370,7 @@ mod tests {
             if k.is_empty() {
                 continue;
             }
-            let n = (next() % 400) as usize;
-            let mut hay: Vec<u8> = (0..n)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                .collect();
-            for _ in 0..(next() % 8) {
-                let nd = &k.needles()[(next() % k.needles().len() as u64) as usize];
-                let at = (next() % (hay.len() as u64 + 1)) as usize;
-                hay.splice(at..at, nd.bytes.iter().copied());
-            }
+            let hay = testing::planted_text(&k, &mut next, alphabet, 400, 8);
             assert_eq!(k.mask(&hay), naive(&k, &hay), "round {round}");
             let all: Vec<Found> = k.find_iter(&hay).collect();
             let limit = hay.len() / 2;
