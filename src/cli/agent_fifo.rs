@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long the shell may take to open the FIFOs.
-const OPEN_WAIT: Duration = Duration::from_secs(20);
+pub(crate) const OPEN_WAIT: Duration = Duration::from_secs(20);
 
 /// After the shell's end byte, how long a stream that a background job
 /// still holds may stay quiet before the shell is let go.
@@ -58,7 +58,7 @@ pub struct Fifos {
 /// an owner-only directory of ours; `/dev/shm` when it is a sticky
 /// directory (memory: a directory and three FIFOs cost milliseconds of
 /// journal waits on a busy ext4 `/tmp`, microseconds there); the temp dir.
-fn base_dirs() -> Vec<PathBuf> {
+pub(crate) fn base_dirs() -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let mut dirs = Vec::new();
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
@@ -268,8 +268,8 @@ fn timespec(d: Duration) -> Timespec {
 /// the shell reads the directory, `prologue` and the go-on line from;
 /// `values` are what the masker masks.
 pub fn serve(
-    mut fifos: Fifos,
-    mut sync: File,
+    fifos: Fifos,
+    sync: File,
     prologue: &[u8],
     values: Vec<(String, Vec<u8>)>,
 ) -> io::Result<()> {
@@ -277,10 +277,53 @@ pub fn serve(
     let stderr = dup_std(std::io::stderr().as_fd())?;
     let mut line = fifos.dir().as_os_str().as_encoded_bytes().to_vec();
     line.push(b'\n');
-    sync.write_all(&line)?;
+    let ends = Ends {
+        ctl: fifos.ctl.try_clone()?,
+        out: fifos.out.try_clone()?,
+        err: fifos.err.try_clone()?,
+    };
+    let mut fifos = Some(fifos);
+    relay(
+        ends,
+        [stdout, stderr],
+        sync,
+        &line,
+        move || {
+            if let Some(mut f) = fifos.take() {
+                f.remove();
+            }
+        },
+        prologue,
+        values,
+    )
+}
+
+/// The read ends of one command's three FIFOs.
+pub struct Ends {
+    pub ctl: OwnedFd,
+    pub out: OwnedFd,
+    pub err: OwnedFd,
+}
+
+/// The handshake from its first line on, and the masking (module doc):
+/// `first` goes to `sync`; on the shell's `o`, `opened` runs (the FIFOs
+/// may leave the file system: the shell holds its ends) and `prologue`
+/// goes to `sync`; then `ends.out` and `ends.err` are masked onto
+/// `dst[0]` and `dst[1]` until the end, and the go-on line goes to `sync`.
+pub fn relay(
+    ends: Ends,
+    dst: [File; 2],
+    mut sync: File,
+    first: &[u8],
+    opened: impl FnOnce(),
+    prologue: &[u8],
+    values: Vec<(String, Vec<u8>)>,
+) -> io::Result<()> {
+    sync.write_all(first)?;
     // The shell's `o` once its output goes into the FIFOs.
     let started = Instant::now();
-    loop {
+    // The end byte may come in the same read as `o` (a quick command).
+    let over_at_once = loop {
         let left = OPEN_WAIT.saturating_sub(started.elapsed());
         if left.is_zero() {
             return Err(io::Error::new(
@@ -288,7 +331,7 @@ pub fn serve(
                 "the shell did not open the FIFOs",
             ));
         }
-        let mut fds = [PollFd::new(&fifos.ctl, PollFlags::IN)];
+        let mut fds = [PollFd::new(&ends.ctl, PollFlags::IN)];
         match poll(&mut fds, Some(&timespec(left))) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(e) => return Err(e.into()),
@@ -296,8 +339,8 @@ pub fn serve(
         if fds[0].revents().is_empty() {
             continue;
         }
-        match read_ctl(&fifos.ctl) {
-            Some(b) if b.first() == Some(&b'o') => break,
+        match read_ctl(&ends.ctl) {
+            Some(b) if b.first() == Some(&b'o') => break b[1..].contains(&b'x'),
             Some(b) if b.is_empty() => {}
             // The shell gave up (closed `c`) or wrote something else.
             _ => {
@@ -307,27 +350,27 @@ pub fn serve(
                 ))
             }
         }
-    }
-    fifos.remove();
+    };
+    opened();
     sync.write_all(prologue)?;
 
     let now = Instant::now();
+    let Ends { ctl, out, err } = ends;
+    let [stdout, stderr] = dst;
     let mut streams = [
         Stream {
-            src: Some(fifos.out.try_clone()?),
+            src: Some(out),
             dst: Some(stdout),
             w: None,
             last: now,
         },
         Stream {
-            src: Some(fifos.err.try_clone()?),
+            src: Some(err),
             dst: Some(stderr),
             w: None,
             last: now,
         },
     ];
-    let ctl = fifos.ctl.try_clone()?;
-    drop(fifos);
     let mut values = Some(values);
     let mut masker: Option<Arc<Masker>> = None;
     let mut get_masker = || {
@@ -338,8 +381,8 @@ pub fn serve(
     let mut buf = vec![0u8; 64 << 10];
     // Since when the command is over (the shell's `x`), and whether the
     // shell has been let go.
-    let mut stopped: Option<Instant> = None;
-    let mut ctl = Some(ctl);
+    let mut stopped: Option<Instant> = over_at_once.then(Instant::now);
+    let mut ctl = (!over_at_once).then_some(ctl);
     let mut sync = Some(sync);
     loop {
         let open = streams.iter().filter(|s| s.src.is_some()).count();

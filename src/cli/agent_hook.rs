@@ -82,6 +82,7 @@ pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path
     match event {
         "pre-tool-use" => pre_tool_use(client),
         "session-start" => session_start(client, export_values),
+        "daemon" => super::agent_daemon::serve(),
         "wrap" => match entry {
             Some(entry) => run_command_helper(entry),
             None => Err(Failure::usage("hook CLIENT wrap needs --entry FILE")),
@@ -301,6 +302,7 @@ pub fn decide(
         return Ok(None);
     };
     let me = self_program();
+    let daemon = super::agent_daemon::ensure(&me, client.name());
     let mut updated: Map<String, Value> = input.clone();
     updated.insert(
         "command".into(),
@@ -310,6 +312,7 @@ pub fn decide(
             (client == Client::Codex).then_some(prologue.as_path()),
             &entry,
             client,
+            daemon.as_deref(),
         )),
     );
     let mut out = json!({
@@ -442,24 +445,46 @@ __agentenv_end() {
   unset __ae_x __ae_o __ae_e __ae_s
   return "$1"
 }
+__agentenv_undo() {
+  { exec 1>&$__ae_o 2>&$__ae_e; } 2>/dev/null
+  [ -n "${__ae_s-}" ] && exec {__ae_s}<&-
+  [ -n "${__ae_o-}" ] && exec {__ae_o}>&-
+  [ -n "${__ae_e-}" ] && exec {__ae_e}>&-
+  [ -n "${__ae_c-}" ] && exec {__ae_c}>&-
+  [ -n "${__ae_v-}" ] && exec {__ae_v}<&-
+  unset __ae_d __ae_c __ae_o __ae_e __ae_s __ae_x __ae_p __ae_i __ae_n __ae_v
+}
+__agentenv_daemon() {
+  [ -n "${4-}" ] && [ -r "$4/pid" ] && IFS= read -r __ae_p <"$4/pid" && [ -d "/proc/$__ae_p" ] || return 1
+  case $- in *C*) __ae_n= ;; *) __ae_n=1; set -C ;; esac
+  for __ae_i in 0 1 2 3 4 5 6 7; do
+    { true >"$4/$__ae_i/lock"; } 2>/dev/null && break
+    __ae_i=
+  done
+  [ -n "$__ae_n" ] && set +C
+  [ -n "$__ae_i" ] || return 1
+  __ae_d=$4/$__ae_i
+  [ -p "$__ae_d/r" ] && [ -p "$__ae_d/c" ] || return 1
+  exec {__ae_o}>&1 {__ae_e}>&2 {__ae_s}<>"$__ae_d/r" {__ae_c}<>"$__ae_d/c" || return 1
+  printf '%s %s %s %s %s\n' "$BASHPID" "$__ae_o" "$__ae_e" "$2" "$3" >&$__ae_c
+  IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = ok ] && exec {__ae_v}<"$__ae_d/v" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
+}
+__agentenv_helper() {
+  exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_s __ae_x
+}
 __agentenv_begin() {
-  unset __ae_c
+  unset __ae_c __ae_s __ae_o __ae_e __ae_v
   if [ -z "${BASH_VERSION-}" ]; then
     printf '%s\n' 'agentenv: the shell is not bash: this command runs without the sensitive variables' >&2
     return 0
   fi
-  if exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c; then
-    IFS= read -r -d '' -u $__ae_s __ae_x
+  if __agentenv_daemon "$@" || { __agentenv_undo; __agentenv_helper "$@"; }; then
+    [ -n "${__ae_v-}" ] && exec {__ae_v}<&-
     eval "$__ae_x"
-    unset __ae_x __ae_d
+    unset __ae_x __ae_d __ae_p __ae_i __ae_n __ae_v
     trap __agentenv_end EXIT
   else
-    { exec 1>&$__ae_o 2>&$__ae_e; } 2>/dev/null
-    [ -n "${__ae_s-}" ] && exec {__ae_s}<&-
-    [ -n "${__ae_o-}" ] && exec {__ae_o}>&-
-    [ -n "${__ae_e-}" ] && exec {__ae_e}>&-
-    [ -n "${__ae_c-}" ] && exec {__ae_c}>&-
-    unset __ae_d __ae_c __ae_o __ae_e __ae_s
+    __agentenv_undo
     printf '%s\n' 'agentenv: the sensitive variables could not be loaded for this command; it runs without them' >&2
   fi
 }
@@ -540,13 +565,17 @@ pub fn rewrite(
     prologue: Option<&Path>,
     entry: &Path,
     client: Client,
+    daemon: Option<&Path>,
 ) -> String {
     let call = match prologue {
         Some(p) => format!(". {}", word(&p.to_string_lossy())),
         None => "__agentenv_begin".to_string(),
     };
+    let daemon = daemon
+        .map(|d| format!(" {}", word(&d.to_string_lossy())))
+        .unwrap_or_default();
     format!(
-        "{call} {} {} {}\n{original}",
+        "{call} {} {} {}{daemon}\n{original}",
         word(program),
         client.name(),
         word(&entry.to_string_lossy()),
@@ -640,6 +669,9 @@ fn entry_text(values: &[(String, Vec<u8>)], public: &str) -> String {
     json!({ "vars": vars, "public": public }).to_string()
 }
 
+/// Sensitive variables: names and values.
+pub(crate) type Values = Vec<(String, Vec<u8>)>;
+
 /// The sensitive variables and the public `export` lines of an entry.
 type Entry = (Vec<(String, Vec<u8>)>, String);
 
@@ -670,6 +702,39 @@ fn shell_name(n: &str) -> bool {
     crate::compat::ident::is_name(n.as_bytes()) && !n.starts_with("__ae_")
 }
 
+/// The exports a rewritten command `eval`s (ended by NUL: sent once the
+/// shell's output goes into the FIFOs) and the values to mask, from the
+/// cache entry `entry`. `Err`: a value-free message.
+pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
+    if entry.parent().is_none() || entry.file_name().and_then(|k| k.to_str()).is_none() {
+        return Err("hook run: the entry path has no file name".into());
+    }
+    let Some(bytes) = crate::session::read_entry(entry) else {
+        return Err(format!(
+            "the sensitive variables' cache entry {} is gone or stale",
+            entry.display()
+        ));
+    };
+    let Some((vars, public)) = parse_entry(&bytes) else {
+        return Err(format!(
+            "the cache entry {} is not agentenv's",
+            entry.display()
+        ));
+    };
+    let mut prologue: Vec<u8> = public.into_bytes();
+    for (name, value) in &vars {
+        if shell_name(name) {
+            prologue.extend_from_slice(b"export ");
+            prologue.extend_from_slice(name.as_bytes());
+            prologue.push(b'=');
+            prologue.extend_from_slice(&crate::compat::sh::single_quote(value));
+            prologue.push(b'\n');
+        }
+    }
+    prologue.push(0);
+    Ok((prologue, vars))
+}
+
 /// `hook CLIENT wrap --entry ENTRY`: fd 0 is the pipe the shell reads the
 /// FIFOs' directory, the exports (ended by NUL) and then a line when the
 /// command's output is out from (`agent_fifo`); fds 1 and 2 are the
@@ -684,42 +749,13 @@ fn run_command_helper(entry: &Path) -> Exit {
             ))
         }
     };
-    if entry.parent().is_none() || entry.file_name().and_then(|k| k.to_str()).is_none() {
-        return Err(Failure::runtime(
-            "hook run: the entry path has no file name",
-        ));
-    }
-    let Some(bytes) = crate::session::read_entry(entry) else {
-        return Err(Failure::runtime(format!(
-            "the sensitive variables' cache entry {} is gone or stale",
-            entry.display()
-        )));
-    };
-    let Some((vars, public)) = parse_entry(&bytes) else {
-        return Err(Failure::runtime(format!(
-            "the cache entry {} is not agentenv's",
-            entry.display()
-        )));
-    };
+    let (prologue, vars) = load_entry(entry).map_err(Failure::runtime)?;
     let fifos = crate::cli::agent_fifo::Fifos::create().map_err(|e| {
         Failure::runtime(format!(
             "cannot create the masking FIFOs ({})",
             crate::fsutil::io_kind(&e)
         ))
     })?;
-    // The exports (after the shell has redirected its output into the
-    // FIFOs: `agent_fifo::serve` sends the directory first).
-    let mut prologue: Vec<u8> = public.into_bytes();
-    for (name, value) in &vars {
-        if shell_name(name) {
-            prologue.extend_from_slice(b"export ");
-            prologue.extend_from_slice(name.as_bytes());
-            prologue.push(b'=');
-            prologue.extend_from_slice(&crate::compat::sh::single_quote(value));
-            prologue.push(b'\n');
-        }
-    }
-    prologue.push(0);
     crate::cli::agent_fifo::serve(fifos, sync, &prologue, vars)
         .map(|()| 0)
         .map_err(|e| {

@@ -18,11 +18,27 @@ const PASSWORD: &str = "zqCANARY pw/7f3a+9b&\"q\"'s";
 /// and a project directory.
 struct World {
     dir: tempfile::TempDir,
+    /// Commands go through the masking daemon (else the per-command
+    /// helper: `AGENTENV_NO_DAEMON=1`).
+    daemon: bool,
 }
 
+/// Both ways a rewritten command is served.
+const MODES: [bool; 2] = [true, false];
+
 impl World {
+    /// A world whose commands go through its own masking daemon (its
+    /// `$XDG_RUNTIME_DIR` is the world's), started and waited for.
     fn new() -> World {
+        World::with(true)
+    }
+
+    fn with(daemon: bool) -> World {
         let dir = tempfile::tempdir().unwrap();
+        let run = dir.path().join("run");
+        std::fs::create_dir(&run).unwrap();
+        std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
         let home = dir.path().join("home");
         std::fs::create_dir_all(home.join(".agents")).unwrap();
         std::fs::create_dir_all(dir.path().join("proj")).unwrap();
@@ -39,13 +55,11 @@ impl World {
             "[vars]\nLOG_LEVEL = { public = true }\n",
         )
         .unwrap();
-        let w = World { dir };
+        let w = World { dir, daemon };
         // The session-start hook, as Claude Code runs it: the public
         // variables and the functions the rewrites call.
-        let out = Command::new(support::agentenv_bin())
-            .env_clear()
-            .env("HOME", w.home())
-            .env("PATH", "/usr/bin:/bin")
+        let out = w
+            .hook_env(&mut Command::new(support::agentenv_bin()))
             .env("CLAUDE_ENV_FILE", w.env_file())
             .current_dir(w.proj())
             .args(["hook", "claude", "session-start"])
@@ -57,8 +71,83 @@ impl World {
             String::from_utf8_lossy(&out.stderr)
         );
         assert_eq!(out.stdout, b"");
+        if daemon {
+            w.start_daemon();
+        }
         w
     }
+
+    /// Start the world's daemon (the hook starts it when it is not
+    /// running) and wait until it serves.
+    fn start_daemon(&self) {
+        let ev = self.event("Bash", "true");
+        for _ in 0..200 {
+            if self.daemon_pid().is_some() {
+                let cmd = self.rewrite("true");
+                if cmd.lines().next().unwrap().split(' ').count() == 5 {
+                    return;
+                }
+            } else {
+                self.hook("claude", &ev);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the masking daemon did not start");
+    }
+
+    /// The daemon's directory (in the world's `$XDG_RUNTIME_DIR`).
+    fn daemon_dir(&self) -> Option<PathBuf> {
+        std::fs::read_dir(self.dir.path().join("run"))
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("agentenv-wrap-")
+            })
+    }
+
+    fn daemon_pid(&self) -> Option<u32> {
+        World::with_dir_pid(&self.dir.path().join("run"))
+    }
+
+    /// The pid of the daemon whose directory is in `run`.
+    fn with_dir_pid(run: &std::path::Path) -> Option<u32> {
+        let dir = std::fs::read_dir(run)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("agentenv-wrap-")
+            })?;
+        let pid = std::fs::read_to_string(dir.join("pid")).ok()?;
+        pid.trim().parse().ok()
+    }
+
+    fn kill_daemon(&self, signal: &str) {
+        if let Some(pid) = self.daemon_pid() {
+            let _ = Command::new("kill")
+                .args([signal, &pid.to_string()])
+                .status();
+        }
+    }
+    fn hook_env<'c>(&self, c: &'c mut Command) -> &'c mut Command {
+        c.env_clear()
+            .env("HOME", self.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", self.dir.path())
+            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"));
+        if !self.daemon {
+            c.env("AGENTENV_NO_DAEMON", "1");
+        }
+        c
+    }
+
     fn env_file(&self) -> PathBuf {
         self.dir.path().join("claude-env.sh")
     }
@@ -72,10 +161,7 @@ impl World {
     /// The hook with `stdin`, as the client runs it.
     fn hook(&self, client: &str, stdin: &[u8]) -> Output {
         let mut c = Command::new(support::agentenv_bin());
-        c.env_clear()
-            .env("HOME", self.home())
-            .env("PATH", "/usr/bin:/bin")
-            .env("TMPDIR", self.dir.path())
+        self.hook_env(&mut c)
             .current_dir(self.proj())
             .args(["hook", client, "pre-tool-use"])
             .stdin(Stdio::piped())
@@ -150,6 +236,12 @@ impl World {
     }
 }
 
+impl Drop for World {
+    fn drop(&mut self) {
+        self.kill_daemon("-TERM");
+    }
+}
+
 fn s(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -163,7 +255,12 @@ fn secrets_are_there_for_the_command_and_masked_in_its_output() {
     if !has_bash() {
         return;
     }
-    let w = World::new();
+    for daemon in MODES {
+        secrets_are_there_for_the_command_and_masked_in_its_output_in(&World::with(daemon));
+    }
+}
+
+fn secrets_are_there_for_the_command_and_masked_in_its_output_in(w: &World) {
     let cmd = w.rewrite("echo \"$GH_TOKEN\"; printf %s \"$DB_PASSWORD\" >&2; env | grep -c _tok_5e8f; printf %s \"$GH_TOKEN\" | sha256sum");
     assert!(!cmd.contains("zqCANARY"), "no value on the command line");
     let (out, err, status, _) = w.run_as_claude(&cmd, b"");
@@ -188,7 +285,12 @@ fn status_cd_stdin_and_exports_are_the_commands_own() {
     if !has_bash() {
         return;
     }
-    let w = World::new();
+    for daemon in MODES {
+        status_cd_stdin_and_exports_are_the_commands_own_in(&World::with(daemon));
+    }
+}
+
+fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World) {
     std::fs::create_dir_all(w.proj().join("sub")).unwrap();
     let sub = std::fs::canonicalize(w.proj().join("sub")).unwrap();
     // cd is seen by the client's `pwd -P` afterwards.
@@ -260,7 +362,12 @@ fn any_command_text_survives_the_rewrite() {
     if !has_bash() {
         return;
     }
-    let w = World::new();
+    for daemon in MODES {
+        any_command_text_survives_the_rewrite_in(&World::with(daemon));
+    }
+}
+
+fn any_command_text_survives_the_rewrite_in(w: &World) {
     let texts: Vec<String> = vec![
         "printf '%s|' 'a b' \"c'd\" $'e\\tf' \"$(printf 'g\\\\h')\" \\' '\"'; echo".into(),
         "cat <<'EOF'\nline $HOME `x` 'q' \"d\" '\\''\nEOF\ncat <<EOF2\nlevel:${LOG_LEVEL}\nEOF2"
@@ -282,6 +389,172 @@ fn any_command_text_survives_the_rewrite() {
     let big = format!("echo {} | wc -c", "x".repeat(1 << 20));
     let cmd = w.rewrite(&big);
     assert!(cmd.contains(&"x".repeat(1 << 20)));
+}
+
+/// `cmd` (a rewrite) with its helper program replaced by one that does
+/// not exist: only the daemon can serve it.
+fn without_helper(cmd: &str) -> String {
+    let (first, rest) = cmd.split_once('\n').unwrap();
+    let mut words: Vec<&str> = first.split(' ').collect();
+    assert_eq!(words.len(), 5, "a rewrite that names the daemon: {first}");
+    words[1] = "/nonexistent/agentenv";
+    format!("{}\n{rest}", words.join(" "))
+}
+
+#[test]
+fn the_daemon_serves_a_command_without_a_process_of_its_own() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::new();
+    std::fs::create_dir_all(w.proj().join("sub")).unwrap();
+    let sub = std::fs::canonicalize(w.proj().join("sub")).unwrap();
+    let cmd =
+        without_helper(&w.rewrite("echo \"$GH_TOKEN\"; printf %s \"$DB_PASSWORD\" >&2; cd sub"));
+    // Several at once: each gets a slot, its own values and output.
+    let runs: Vec<_> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..6)
+            .map(|_| sc.spawn(|| w.run_as_claude(&cmd, b"")))
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    // (They share the file the client's `pwd -P` writes: the cwd is
+    // checked once, alone.)
+    for (out, err, st, _) in runs {
+        assert_eq!(s(&out), "[REDACTED:GH_TOKEN]\n", "{}", s(&err));
+        assert_eq!(s(&err), "[REDACTED:DB_PASSWORD]");
+        assert_eq!(st, 0);
+    }
+    let (_, _, st, cwd) = w.run_as_claude(&cmd, b"");
+    assert_eq!((st, cwd), (0, Some(sub.display().to_string())));
+}
+
+#[test]
+fn when_the_daemon_cannot_serve_the_helper_does() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::new();
+    let cmd = w.rewrite("echo \"$GH_TOKEN\"; printf %s \"$GH_TOKEN\" | sha256sum");
+    let want_sum = {
+        let o = Command::new("sh")
+            .args(["-c", &format!("printf %s '{TOKEN}' | sha256sum")])
+            .output()
+            .unwrap();
+        s(&o.stdout)
+    };
+    let check = |out: &[u8], err: &[u8], st: i32, why: &str| {
+        assert_eq!(st, 0, "{why}: {}", s(err));
+        assert_eq!(s(out), format!("[REDACTED:GH_TOKEN]\n{want_sum}"), "{why}");
+        assert!(!s(err).contains("could not be loaded"), "{why}: {}", s(err));
+    };
+    // stdout a regular file (the daemon would not share its offset).
+    let file = w.dir.path().join("out.txt");
+    let env_file = std::fs::read_to_string(w.env_file()).unwrap();
+    let st = Command::new("bash")
+        .env_clear()
+        .env("HOME", w.home())
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(w.proj())
+        .args(["-c", &format!("{env_file}\n{cmd}")])
+        .stdout(std::fs::File::create(&file).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    check(
+        &std::fs::read(&file).unwrap(),
+        b"",
+        st.code().unwrap(),
+        "stdout a file",
+    );
+    // Every slot taken.
+    let dir = w.daemon_dir().unwrap();
+    for i in 0..8 {
+        std::fs::write(dir.join(i.to_string()).join("lock"), "").unwrap();
+    }
+    let (out, err, st, _) = w.run_as_claude(&cmd, b"");
+    check(&out, &err, st, "every slot taken");
+    for i in 0..8 {
+        std::fs::remove_file(dir.join(i.to_string()).join("lock")).unwrap();
+    }
+    // The daemon killed outright (its slots left without a reader): no
+    // hang, the helper serves; the next hook starts a new daemon.
+    let pid = w.daemon_pid().unwrap();
+    w.kill_daemon("-KILL");
+    for _ in 0..200 {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (out, err, st, _) = w.run_as_claude(&cmd, b"");
+    check(&out, &err, st, "the daemon killed");
+    let _ = std::fs::remove_file(dir.join("pid"));
+    w.start_daemon();
+    assert_ne!(w.daemon_pid(), Some(pid), "a new daemon");
+    let (out, err, st, _) = w.run_as_claude(&without_helper(&w.rewrite("echo \"$GH_TOKEN\"")), b"");
+    assert_eq!(
+        (s(&out), st),
+        ("[REDACTED:GH_TOKEN]\n".to_string(), 0),
+        "{}",
+        s(&err)
+    );
+}
+
+#[test]
+fn the_daemon_runs_once_and_leaves_when_idle() {
+    let w = World::with(false);
+    let run = w.dir.path().join("run");
+    let daemon = |idle: &str| {
+        Command::new(support::agentenv_bin())
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("XDG_RUNTIME_DIR", &run)
+            .env("AGENTENV_DAEMON_IDLE", idle)
+            .args(["hook", "claude", "daemon"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut first = daemon("1");
+    let mut pid = None;
+    for _ in 0..250 {
+        pid = World::with_dir_pid(&run);
+        if pid.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(pid, Some(first.id()), "the daemon wrote its pid");
+    let dir = w.daemon_dir().unwrap();
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&dir).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o700, "owner-only");
+    for i in 0..8 {
+        let slot = dir.join(i.to_string());
+        for f in ["c", "o", "e", "r"] {
+            assert!(std::fs::symlink_metadata(slot.join(f)).is_ok(), "{i}/{f}");
+        }
+    }
+    // A second one while the first runs leaves at once, quietly.
+    let second = daemon("1").wait_with_output().unwrap();
+    assert!(second.status.success());
+    assert_eq!((second.stdout.len(), second.stderr.len()), (0, 0));
+    // Idle for its second: it takes its pid and slots away and exits.
+    let mut status = None;
+    for _ in 0..1000 {
+        status = first.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(status.is_some_and(|s| s.success()), "the idle daemon left");
+    assert!(!dir.join("pid").exists());
+    assert!(!dir.join("0").exists());
 }
 
 #[test]
@@ -489,7 +762,7 @@ fn the_hooks_print_no_value() {
     // it had before, which a session's older functions still call) name
     // the problem, never a value.
     let first = w.rewrite("true").lines().next().unwrap().to_string();
-    let entry = first.rsplit(' ').next().unwrap().trim_matches('\'');
+    let entry = first.split(' ').nth(3).unwrap().trim_matches('\'');
     assert!(std::path::Path::new(entry).is_file(), "{first}");
     for (event, says) in [("wrap", "masking"), ("run", "older agentenv")] {
         let out = Command::new(support::agentenv_bin())

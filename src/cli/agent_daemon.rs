@@ -1,0 +1,488 @@
+//! The masking daemon of rewritten agent commands (`hook CLIENT daemon`,
+//! internal): one process per user and agentenv binary that does, for
+//! every wrapped command, what `hook CLIENT wrap` (`agent_fifo`) does for
+//! one — so a command starts no process of agentenv's own.
+//!
+//! Its directory ([`dir`]: owner-only, in `$XDG_RUNTIME_DIR` or
+//! `/dev/shm`) holds `lock` (the daemon holds an exclusive `flock` on it
+//! while it runs: a second daemon exits at once), `pid`, and [`SLOTS`]
+//! slot directories `0` … `7`, each with four FIFOs: `c` (the shell's
+//! control bytes), `o` and `e` (the command's stdout and stderr), `r` (the
+//! replies). The daemon holds the read ends of `c`, `o` and `e`, so a
+//! shell's opens never wait. One thread per slot:
+//!
+//! 1. the shell claims a free slot by creating `N/lock` exclusively (bash's
+//!    `set -C`: no process), opens `r` read-write and `c`, and writes one
+//!    line to `c`: its pid, the descriptors where it saved its stdout and
+//!    stderr, the client, the cache entry;
+//! 2. the daemon opens the shell's saved stdout and stderr through
+//!    `/proc/PID/fd/N` — only pipes and character devices (a regular
+//!    file reopened there would not share the shell's offset): anything
+//!    else, or any failure, and it answers `no`, and the shell starts the
+//!    per-command helper instead — reads the entry, answers `ok`, and a
+//!    thread of its own runs `agent_fifo::relay` (the handshake from the
+//!    shell's `o` on, the exports, the masking, the go-on line);
+//! 3. once the shell has its ends open (`o`), the slot gets fresh FIFOs
+//!    and its claim is removed: a slot is busy only for the handshake.
+//!
+//! A claim nobody followed with a request (the shell died) is cleared
+//! after [`STALE_CLAIM`]. The daemon leaves after [`IDLE_EXIT`] with no
+//! command (or `$AGENTENV_DAEMON_IDLE` seconds), when its directory is
+//! taken from it, or when its executable is replaced (a new agentenv
+//! starts its own): it first removes `pid` and the slots, so no shell
+//! finds a slot without a reader. `pre-tool-use` starts it when it is not
+//! running (`AGENTENV_NO_DAEMON=1`: never; each command then starts the
+//! helper).
+
+use crate::cli::agent_fifo::{base_dirs, relay, Ends};
+use rustix::fd::OwnedFd;
+use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
+use rustix::io::Errno;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Slots, so this many shells can hand a command over at the same moment
+/// (a slot is busy only for the handshake).
+pub const SLOTS: usize = 8;
+
+/// Idle time after which the daemon leaves.
+const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
+
+/// A claim (`N/lock`) with no request after this long is cleared.
+const STALE_CLAIM: Duration = Duration::from_secs(30);
+
+/// How long a request line may take to arrive once it has begun.
+const REQUEST_WAIT: Duration = Duration::from_secs(2);
+
+/// The directory of this user's daemon for this agentenv binary (the
+/// protocol's version and a hash of the executable's path in its name, so
+/// two builds never serve each other's shells), or `None` when there is
+/// no owner-only place for it, or `AGENTENV_NO_DAEMON` is set.
+pub fn dir() -> Option<PathBuf> {
+    if std::env::var_os("AGENTENV_NO_DAEMON").is_some_and(|v| !v.is_empty() && v != "0") {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let base = base_dirs().into_iter().find(|d| {
+        d.as_os_str() != std::env::temp_dir().as_os_str() || d == Path::new("/dev/shm")
+    })?;
+    use std::hash::{Hash, Hasher};
+    // A stable hash (not the std's random one): FNV-1a over the path.
+    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    exe.as_os_str().as_encoded_bytes().hash(&mut h);
+    let uid = rustix::process::geteuid().as_raw();
+    Some(base.join(format!("agentenv-wrap-v1-{uid}-{:08x}", h.finish() as u32)))
+}
+
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+}
+
+/// Is `d` a directory of ours that nobody else can write or read?
+fn private_dir(d: &Path) -> bool {
+    std::fs::symlink_metadata(d).is_ok_and(|md| {
+        md.is_dir() && md.uid() == rustix::process::geteuid().as_raw() && md.mode() & 0o077 == 0
+    })
+}
+
+fn open_lock(d: &Path) -> std::io::Result<OwnedFd> {
+    Ok(rustix::fs::open(
+        d.join("lock"),
+        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::from_raw_mode(0o600),
+    )?)
+}
+
+/// The daemon's directory when it is running (its lock is held), else
+/// start one (`program hook CLIENT daemon`, detached, stdio on
+/// `/dev/null`) and give `None`: this command goes the helper's way.
+pub fn ensure(program: &str, client: &str) -> Option<PathBuf> {
+    let d = dir()?;
+    if private_dir(&d) {
+        if let Ok(lock) = open_lock(&d) {
+            match rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive) {
+                Err(Errno::WOULDBLOCK) => return Some(d),
+                Ok(()) => drop(lock),
+                Err(_) => return None,
+            }
+        }
+    } else if d.exists() {
+        // Not ours, or not private: never used.
+        return None;
+    }
+    let spawned = std::process::Command::new(program)
+        .args(["hook", client, "daemon"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    // The daemon outlives this hook, which exits at once: whoever adopts
+    // it reaps it.
+    drop(spawned);
+    None
+}
+
+/// What the slots and the idle clock share.
+struct State {
+    /// Requests being handled and commands being relayed.
+    active: AtomicUsize,
+    /// Seconds since `start` of the last request.
+    last: AtomicU64,
+    start: Instant,
+}
+
+impl State {
+    fn touch(&self) {
+        self.last
+            .store(self.start.elapsed().as_secs(), Ordering::Relaxed);
+    }
+    fn idle(&self) -> Duration {
+        let last = Duration::from_secs(self.last.load(Ordering::Relaxed));
+        self.start.elapsed().saturating_sub(last)
+    }
+}
+
+/// The executable's identity: the daemon leaves when it changes.
+fn exe_id(exe: &Path) -> Option<(u64, u64, i64)> {
+    std::fs::metadata(exe)
+        .ok()
+        .map(|m| (m.dev(), m.ino(), m.mtime()))
+}
+
+/// `hook CLIENT daemon`: run the daemon (module doc) until it is idle.
+/// Prints nothing; exits 0 when another daemon holds the lock.
+pub fn serve() -> super::Exit {
+    let _ = rustix::process::setsid();
+    let _ = std::env::set_current_dir("/");
+    let Some(d) = dir() else { return Ok(0) };
+    match rustix::fs::mkdirat(CWD, &d, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(_) => return Ok(1),
+    }
+    if !private_dir(&d) {
+        return Ok(1);
+    }
+    let Ok(lock) = open_lock(&d) else {
+        return Ok(1);
+    };
+    if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Ok(0);
+    }
+    let idle_exit = std::env::var("AGENTENV_DAEMON_IDLE")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(IDLE_EXIT, Duration::from_secs);
+    let exe = std::env::current_exe().ok();
+    let id = exe.as_deref().and_then(exe_id);
+    let state = Arc::new(State {
+        active: AtomicUsize::new(0),
+        last: AtomicU64::new(0),
+        start: Instant::now(),
+    });
+    for i in 0..SLOTS {
+        let (d, state) = (d.clone(), state.clone());
+        std::thread::spawn(move || slot_loop(&d.join(i.to_string()), &state));
+    }
+    let pid = format!("{}\n", std::process::id());
+    if crate::fsutil::write_atomic(
+        &d.join("pid"),
+        pid.as_bytes(),
+        crate::fsutil::Mode::Private,
+        false,
+    )
+    .is_err()
+    {
+        shut(&d);
+        return Ok(1);
+    }
+    let tick = (idle_exit / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
+    loop {
+        std::thread::sleep(tick);
+        let replaced = exe.as_deref().and_then(exe_id) != id;
+        let taken = std::fs::read(d.join("pid")).ok().as_deref() != Some(pid.as_bytes());
+        let idle = state.active.load(Ordering::SeqCst) == 0 && state.idle() >= idle_exit;
+        if replaced || taken || idle {
+            if !taken {
+                shut(&d);
+            }
+            drop(lock);
+            return Ok(0);
+        }
+    }
+}
+
+/// Take `pid` and the slots away (the `lock` file stays: unlinking it
+/// would let a second daemon lock a new file while this one holds the
+/// old).
+fn shut(d: &Path) {
+    let _ = std::fs::remove_file(d.join("pid"));
+    for i in 0..SLOTS {
+        clear_slot(&d.join(i.to_string()));
+    }
+}
+
+const SLOT_FILES: [&str; 6] = ["c", "o", "e", "r", "v", "lock"];
+
+fn clear_slot(s: &Path) {
+    for n in SLOT_FILES {
+        let _ = rustix::fs::unlink(s.join(n));
+    }
+    let _ = rustix::fs::rmdir(s);
+}
+
+/// A fresh slot: its FIFOs made and their read ends open, and no claim
+/// (removed last: from then on a shell may take it).
+fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
+    for n in ["c", "o", "e", "r", "v"] {
+        let _ = rustix::fs::unlink(s.join(n));
+    }
+    match rustix::fs::mkdirat(CWD, s, Mode::from_raw_mode(0o700)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    if !private_dir(s) {
+        return Err(std::io::Error::other("the slot is not a private directory"));
+    }
+    let fifo = |n: &str, open: bool| -> std::io::Result<Option<OwnedFd>> {
+        let p = s.join(n);
+        rustix::fs::mknodat(
+            CWD,
+            &p,
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o600),
+            0,
+        )?;
+        if !open {
+            return Ok(None);
+        }
+        Ok(Some(rustix::fs::open(
+            &p,
+            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )?))
+    };
+    let ctl = fifo("c", true)?.expect("opened");
+    let out = fifo("o", true)?.expect("opened");
+    let err = fifo("e", true)?.expect("opened");
+    fifo("r", false)?;
+    match rustix::fs::unlink(s.join("lock")) {
+        Ok(()) | Err(Errno::NOENT) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(Ends { ctl, out, err })
+}
+
+fn slot_loop(s: &Path, state: &Arc<State>) {
+    loop {
+        let ends = match fresh_slot(s) {
+            Ok(e) => e,
+            Err(_) => {
+                std::thread::sleep(Duration::from_secs(1));
+                continue;
+            }
+        };
+        let Some(line) = wait_request(&ends.ctl, s) else {
+            continue;
+        };
+        state.active.fetch_add(1, Ordering::SeqCst);
+        state.touch();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        match take(s, &line, ends, tx) {
+            Some(job) => {
+                let state = state.clone();
+                // The relay ends the `active` count; this thread makes
+                // the slot anew once the shell holds its ends (`o`), or
+                // the relay gave up.
+                std::thread::spawn(move || {
+                    let Job {
+                        ends,
+                        dst,
+                        reply,
+                        values,
+                        opened,
+                    } = job;
+                    let _ = relay(
+                        ends,
+                        dst,
+                        reply,
+                        b"ok\n",
+                        move || {
+                            let _ = opened.send(());
+                        },
+                        b"",
+                        values,
+                    );
+                    state.touch();
+                    state.active.fetch_sub(1, Ordering::SeqCst);
+                });
+                let _ = rx.recv_timeout(super::agent_fifo::OPEN_WAIT + Duration::from_secs(1));
+                let _ = rustix::fs::unlink(s.join("v"));
+            }
+            None => {
+                state.active.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Wait for a claimed slot's request line; `None` when the claim went
+/// stale (the slot is then made anew).
+fn wait_request(ctl: &OwnedFd, s: &Path) -> Option<Vec<u8>> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let mut line = Vec::new();
+    let mut begun: Option<Instant> = None;
+    loop {
+        let wait = match begun {
+            Some(t) => REQUEST_WAIT.saturating_sub(t.elapsed()),
+            None => STALE_CLAIM,
+        };
+        if wait.is_zero() {
+            return None;
+        }
+        let ts = Timespec::try_from(wait).unwrap_or_default();
+        let mut fds = [PollFd::new(ctl, PollFlags::IN)];
+        match poll(&mut fds, Some(&ts)) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return None,
+        }
+        if fds[0].revents().is_empty() {
+            if begun.is_some() {
+                return None;
+            }
+            // A claim with no request for this long: the shell is gone.
+            let stale = std::fs::symlink_metadata(s.join("lock"))
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= STALE_CLAIM);
+            if stale {
+                return None;
+            }
+            continue;
+        }
+        let mut b = [0u8; 4096];
+        match rustix::io::read(ctl, &mut b) {
+            Ok(0) => {
+                // A writer came and went without a line: start anew.
+                if line.is_empty() {
+                    return None;
+                }
+            }
+            Ok(k) => {
+                line.extend_from_slice(&b[..k]);
+                begun.get_or_insert_with(Instant::now);
+                if let Some(p) = line.iter().position(|&c| c == b'\n') {
+                    line.truncate(p);
+                    return Some(line);
+                }
+                if line.len() > 8192 {
+                    return None;
+                }
+            }
+            Err(Errno::INTR) | Err(Errno::AGAIN) => {}
+            Err(_) => return None,
+        }
+    }
+}
+
+/// One command's relay, ready to run.
+struct Job {
+    ends: Ends,
+    dst: [File; 2],
+    reply: File,
+    values: Vec<(String, Vec<u8>)>,
+    opened: std::sync::mpsc::Sender<()>,
+}
+
+/// Open what the request names; on any failure answer `no` (when the
+/// reply FIFO opens) and give `None`.
+fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) -> Option<Job> {
+    let reply = rustix::fs::open(
+        s.join("r"),
+        OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::empty(),
+    )
+    .ok()?;
+    let _ = rustix::fs::fcntl_setfl(&reply, OFlags::WRONLY);
+    let mut reply = File::from(reply);
+    match parse_request(line).and_then(|(pid, o, e, entry)| {
+        let dst = [open_dst(pid, o)?, open_dst(pid, e)?];
+        let (prologue, values) = super::agent_hook::load_entry(&entry).ok()?;
+        write_exports(&s.join("v"), &prologue).ok()?;
+        Some((dst, values))
+    }) {
+        Some((dst, values)) => Some(Job {
+            ends,
+            dst,
+            reply,
+            values,
+            opened,
+        }),
+        None => {
+            let _ = reply.write_all(b"no\n");
+            None
+        }
+    }
+}
+
+/// The exports, for the shell to read once its output goes into the
+/// FIFOs: a new owner-only file in the slot (memory: `/dev/shm` or the
+/// runtime directory), removed as soon as the shell holds it open.
+fn write_exports(path: &Path, prologue: &[u8]) -> std::io::Result<()> {
+    let _ = rustix::fs::unlink(path);
+    let fd = rustix::fs::open(
+        path,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )?;
+    File::from(fd).write_all(prologue)
+}
+
+/// `PID O E CLIENT ENTRY` (the entry is the rest of the line).
+fn parse_request(line: &[u8]) -> Option<(u32, u32, u32, PathBuf)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut it = line.splitn(5, |&c| c == b' ');
+    let num = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u32>().ok();
+    let pid = num(it.next()?)?;
+    let o = num(it.next()?)?;
+    let e = num(it.next()?)?;
+    let _client = it.next()?;
+    let entry = it.next().filter(|p| p.starts_with(b"/"))?;
+    Some((pid, o, e, PathBuf::from(std::ffi::OsStr::from_bytes(entry))))
+}
+
+/// The shell's saved stdout or stderr, when it is a pipe or a character
+/// device (a regular file opened again would not share its offset).
+fn open_dst(pid: u32, fd: u32) -> Option<File> {
+    let p = format!("/proc/{pid}/fd/{fd}");
+    let f = rustix::fs::open(
+        p.as_str(),
+        OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .ok()?;
+    let st = rustix::fs::fstat(&f).ok()?;
+    let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+    if !matches!(
+        kind,
+        rustix::fs::FileType::Fifo | rustix::fs::FileType::CharacterDevice
+    ) {
+        return None;
+    }
+    rustix::fs::fcntl_setfl(&f, OFlags::WRONLY).ok()?;
+    Some(File::from(f))
+}
