@@ -161,19 +161,13 @@ fn session_start(client: Client, export_values: bool) -> Exit {
     // The functions the rewritten commands call (no value in them).
     let path = Path::new(file);
     let current = std::fs::read_to_string(path).unwrap_or_default();
-    crate::fsutil::write_atomic(
+    super::write_file(
         path,
         with_functions(&current).as_bytes(),
         crate::fsutil::Mode::Private,
         false,
-    )
-    .map_err(|e| {
-        Failure::runtime(format!(
-            "${var} {}: cannot write it ({})",
-            path.display(),
-            crate::fsutil::io_kind(&e)
-        ))
-    })?;
+        |path, kind| format!("${var} {path}: cannot write it ({kind})"),
+    )?;
     if export_values {
         crate::warn!("{}", EXPORT_VALUES_WARNING.trim_start_matches("agentenv: "));
         let msg = json!({ "systemMessage": EXPORT_VALUES_WARNING }).to_string() + "\n";

@@ -244,14 +244,13 @@ fn sandbox_env(opts: &HarnessOpts, output: Option<PathBuf>, format: SandboxForma
     match output {
         None => super::print(&body),
         Some(path) => {
-            crate::fsutil::write_atomic(&path, &body, crate::fsutil::Mode::Private, false)
-                .map_err(|e| {
-                    Failure::runtime(format!(
-                        "cannot write {}: {}",
-                        path.display(),
-                        crate::fsutil::io_kind(&e)
-                    ))
-                })?;
+            super::write_file(
+                &path,
+                &body,
+                crate::fsutil::Mode::Private,
+                false,
+                |path, kind| format!("cannot write {path}: {kind}"),
+            )?;
             Ok(0)
         }
     }

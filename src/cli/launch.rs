@@ -181,15 +181,13 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     crate::log::notes(asm.notes());
     if let Some(p) = &a.report {
         let json = report.to_json_string();
-        if let Err(e) =
-            crate::fsutil::write_atomic(p, json.as_bytes(), crate::fsutil::Mode::Private, false)
-        {
-            return Err(Failure::runtime(format!(
-                "launch: cannot write report {}: {}",
-                p.display(),
-                crate::fsutil::io_kind(&e)
-            )));
-        }
+        super::write_file(
+            p,
+            json.as_bytes(),
+            crate::fsutil::Mode::Private,
+            false,
+            |p, kind| format!("launch: cannot write report {p}: {kind}"),
+        )?;
     }
     summarise(&report);
     trace(&asm);

@@ -159,6 +159,20 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     }
 }
 
+/// Write a file the command produces ([`crate::fsutil::write_atomic`]);
+/// a failure is exit 1 with the text `message` makes of the path and the
+/// error's kind ([`crate::fsutil::io_kind`]), never of the bytes.
+pub fn write_file(
+    path: &std::path::Path,
+    bytes: &[u8],
+    mode: crate::fsutil::Mode,
+    create_parents: bool,
+    message: impl FnOnce(std::path::Display<'_>, String) -> String,
+) -> Result<(), Failure> {
+    crate::fsutil::write_atomic(path, bytes, mode, create_parents)
+        .map_err(|e| Failure::runtime(message(path.display(), crate::fsutil::io_kind(&e))))
+}
+
 /// [`write_stdout`], then status 0: the end of a command whose output
 /// is all it has to say.
 pub fn print(bytes: &[u8]) -> Exit {

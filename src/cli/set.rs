@@ -179,16 +179,15 @@ fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
     let before = read_store_file(&t.file)?;
     let mut after = storefile::set_assignment(&before, name, value)
         .map_err(|e| edit_failure(&t.file, name, e))?;
-    let written =
-        crate::fsutil::write_atomic(&t.file, &after, crate::fsutil::Mode::Exactly(0o600), true);
+    let written = super::write_file(
+        &t.file,
+        &after,
+        crate::fsutil::Mode::Exactly(0o600),
+        true,
+        |file, kind| format!("set: cannot write {file}: {kind}; nothing written"),
+    );
     after.fill(0);
-    written.map_err(|e| {
-        Failure::runtime(format!(
-            "set: cannot write {}: {}; nothing written",
-            t.file.display(),
-            crate::fsutil::io_kind(&e)
-        ))
-    })?;
+    written?;
     match trust {
         Some(edit) if edit.before == crate::session::trust::TrustState::Allowed => {
             edit.allow_again(&t.store, &env).map_err(|e| {

@@ -93,6 +93,10 @@ impl LayerInfo {
         self.level = Some(level.into());
         self
     }
+    /// The layer's file as text (lossy), for reports.
+    pub fn path_text(&self) -> Option<String> {
+        self.path.as_ref().map(|p| p.to_string_lossy().into_owned())
+    }
 }
 
 /// What a layer did to one key.

@@ -42,8 +42,8 @@
 //! // Where EDITOR came from: the user file's line 1, then the project's.
 //! let r = explain::report(&s.assembly, &["EDITOR".into()]);
 //! let t = &r[0].touches;
-//! assert_eq!((t[0].level.as_deref(), t[0].line), (Some("user"), Some(1)));
-//! assert_eq!((t[1].level.as_deref(), t[1].action), (Some("project"), "override"));
+//! assert_eq!((t[0].layer.level.as_deref(), t[0].line), (Some("user"), Some(1)));
+//! assert_eq!((t[1].layer.level.as_deref(), t[1].action), (Some("project"), "override"));
 //! ```
 //!
 //! A hand-built assembly explains the same way:
@@ -104,17 +104,61 @@ impl State {
     }
 }
 
-/// One layer's touch of one variable.
+/// The layer a report row speaks of.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TouchReport {
+pub struct LayerRef {
     /// 1-based position of the layer in the assembly.
-    pub layer: usize,
+    pub number: usize,
     /// The layer's kind ([`crate::core::LayerKind::as_str`]).
     pub kind: &'static str,
     /// The layer's level, if it has one.
     pub level: Option<String>,
     /// The layer's file, if it has one.
     pub file: Option<String>,
+}
+
+impl LayerRef {
+    /// Layer `i` (0-based) of `a`.
+    fn of(a: &Assembly, i: usize) -> LayerRef {
+        let info = &a.layers()[i].info;
+        LayerRef {
+            number: i + 1,
+            kind: info.kind.as_str(),
+            level: info.level.clone(),
+            file: info.path_text(),
+        }
+    }
+
+    /// The text columns every row starts with: `#N`, kind, level (`-`
+    /// when none).
+    fn cells(&self) -> [String; 3] {
+        [
+            format!("#{}", self.number),
+            self.kind.to_string(),
+            self.level.clone().unwrap_or_else(|| "-".into()),
+        ]
+    }
+
+    /// The JSON keys every row starts with: `layer`, `kind`, `level`,
+    /// `file`; then `rest`'s, in order.
+    fn json_with(&self, rest: Value) -> Value {
+        let mut m = Map::new();
+        m.insert("layer".into(), json!(self.number));
+        m.insert("kind".into(), json!(self.kind));
+        m.insert("level".into(), json!(self.level));
+        m.insert("file".into(), json!(self.file));
+        if let Value::Object(rest) = rest {
+            m.extend(rest);
+        }
+        Value::Object(m)
+    }
+}
+
+/// One layer's touch of one variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TouchReport {
+    /// The layer.
+    pub layer: LayerRef,
     /// `set`, `override`, `unset` or `skipped`.
     pub action: &'static str,
     /// Why a value was skipped (never a value).
@@ -168,14 +212,8 @@ pub struct VarReport {
 /// A layer that failed as a whole and contributed nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FailedLayer {
-    /// 1-based position of the layer in the assembly.
-    pub layer: usize,
-    /// The layer's kind ([`crate::core::LayerKind::as_str`]).
-    pub kind: &'static str,
-    /// The layer's level, if it has one.
-    pub level: Option<String>,
-    /// The layer's file, if it has one.
-    pub file: Option<String>,
+    /// The layer.
+    pub layer: LayerRef,
     /// Why (never a value: exit codes, parser positions, timeouts).
     pub reason: String,
 }
@@ -187,14 +225,7 @@ pub fn failed_layers(a: &Assembly) -> Vec<FailedLayer> {
         .enumerate()
         .filter_map(|(i, rec)| {
             rec.failure.as_ref().map(|why| FailedLayer {
-                layer: i + 1,
-                kind: rec.info.kind.as_str(),
-                level: rec.info.level.clone(),
-                file: rec
-                    .info
-                    .path
-                    .as_ref()
-                    .map(|p| p.to_string_lossy().into_owned()),
+                layer: LayerRef::of(a, i),
                 reason: why.clone(),
             })
         })
@@ -229,20 +260,12 @@ fn one(a: &Assembly, name: OsString) -> VarReport {
         .touches(&name)
         .iter()
         .map(|t| {
-            let rec = &a.layers()[t.layer];
             let (action, reason) = match &t.action {
                 Action::Skipped(r) => (t.action.as_str(), Some(r.clone())),
                 a => (a.as_str(), None),
             };
             TouchReport {
-                layer: t.layer + 1,
-                kind: rec.info.kind.as_str(),
-                level: rec.info.level.clone(),
-                file: rec
-                    .info
-                    .path
-                    .as_ref()
-                    .map(|p| p.to_string_lossy().into_owned()),
+                layer: LayerRef::of(a, t.layer),
                 action,
                 reason,
                 line: t.line,
@@ -332,7 +355,7 @@ fn show_value(v: &OsStr) -> String {
 }
 
 fn location(t: &TouchReport) -> String {
-    match (&t.file, t.line) {
+    match (&t.layer.file, t.line) {
         (Some(f), Some(l)) => format!("{f}:{l}"),
         (Some(f), None) => f.clone(),
         (None, Some(l)) => format!("line {l}"),
@@ -373,11 +396,12 @@ pub fn render_text_with_failures(
         let cells: Vec<[String; 4]> = failed
             .iter()
             .map(|f| {
+                let [n, kind, level] = f.layer.cells();
                 [
-                    format!("#{}", f.layer),
-                    f.kind.to_string(),
-                    f.level.clone().unwrap_or_else(|| "-".into()),
-                    f.file.clone().unwrap_or_else(|| "-".into()),
+                    n,
+                    kind,
+                    level,
+                    f.layer.file.clone().unwrap_or_else(|| "-".into()),
                 ]
             })
             .collect();
@@ -407,13 +431,8 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
             r.touches
                 .iter()
                 .map(|t| {
-                    [
-                        format!("#{}", t.layer),
-                        t.kind.to_string(),
-                        t.level.clone().unwrap_or_else(|| "-".into()),
-                        location(t),
-                        action_text(t),
-                    ]
+                    let [n, kind, level] = t.layer.cells();
+                    [n, kind, level, location(t), action_text(t)]
                 })
                 .collect()
         })
@@ -540,15 +559,11 @@ pub fn to_json(
             .touches
             .iter()
             .map(|t| {
-                let mut v = json!({
-                    "layer": t.layer,
-                    "kind": t.kind,
-                    "level": t.level,
-                    "file": t.file,
+                let mut v = t.layer.json_with(json!({
                     "line": t.line,
                     "action": t.action,
                     "reason": t.reason,
-                });
+                }));
                 if let (Some(d), Value::Object(m)) = (&t.detail, &mut v) {
                     m.insert("detail".into(), json!(d));
                 }
@@ -596,15 +611,7 @@ pub fn to_json(
     }
     let failed: Vec<Value> = failed
         .iter()
-        .map(|f| {
-            json!({
-                "layer": f.layer,
-                "kind": f.kind,
-                "level": f.level,
-                "file": f.file,
-                "reason": f.reason,
-            })
-        })
+        .map(|f| f.layer.json_with(json!({ "reason": f.reason })))
         .collect();
     let mut top = Map::new();
     top.insert("variables".into(), Value::Object(vars));
@@ -725,7 +732,7 @@ TOKEN  set
         a.fail(l, "source failed");
         let f = failed_layers(&a);
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].layer, 4);
+        assert_eq!(f[0].layer.number, 4);
         let text = render_text_with_failures(&report(&a, &[]), &f, false);
         assert!(text.ends_with(
             "\nfailed layers (they changed nothing)\n  #4  plain file  project  /w/.agents/local.env  source failed\n"

@@ -612,50 +612,28 @@ mod writer {
         ]
     }
 
-    /// Why `write_value` may refuse: every form fails for a reason listed
-    /// in its doc comment.
+    /// Why `write_value` may refuse, asked of the parser rather than of the
+    /// writer's rules: no simple form of `v` (unquoted, `'v'`, `` `v` ``, or
+    /// `"v"` with LF, CR and `"` escaped and nothing else), followed by
+    /// another line, reads back as exactly `v` and that line. NUL is the one
+    /// refusal the parser cannot show (it cuts a value there).
     fn refusal_is_justified(v: &str) -> bool {
         if v.contains('\0') {
             return true;
         }
-        let verbatim_ok = |q: u8| {
-            let mut run = 0usize;
-            for &c in v.as_bytes() {
-                if c == b'\\' {
-                    run += 1;
-                    continue;
-                }
-                if c == q && run.is_multiple_of(2) {
-                    return false;
-                }
-                run = 0;
-            }
-            run.is_multiple_of(2)
-        };
-        let first_line_ws = v
-            .split('\n')
-            .next()
-            .is_some_and(|l| v.contains('\n') && l.chars().next_back().is_some_and(scan::is_js_ws));
-        let single_fails = v.contains('\r') || !verbatim_ok(b'\'') || first_line_ws;
-        let backtick_fails = v.contains(['\r', '\n']) || !verbatim_ok(b'`');
-        let b = v.as_bytes();
-        let mut double_fails = false;
-        let mut run = 0usize;
-        for (i, &c) in b.iter().enumerate() {
-            if c == b'\\' {
-                if matches!(b.get(i + 1), Some(b'n' | b'r')) {
-                    double_fails = true;
-                }
-                run += 1;
-                continue;
-            }
-            if c == b'"' && !run.is_multiple_of(2) {
-                double_fails = true;
-            }
-            run = 0;
-        }
-        double_fails |= !run.is_multiple_of(2);
-        single_fails && backtick_fails && double_fails
+        let escaped = v
+            .replace('"', "\\\"")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r");
+        let forms = [
+            v.to_owned(),
+            format!("'{v}'"),
+            format!("`{v}`"),
+            format!("\"{escaped}\""),
+        ];
+        !forms
+            .iter()
+            .any(|raw| kv(&format!("K={raw}\nZ=1\n")) == pairs(&[("K", v), ("Z", "1")]))
     }
 
     proptest! {
@@ -737,6 +715,15 @@ mod writer {
         assert_eq!(write_value("K", "'\\n\n"), None);
         // CR needs double quotes; backslash-n rules them out.
         assert_eq!(write_value("K", "\r\\n"), None);
+    }
+
+    /// The oracle itself: it finds the form for a value that only `'…'`
+    /// carries (LF, backslash, n), and none for the refusals above.
+    #[test]
+    fn oracle_knows_a_writable_value() {
+        assert!(!refusal_is_justified("\n\\n"));
+        assert!(refusal_is_justified("'\\n\n"));
+        assert!(refusal_is_justified("\r\\n"));
     }
 
     /// Bounded completeness: every value of up to 3 characters over a small

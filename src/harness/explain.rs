@@ -134,7 +134,7 @@ fn read_source(r: &Resolved, name: &str) -> ReadReport {
         "deny list (expands to empty)".into()
     } else if let Some(t) = from_file {
         let info = &r.assembly.layers()[t.layer].info;
-        read.file = info.path.as_ref().map(|p| p.to_string_lossy().into_owned());
+        read.file = info.path_text();
         read.line = t.line;
         "env file".into()
     } else if r.host_env.contains_key(key) {
@@ -179,7 +179,7 @@ pub fn report(r: &Resolved, only: &[String]) -> Vec<VarReport> {
         for mut v in view::report(&mv.assembly, &names) {
             let name = v.name.to_string_lossy().into_owned();
             for t in &mut v.touches {
-                let (file, field) = mv.layers[t.layer - 1];
+                let (file, field) = mv.layers[t.layer.number - 1];
                 let role = if file == 0 { "root" } else { "base" };
                 t.detail = Some(if fields.len() > 1 {
                     format!("{role}, {}", field.name())

@@ -51,27 +51,45 @@ const DELIM: &str = "AGENTENV_EOF";
 /// included).
 pub const DOCKER_MAX_LINE: usize = 64 * 1024 - 1;
 
-/// Why the runner cannot read `name` back, if it cannot.
-fn github_name_problem(name: &[u8]) -> Option<&'static str> {
+/// A name check: the test that finds the problem, and its reason.
+type NameRule = (fn(&str) -> bool, &'static str);
+
+/// What both readers refuse in a name first (not UTF-8, empty), then
+/// `rules`, the first that applies, in the reader's own order.
+fn name_problem(name: &[u8], rules: &[NameRule]) -> Option<&'static str> {
     let Ok(s) = std::str::from_utf8(name) else {
         return Some("its name is not UTF-8");
     };
     if s.is_empty() {
         return Some("its name is empty");
     }
-    if s.contains(['\n', '\r']) {
-        return Some("its name holds a line break");
-    }
-    if s.contains('=') || s.contains("<<") {
-        return Some("its name holds '=' or '<<'");
-    }
-    if s.starts_with('\u{feff}') {
-        return Some("its name starts with a byte order mark");
-    }
-    if s.eq_ignore_ascii_case("NODE_OPTIONS") {
-        return Some("the runner refuses NODE_OPTIONS from $GITHUB_ENV");
-    }
-    None
+    rules.iter().find(|(bad, _)| bad(s)).map(|&(_, why)| why)
+}
+
+/// Both readers drop a byte order mark at the start of the file: a name
+/// that starts with one would lose it on line 1.
+const BOM: NameRule = (
+    |s| s.starts_with('\u{feff}'),
+    "its name starts with a byte order mark",
+);
+
+/// Why the runner cannot read `name` back, if it cannot.
+fn github_name_problem(name: &[u8]) -> Option<&'static str> {
+    name_problem(
+        name,
+        &[
+            (|s| s.contains(['\n', '\r']), "its name holds a line break"),
+            (
+                |s| s.contains('=') || s.contains("<<"),
+                "its name holds '=' or '<<'",
+            ),
+            BOM,
+            (
+                |s| s.eq_ignore_ascii_case("NODE_OPTIONS"),
+                "the runner refuses NODE_OPTIONS from $GITHUB_ENV",
+            ),
+        ],
+    )
 }
 
 /// Why the runner cannot read `value` back, if it cannot.
@@ -135,28 +153,19 @@ pub(crate) fn github(p: &Prepared<'_>, l: &mut Lines, omitted: &mut Vec<Omission
 
 /// Why docker/cli cannot read `name` back, if it cannot.
 fn docker_name_problem(name: &[u8]) -> Option<&'static str> {
-    let Ok(s) = std::str::from_utf8(name) else {
-        return Some("its name is not UTF-8");
-    };
-    if s.is_empty() {
-        return Some("its name is empty");
-    }
-    if s.contains(crate::compat::go::is_space) {
-        return Some("its name holds whitespace");
-    }
-    if s.starts_with('#') {
-        return Some("its name starts with '#'");
-    }
-    if s.contains('=') {
-        return Some("its name holds '='");
-    }
-    if s.contains('\0') {
-        return Some("its name holds NUL");
-    }
-    if s.starts_with('\u{feff}') {
-        return Some("its name starts with a byte order mark");
-    }
-    None
+    name_problem(
+        name,
+        &[
+            (
+                |s| s.contains(crate::compat::go::is_space),
+                "its name holds whitespace",
+            ),
+            (|s| s.starts_with('#'), "its name starts with '#'"),
+            (|s| s.contains('='), "its name holds '='"),
+            (|s| s.contains('\0'), "its name holds NUL"),
+            BOM,
+        ],
+    )
 }
 
 /// Why docker/cli cannot read `value` back, if it cannot.
