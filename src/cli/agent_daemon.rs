@@ -34,7 +34,7 @@
 //! running (`AGENTENV_NO_DAEMON=1`: never; each command then starts the
 //! helper).
 
-use crate::cli::agent_fifo::{base_dirs, relay, Ends};
+use crate::cli::agent_fifo::{base_dirs, make_fifo, relay, Ends};
 use rustix::fd::OwnedFd;
 use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -257,24 +257,7 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
     if !private_dir(s) {
         return Err(std::io::Error::other("the slot is not a private directory"));
     }
-    let fifo = |n: &str, open: bool| -> std::io::Result<Option<OwnedFd>> {
-        let p = s.join(n);
-        rustix::fs::mknodat(
-            CWD,
-            &p,
-            rustix::fs::FileType::Fifo,
-            Mode::from_raw_mode(0o600),
-            0,
-        )?;
-        if !open {
-            return Ok(None);
-        }
-        Ok(Some(rustix::fs::open(
-            &p,
-            OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-            Mode::empty(),
-        )?))
-    };
+    let fifo = |n: &str, open: bool| make_fifo(&s.join(n), open);
     let ctl = fifo("c", true)?.expect("opened");
     let out = fifo("o", true)?.expect("opened");
     let err = fifo("e", true)?.expect("opened");

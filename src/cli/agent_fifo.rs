@@ -92,6 +92,27 @@ fn random_name() -> String {
     format!("agentenv-cmd-{:016x}", h.finish())
 }
 
+/// Make an owner-only FIFO at `p` and, with `read`, open its read end:
+/// non-blocking, so it opens at once and a writer's open then never
+/// waits (`None` without `read`).
+pub(crate) fn make_fifo(p: &Path, read: bool) -> io::Result<Option<OwnedFd>> {
+    rustix::fs::mknodat(
+        CWD,
+        p,
+        rustix::fs::FileType::Fifo,
+        Mode::from_raw_mode(0o600),
+        0,
+    )?;
+    if !read {
+        return Ok(None);
+    }
+    Ok(Some(rustix::fs::open(
+        p,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::empty(),
+    )?))
+}
+
 const NAMES: [&str; 3] = ["c", "o", "e"];
 
 impl Fifos {
@@ -122,24 +143,11 @@ impl Fifos {
         let Some(dir) = made else {
             return Err(last);
         };
-        let open = |name: &str| -> io::Result<OwnedFd> {
-            let p = dir.join(name);
-            rustix::fs::mknodat(
-                CWD,
-                &p,
-                rustix::fs::FileType::Fifo,
-                Mode::from_raw_mode(0o600),
-                0,
-            )?;
-            // Non-blocking: the read end opens at once, and the shell's
-            // write ends then open without waiting.
-            Ok(rustix::fs::open(
-                &p,
-                OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-                Mode::empty(),
-            )?)
-        };
-        let made = (|| Ok::<_, io::Error>((open("c")?, open("o")?, open("e")?)))();
+        let open = |name: &str| make_fifo(&dir.join(name), true);
+        let made = (|| {
+            let one = |n: &str| open(n)?.ok_or_else(|| io::Error::other("not opened"));
+            Ok::<_, io::Error>((one("c")?, one("o")?, one("e")?))
+        })();
         match made {
             Ok((ctl, out, err)) => Ok(Fifos {
                 dir,
