@@ -16,12 +16,15 @@
 //!    line to `c`: its pid, the descriptors where it saved its stdout and
 //!    stderr, the client, the cache entry;
 //! 2. the daemon opens the shell's saved stdout and stderr through
-//!    `/proc/PID/fd/N` — only pipes and character devices (a regular
-//!    file reopened there would not share the shell's offset): anything
-//!    else, or any failure, and it answers `no`, and the shell starts the
-//!    per-command helper instead — reads the entry, answers `ok`, and a
-//!    thread of its own runs `agent_fifo::relay` (the handshake from the
-//!    shell's `o` on, the exports, the masking, the go-on line);
+//!    `/proc/PID/fd/N` — pipes, character devices, and regular files the
+//!    shell appends to (Claude Code's task output file), opened in append
+//!    mode; a file written at an offset is not (a second open would not
+//!    share the offset): then, or on any failure, it answers `no`, and the
+//!    shell starts the per-command helper instead — reads the entry,
+//!    writes the exports to an owner-only file `v` in the slot, answers
+//!    `ok`, and a thread of its own runs `agent_fifo::relay` (from the
+//!    shell's `o` on — when `v` is removed — the masking, the go-on
+//!    line);
 //! 3. once the shell has its ends open (`o`), the slot gets fresh FIFOs
 //!    and its claim is removed: a slot is busy only for the handshake.
 //!
@@ -448,24 +451,41 @@ fn parse_request(line: &[u8]) -> Option<(u32, u32, u32, PathBuf)> {
     Some((pid, o, e, PathBuf::from(std::ffi::OsStr::from_bytes(entry))))
 }
 
-/// The shell's saved stdout or stderr, when it is a pipe or a character
-/// device (a regular file opened again would not share its offset).
+/// The shell's saved stdout or stderr: a pipe or a character device, or
+/// a regular file the shell writes in append mode (Claude Code's task
+/// output file), opened here in append mode too. A file written at an
+/// offset is not: a second open would not share the shell's offset.
 fn open_dst(pid: u32, fd: u32) -> Option<File> {
+    use rustix::fs::FileType;
     let p = format!("/proc/{pid}/fd/{fd}");
+    let st = rustix::fs::stat(p.as_str()).ok()?;
+    let flags = match FileType::from_raw_mode(st.st_mode) {
+        FileType::Fifo | FileType::CharacterDevice => OFlags::WRONLY,
+        FileType::RegularFile if appends(pid, fd)? => OFlags::WRONLY | OFlags::APPEND,
+        _ => return None,
+    };
     let f = rustix::fs::open(
         p.as_str(),
-        OFlags::WRONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        flags | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
         Mode::empty(),
     )
     .ok()?;
-    let st = rustix::fs::fstat(&f).ok()?;
-    let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
-    if !matches!(
-        kind,
-        rustix::fs::FileType::Fifo | rustix::fs::FileType::CharacterDevice
-    ) {
+    // The same file as the one looked at, and blocking from here on.
+    let again = rustix::fs::fstat(&f).ok()?;
+    if (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino) {
         return None;
     }
-    rustix::fs::fcntl_setfl(&f, OFlags::WRONLY).ok()?;
+    rustix::fs::fcntl_setfl(&f, flags).ok()?;
     Some(File::from(f))
+}
+
+/// Does the shell's descriptor `fd` append (`O_APPEND` in its
+/// `/proc/PID/fdinfo`)?
+fn appends(pid: u32, fd: u32) -> Option<bool> {
+    let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
+    let flags = info
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())?;
+    Some(flags & OFlags::APPEND.bits() != 0)
 }

@@ -427,6 +427,32 @@ fn the_daemon_serves_a_command_without_a_process_of_its_own() {
     }
     let (_, _, st, cwd) = w.run_as_claude(&cmd, b"");
     assert_eq!((st, cwd), (0, Some(sub.display().to_string())));
+    // Output into a file the shell appends to (as Claude Code's task
+    // output file): appended after what is there.
+    let file = w.dir.path().join("task.output");
+    std::fs::write(&file, "before\n").unwrap();
+    let append = || {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap()
+    };
+    let env_file = std::fs::read_to_string(w.env_file()).unwrap();
+    let st = Command::new("bash")
+        .env_clear()
+        .env("HOME", w.home())
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir(w.proj())
+        .args(["-c", &format!("{env_file}\n{cmd}")])
+        .stdout(append())
+        .stderr(append())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "before\n[REDACTED:GH_TOKEN]\n[REDACTED:DB_PASSWORD]"
+    );
 }
 
 #[test]
@@ -448,7 +474,8 @@ fn when_the_daemon_cannot_serve_the_helper_does() {
         assert_eq!(s(out), format!("[REDACTED:GH_TOKEN]\n{want_sum}"), "{why}");
         assert!(!s(err).contains("could not be loaded"), "{why}: {}", s(err));
     };
-    // stdout a regular file (the daemon would not share its offset).
+    // stdout a regular file written at an offset (the daemon would not
+    // share it).
     let file = w.dir.path().join("out.txt");
     let env_file = std::fs::read_to_string(w.env_file()).unwrap();
     let st = Command::new("bash")
