@@ -110,15 +110,20 @@ fn open_lock(d: &Path) -> std::io::Result<OwnedFd> {
     )?)
 }
 
-/// The daemon's directory when it is running (its lock is held), else
-/// start one (`program hook CLIENT daemon`, detached, stdio on
-/// `/dev/null`) and give `None`: this command goes the helper's way.
-pub fn ensure(program: &str, client: &str) -> Option<PathBuf> {
+/// `PID:DIR` of the daemon when it is running (its lock is held; the
+/// shell checks that PID is alive before it takes a slot), else start one
+/// (`program hook CLIENT daemon`, detached, stdio on `/dev/null`) and give
+/// `None`: this command goes the helper's way.
+pub fn ensure(program: &str, client: &str) -> Option<String> {
     let d = dir()?;
     if private_dir(&d) {
         if let Ok(lock) = open_lock(&d) {
             match rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive) {
-                Err(Errno::WOULDBLOCK) => return Some(d),
+                Err(Errno::WOULDBLOCK) => {
+                    let pid = std::fs::read_to_string(d.join("pid")).ok()?;
+                    let pid: u32 = pid.trim().parse().ok()?;
+                    return Some(format!("{pid}:{}", d.to_str()?));
+                }
                 Ok(()) => drop(lock),
                 Err(_) => return None,
             }
@@ -288,7 +293,12 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
         state.touch();
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         match take(s, &line, ends, tx) {
-            Some(job) => {
+            Some(mut job) => {
+                // The answer first: the relay's thread starts meanwhile.
+                if job.reply.write_all(b"ok\n").is_err() {
+                    state.active.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                }
                 let state = state.clone();
                 // The relay ends the `active` count; this thread makes
                 // the slot anew once the shell holds its ends (`o`), or
@@ -305,7 +315,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                         ends,
                         dst,
                         reply,
-                        b"ok\n",
+                        b"",
                         move || {
                             let _ = opened.send(());
                         },

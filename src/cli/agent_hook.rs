@@ -449,16 +449,17 @@ __agentenv_undo() {
   unset __ae_d __ae_c __ae_o __ae_e __ae_s __ae_x __ae_p __ae_i __ae_n __ae_v
 }
 __agentenv_daemon() {
-  [ -n "${4-}" ] && [ -r "$4/pid" ] && IFS= read -r __ae_p <"$4/pid" && [ -d "/proc/$__ae_p" ] || return 1
+  [ -n "${4-}" ] && [ -d "/proc/${4%%:*}" ] || return 1
+  __ae_p=${4#*:}
   case $- in *C*) __ae_n= ;; *) __ae_n=1; set -C ;; esac
   for __ae_i in 0 1 2 3 4 5 6 7; do
-    { true >"$4/$__ae_i/lock"; } 2>/dev/null && break
+    { true >"$__ae_p/$__ae_i/lock"; } 2>/dev/null && break
     __ae_i=
   done
   [ -n "$__ae_n" ] && set +C
   [ -n "$__ae_i" ] || return 1
-  __ae_d=$4/$__ae_i
-  [ -p "$__ae_d/r" ] && [ -p "$__ae_d/c" ] || return 1
+  __ae_d=$__ae_p/$__ae_i
+  [ -p "$__ae_d/c" ] || return 1
   exec {__ae_o}>&1 {__ae_e}>&2 {__ae_s}<>"$__ae_d/r" {__ae_c}<>"$__ae_d/c" || return 1
   printf '%s %s %s %s %s\n' "$BASHPID" "$__ae_o" "$__ae_e" "$2" "$3" >&$__ae_c
   IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = ok ] && exec {__ae_v}<"$__ae_d/v" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
@@ -559,15 +560,13 @@ pub fn rewrite(
     prologue: Option<&Path>,
     entry: &Path,
     client: Client,
-    daemon: Option<&Path>,
+    daemon: Option<&str>,
 ) -> String {
     let call = match prologue {
         Some(p) => format!(". {}", word(&p.to_string_lossy())),
         None => "__agentenv_begin".to_string(),
     };
-    let daemon = daemon
-        .map(|d| format!(" {}", word(&d.to_string_lossy())))
-        .unwrap_or_default();
+    let daemon = daemon.map(|d| format!(" {}", word(d))).unwrap_or_default();
     format!(
         "{call} {} {} {}{daemon}\n{original}",
         word(program),
