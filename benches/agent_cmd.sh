@@ -76,14 +76,22 @@ done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 if command -v perf >/dev/null 2>&1; then
   echo
-  echo "CPU of the whole process tree (perf stat task-clock, helper included), ms per command:"
+  echo "CPU per command, ms: the shell's process tree (perf stat task-clock, a"
+  echo "per-command helper included) + the masking daemon's share (its utime + stime"
+  echo "over the runs, from /proc: 10 ms ticks):"
   for c in "${cmds[@]}"; do
     IFS='|' read -r W B E <<<"$c"
+    dpid=$(pgrep -f -x "$B hook claude daemon" | head -1 || true)
+    ticks() { [ -n "$dpid" ] && awk '{print $14 + $15}' "/proc/$dpid/stat" 2>/dev/null || echo 0; }
+    hz=$(getconf CLK_TCK)
     for f in bare-true wrap-true bare-seq wrap-seq; do
+      t0=$(ticks)
       ms=$(cd "$W/proj" && perf stat -x, -e task-clock bash -c \
         "for i in \$(seq 1 $RUNS); do $E bash ../$f.sh >/dev/null; done" 2>&1 >/dev/null |
         awk -F, -v n="$RUNS" '/task-clock/ {printf "%.2f", $1 / n}')
-      echo "$B $f $ms"
+      t1=$(ticks)
+      d=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v n="$RUNS" 'BEGIN {printf "%.2f", (b - a) * 1000 / hz / n}')
+      echo "$B $f $ms + daemon $d"
     done
     for f in "hook claude pre-tool-use" "--version"; do
       ms=$(cd "$W/proj" && perf stat -x, -e task-clock bash -c \

@@ -427,6 +427,24 @@ fn the_daemon_serves_a_command_without_a_process_of_its_own() {
     }
     let (_, _, st, cwd) = w.run_as_claude(&cmd, b"");
     assert_eq!((st, cwd), (0, Some(sub.display().to_string())));
+    // Nothing the daemon keeps holds a value once the commands are over
+    // (the exports file of a slot is removed when the shell holds it).
+    let dir = w.daemon_dir().unwrap();
+    let mut files = vec![dir.clone()];
+    while let Some(p) = files.pop() {
+        let md = std::fs::symlink_metadata(&p).unwrap();
+        if md.is_dir() {
+            files.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+        } else if md.is_file() {
+            let body = std::fs::read(&p).unwrap();
+            assert!(
+                !s(&body).contains("zqCANARY"),
+                "{} holds a value",
+                p.display()
+            );
+            assert_ne!(p.file_name().unwrap(), "v", "an exports file left behind");
+        }
+    }
     // Output into a file the shell appends to (as Claude Code's task
     // output file): appended after what is there.
     let file = w.dir.path().join("task.output");
