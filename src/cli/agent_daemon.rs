@@ -300,6 +300,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                     continue;
                 }
                 let state = state.clone();
+                let exports = s.join("v");
                 // The relay ends the `active` count; this thread makes
                 // the slot anew once the shell holds its ends (`o`), or
                 // the relay gave up.
@@ -317,6 +318,9 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                         reply,
                         b"",
                         move || {
+                            // The shell holds the exports open: off the
+                            // file system before the slot is made anew.
+                            let _ = rustix::fs::unlink(&exports);
                             let _ = opened.send(());
                         },
                         b"",
