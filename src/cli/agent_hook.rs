@@ -440,7 +440,7 @@ __agentenv_end() {
   return "$1"
 }
 __agentenv_undo() {
-  { exec 1>&$__ae_o 2>&$__ae_e; } 2>/dev/null
+  [ -n "${__ae_o-}" ] && [ -n "${__ae_e-}" ] && { exec 1>&$__ae_o 2>&$__ae_e; } 2>/dev/null
   [ -n "${__ae_s-}" ] && exec {__ae_s}<&-
   [ -n "${__ae_o-}" ] && exec {__ae_o}>&-
   [ -n "${__ae_e-}" ] && exec {__ae_e}>&-

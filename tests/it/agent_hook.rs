@@ -315,6 +315,12 @@ fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World) {
     // stdin reaches the command.
     let (out, _, _, _) = w.run_as_claude(&w.rewrite("tr a-z A-Z"), b"from stdin\n");
     assert_eq!(s(&out), "FROM STDIN\n");
+    // A shell under `set -u` (the functions touch no unset variable).
+    let (out, err, st, _) = w.run_as_claude(
+        &format!("set -u\n{}", w.rewrite("echo \"${GH_TOKEN:0:2}x\"")),
+        b"",
+    );
+    assert_eq!((s(&out), st), ("zqx\n".to_string(), 0), "{}", s(&err));
     // An export stays for the rest of the command.
     let (out, _, _, _) = w.run_as_claude(&w.rewrite("export MINE=1; echo \"mine=$MINE\""), b"");
     assert_eq!(s(&out), "mine=1\n");
