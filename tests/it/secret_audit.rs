@@ -896,6 +896,20 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     a.run(&["hook", "claude", "pre-tool-use"], &[], false);
     a.run(&["hook", "codex", "pre-tool-use"], &[], false);
     a.run(&["hook", "claude", "session-start"], &[], false);
+    // The masking daemon, run in the foreground until its idle exit (at
+    // once), in a runtime directory of the audit's own.
+    let run = a.p("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let run = run.to_str().unwrap().to_string();
+    a.run(
+        &["hook", "claude", "daemon"],
+        &[
+            ("XDG_RUNTIME_DIR", run.as_str()),
+            ("AGENTENV_DAEMON_IDLE", "0"),
+        ],
+        false,
+    );
     std::fs::write(&settings, format!("{{\"env\": {{\"TOKEN\": {}}}}}", sv[1])).unwrap();
     a.run(&["init", "claude"], &[], false);
     a.run(&["init", "claude", "--dry-run"], &[], false);
