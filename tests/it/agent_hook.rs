@@ -722,10 +722,7 @@ fn a_warning_of_the_plan_is_printed_once() {
     let w = World::new();
     for round in ["miss", "hit"] {
         let mut c = Command::new(support::agentenv_bin());
-        c.env_clear()
-            .env("HOME", w.home())
-            .env("PATH", "/usr/bin:/bin")
-            .env("TMPDIR", w.dir.path())
+        w.hook_env(&mut c)
             .env("AGENTS_ENV_TIMEOUT", "soon")
             .current_dir(w.proj())
             .args(["hook", "claude", "pre-tool-use"])
@@ -751,10 +748,7 @@ fn the_hooks_print_no_value() {
     let w = World::new();
     for client in ["claude", "codex"] {
         let mut c = Command::new(support::agentenv_bin());
-        c.env_clear()
-            .env("HOME", w.home())
-            .env("PATH", "/usr/bin:/bin")
-            .env("TMPDIR", w.dir.path())
+        w.hook_env(&mut c)
             .current_dir(w.proj())
             .args(["-vv", "hook", client, "pre-tool-use"])
             .stdin(Stdio::piped())
