@@ -11,22 +11,24 @@
 //! replies). The daemon holds the read ends of `c`, `o` and `e`, so a
 //! shell's opens never wait. One thread per slot:
 //!
-//! 1. the shell claims a free slot by creating `N/lock` exclusively (bash's
+//! 1. the shell checks that the daemon the hook named (`PID:DIR`) is
+//!    alive, claims a free slot by creating `N/lock` exclusively (bash's
 //!    `set -C`: no process), opens `r` read-write and `c`, and writes one
 //!    line to `c`: its pid, the descriptors where it saved its stdout and
 //!    stderr, the client, the cache entry;
-//! 2. the daemon opens the shell's saved stdout and stderr through
-//!    `/proc/PID/fd/N` — pipes, character devices, and regular files the
-//!    shell appends to (Claude Code's task output file), opened in append
-//!    mode; a file written at an offset is not (a second open would not
-//!    share the offset): then, or on any failure, it answers `no`, and the
-//!    shell starts the per-command helper instead — reads the entry,
-//!    writes the exports to an owner-only file `v` in the slot, answers
-//!    `ok`, and a thread of its own runs `agent_fifo::relay` (from the
-//!    shell's `o` on — when `v` is removed — the masking, the go-on
-//!    line);
-//! 3. once the shell has its ends open (`o`), the slot gets fresh FIFOs
-//!    and its claim is removed: a slot is busy only for the handshake.
+//! 2. the slot's thread opens the shell's saved stdout and stderr through
+//!    `/proc/PID/fd/N` ([`open_dst`]: a pipe, a character device, or a
+//!    regular file the shell appends to, such as Claude Code's task output
+//!    file, opened in append mode too), reads the entry, writes the
+//!    exports to an owner-only file `v` in the slot and answers `ok`; a
+//!    relay thread then runs `agent_fifo::relay` (the shell's `o`, the
+//!    masking, the go-on line). On any failure — a file the shell writes
+//!    at an offset (a second open would not share it), an entry gone
+//!    stale — it answers `no`, and the shell starts the per-command helper
+//!    instead;
+//! 3. once the shell has its ends open (`o`), `v` is removed, the slot
+//!    gets fresh FIFOs and its claim is removed: a slot is busy only for
+//!    the handshake.
 //!
 //! A claim nobody followed with a request (the shell died) is cleared
 //! after [`STALE_CLAIM`]. The daemon leaves after [`IDLE_EXIT`] with no
@@ -74,25 +76,17 @@ pub fn dir() -> Option<PathBuf> {
     let base = base_dirs().into_iter().find(|d| {
         d.as_os_str() != std::env::temp_dir().as_os_str() || d == Path::new("/dev/shm")
     })?;
-    use std::hash::{Hash, Hasher};
-    // A stable hash (not the std's random one): FNV-1a over the path.
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
-    exe.as_os_str().as_encoded_bytes().hash(&mut h);
     let uid = rustix::process::geteuid().as_raw();
-    Some(base.join(format!("agentenv-wrap-v1-{uid}-{:08x}", h.finish() as u32)))
+    let hash = fnv1a(exe.as_os_str().as_encoded_bytes()) as u32;
+    Some(base.join(format!("agentenv-wrap-v1-{uid}-{hash:08x}")))
 }
 
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
+/// FNV-1a: a hash that is the same in every build and run (the std's
+/// hasher is keyed at random).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 /// Is `d` a directory of ours that nobody else can write or read?
