@@ -450,6 +450,8 @@ __agentenv_undo() {
 }
 __agentenv_daemon() {
   [ -n "${4-}" ] && [ -d "/proc/${4%%:*}" ] || return 1
+  __ae_x=${BASHPID-}
+  if [ -z "${BASH_VERSION-}" ]; then [ "${ZSH_SUBSHELL-}" = 0 ] || return 1; __ae_x=$$; fi
   __ae_p=${4#*:}
   case $- in *C*) __ae_n= ;; *) __ae_n=1; set -C ;; esac
   for __ae_i in 0 1 2 3 4 5 6 7; do
@@ -461,22 +463,23 @@ __agentenv_daemon() {
   __ae_d=$__ae_p/$__ae_i
   [ -p "$__ae_d/c" ] || return 1
   exec {__ae_o}>&1 {__ae_e}>&2 {__ae_s}<>"$__ae_d/r" {__ae_c}<>"$__ae_d/c" || return 1
-  printf '%s %s %s %s %s\n' "$BASHPID" "$__ae_o" "$__ae_e" "$2" "$3" >&$__ae_c
+  printf '%s %s %s %s %s\n' "$__ae_x" "$__ae_o" "$__ae_e" "$2" "$3" >&$__ae_c
   IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = ok ] && exec {__ae_v}<"$__ae_d/v" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
 }
 __agentenv_helper() {
-  exec {__ae_o}>&1 {__ae_e}>&2 && exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-) && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_s __ae_x
+  exec {__ae_o}>&1 {__ae_e}>&2 && eval 'exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-)' && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_s __ae_x
 }
 __agentenv_begin() {
   unset __ae_c __ae_s __ae_o __ae_e __ae_v
-  if [ -z "${BASH_VERSION-}" ]; then
-    printf '%s\n' 'agentenv: the shell is not bash: this command runs without the sensitive variables' >&2
+  if [ -z "${BASH_VERSION-}${ZSH_VERSION-}" ]; then
+    printf '%s\n' 'agentenv: the shell is not bash or zsh: this command runs without the sensitive variables' >&2
     return 0
   fi
   if __agentenv_daemon "$@" || { __agentenv_undo; __agentenv_helper "$@"; }; then
     [ -n "${__ae_v-}" ] && exec {__ae_v}<&-
     eval "$__ae_x"
     unset __ae_x __ae_d __ae_p __ae_i __ae_n __ae_v
+    [ -n "${BASH_VERSION-}" ] || setopt localoptions posixtraps
     trap __agentenv_end EXIT
   else
     __agentenv_undo

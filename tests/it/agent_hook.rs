@@ -256,14 +256,14 @@ fn secrets_are_there_for_the_command_and_masked_in_its_output() {
         return;
     }
     for daemon in MODES {
-        secrets_are_there_for_the_command_and_masked_in_its_output_in(&World::with(daemon));
+        secrets_are_there_for_the_command_and_masked_in_its_output_in(&World::with(daemon), "bash");
     }
 }
 
-fn secrets_are_there_for_the_command_and_masked_in_its_output_in(w: &World) {
+fn secrets_are_there_for_the_command_and_masked_in_its_output_in(w: &World, sh: &str) {
     let cmd = w.rewrite("echo \"$GH_TOKEN\"; printf %s \"$DB_PASSWORD\" >&2; env | grep -c _tok_5e8f; printf %s \"$GH_TOKEN\" | sha256sum");
     assert!(!cmd.contains("zqCANARY"), "no value on the command line");
-    let (out, err, status, _) = w.run_as_claude(&cmd, b"");
+    let (out, err, status, _) = w.run_in(sh, &cmd, b"");
     let (out, err) = (s(&out), s(&err));
     assert_eq!(status, 0, "{err}");
     assert!(out.starts_with("[REDACTED:GH_TOKEN]\n1\n"), "{out}");
@@ -286,15 +286,15 @@ fn status_cd_stdin_and_exports_are_the_commands_own() {
         return;
     }
     for daemon in MODES {
-        status_cd_stdin_and_exports_are_the_commands_own_in(&World::with(daemon));
+        status_cd_stdin_and_exports_are_the_commands_own_in(&World::with(daemon), "bash");
     }
 }
 
-fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World) {
+fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World, sh: &str) {
     std::fs::create_dir_all(w.proj().join("sub")).unwrap();
     let sub = std::fs::canonicalize(w.proj().join("sub")).unwrap();
     // cd is seen by the client's `pwd -P` afterwards.
-    let (_, _, st, cwd) = w.run_as_claude(&w.rewrite("cd sub && echo in"), b"");
+    let (_, _, st, cwd) = w.run_in(sh, &w.rewrite("cd sub && echo in"), b"");
     assert_eq!((st, cwd), (0, Some(sub.display().to_string())));
     // A failing command: its status, and no cwd written (as without agentenv).
     for (cmd, want) in [
@@ -303,8 +303,8 @@ fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World) {
         ("echo x; exit 3", 3),
         ("kill -TERM $$", -1),
     ] {
-        let (out, _, st, cwd) = w.run_as_claude(&w.rewrite(cmd), b"");
-        let bare = w.run_as_claude(cmd, b"");
+        let (out, _, st, cwd) = w.run_in(sh, &w.rewrite(cmd), b"");
+        let bare = w.run_in(sh, cmd, b"");
         assert_eq!((st, &cwd), (bare.2, &bare.3), "{cmd}: as without agentenv");
         assert_eq!(st, want, "{cmd}");
         assert_eq!(cwd, None, "{cmd}");
@@ -313,16 +313,17 @@ fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World) {
         }
     }
     // stdin reaches the command.
-    let (out, _, _, _) = w.run_as_claude(&w.rewrite("tr a-z A-Z"), b"from stdin\n");
+    let (out, _, _, _) = w.run_in(sh, &w.rewrite("tr a-z A-Z"), b"from stdin\n");
     assert_eq!(s(&out), "FROM STDIN\n");
     // A shell under `set -u` (the functions touch no unset variable).
-    let (out, err, st, _) = w.run_as_claude(
+    let (out, err, st, _) = w.run_in(
+        sh,
         &format!("set -u\n{}", w.rewrite("echo \"${GH_TOKEN:0:2}x\"")),
         b"",
     );
     assert_eq!((s(&out), st), ("zqx\n".to_string(), 0), "{}", s(&err));
     // An export stays for the rest of the command.
-    let (out, _, _, _) = w.run_as_claude(&w.rewrite("export MINE=1; echo \"mine=$MINE\""), b"");
+    let (out, _, _, _) = w.run_in(sh, &w.rewrite("export MINE=1; echo \"mine=$MINE\""), b"");
     assert_eq!(s(&out), "mine=1\n");
     // A background job does not hold the command up (the shell exits while
     // the job still waits for a file made only after that), and its later
@@ -332,7 +333,7 @@ fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World) {
         "(while [ ! -e '{}' ]; do sleep 0.02; done; echo \"late $GH_TOKEN\") & echo started",
         stop.display()
     ));
-    let mut child = Command::new("bash")
+    let mut child = Command::new(sh)
         .env_clear()
         .env("HOME", w.home())
         .env("PATH", "/usr/bin:/bin")
@@ -369,11 +370,11 @@ fn any_command_text_survives_the_rewrite() {
         return;
     }
     for daemon in MODES {
-        any_command_text_survives_the_rewrite_in(&World::with(daemon));
+        any_command_text_survives_the_rewrite_in(&World::with(daemon), "bash");
     }
 }
 
-fn any_command_text_survives_the_rewrite_in(w: &World) {
+fn any_command_text_survives_the_rewrite_in(w: &World, sh: &str) {
     let texts: Vec<String> = vec![
         "printf '%s|' 'a b' \"c'd\" $'e\\tf' \"$(printf 'g\\\\h')\" \\' '\"'; echo".into(),
         "cat <<'EOF'\nline $HOME `x` 'q' \"d\" '\\''\nEOF\ncat <<EOF2\nlevel:${LOG_LEVEL}\nEOF2"
@@ -386,8 +387,8 @@ fn any_command_text_survives_the_rewrite_in(w: &World) {
         "if true; then echo then; fi; for i in 1 2; do echo $i; done".into(),
     ];
     for t in &texts {
-        let bare = w.run_as_claude(t, b"");
-        let wrapped = w.run_as_claude(&w.rewrite(t), b"");
+        let bare = w.run_in(sh, t, b"");
+        let wrapped = w.run_in(sh, &w.rewrite(t), b"");
         assert_eq!(s(&wrapped.0), s(&bare.0), "stdout of {t:?}");
         assert_eq!(wrapped.2, bare.2, "status of {t:?}");
     }
@@ -842,22 +843,102 @@ fn feed(c: &mut Command, stdin: &[u8]) -> Output {
     out
 }
 
-/// zsh runs the functions (they parse there) but its `EXIT` trap set in a
-/// function fires when the function returns, which would leave the
-/// command's output unmasked with the values exported: outside bash the
-/// command runs without the sensitive variables, says so, and nothing
-/// leaks; its status and `cd` stay its own.
+fn has_zsh() -> bool {
+    support::tool("zsh").is_some()
+}
+
+/// Claude Code runs the user's `$SHELL` when it is zsh: the same checks as
+/// in bash, through the daemon and through the helper.
 #[test]
 #[cfg_attr(missing = "zsh", ignore = "needs zsh")]
-fn a_shell_other_than_bash_runs_the_command_without_the_values() {
-    if support::tool("zsh").is_none() {
+fn in_zsh_secrets_are_there_for_the_command_and_masked_in_its_output() {
+    if !has_zsh() {
+        return;
+    }
+    for daemon in MODES {
+        let w = World::with(daemon);
+        secrets_are_there_for_the_command_and_masked_in_its_output_in(&w, "zsh");
+        if daemon {
+            // Served by the daemon alone (no helper to fall back on).
+            let cmd = without_helper(&w.rewrite("echo \"$GH_TOKEN\"; printenv DB_PASSWORD >&2"));
+            let (out, err, st, _) = w.run_in("zsh", &cmd, b"");
+            assert_eq!(
+                (s(&out), s(&err), st),
+                (
+                    "[REDACTED:GH_TOKEN]\n".to_string(),
+                    "[REDACTED:DB_PASSWORD]\n".to_string(),
+                    0
+                )
+            );
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
+    if !has_zsh() {
+        return;
+    }
+    for daemon in MODES {
+        let w = World::with(daemon);
+        status_cd_stdin_and_exports_are_the_commands_own_in(&w, "zsh");
+        // zsh's own ways out: a subshell's `exit` (zsh runs no EXIT trap
+        // there), the command's own EXIT trap (its output is
+        // masked too), an EXIT trap a function sets (run when it returns).
+        let r = "[REDACTED:GH_TOKEN]";
+        for (cmd, want) in [
+            ("x=$(exit 4); echo \"x$? $GH_TOKEN\"", format!("x4 {r}\n")),
+            ("(exit 5); echo \"y$?\"; exit 6", "y5\n".into()),
+            (
+                // (`set -e` is off in `eval …` left of the client's `&&`.)
+                "set -e; echo \"$GH_TOKEN\"; false; echo on",
+                format!("{r}\non\n"),
+            ),
+            (
+                "trap 'echo \"bye $GH_TOKEN\"' EXIT; echo hi",
+                format!("hi\nbye {r}\n"),
+            ),
+            (
+                "f() { trap 'echo \"f $GH_TOKEN\"' EXIT; }; f; echo after",
+                format!("f {r}\nafter\n"),
+            ),
+            ("setopt localtraps; echo opt", "opt\n".into()),
+        ] {
+            let (out, err, st, cwd) = w.run_in("zsh", &w.rewrite(cmd), b"");
+            let bare = w.run_in("zsh", cmd, b"");
+            assert_eq!(s(&out), want, "{cmd}: {}", s(&err));
+            assert_eq!(s(&out).replace(r, ""), s(&bare.0), "{cmd}");
+            assert_eq!((st, cwd), (bare.2, bare.3), "{cmd}: as without agentenv");
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+fn in_zsh_any_command_text_survives_the_rewrite() {
+    if !has_zsh() {
+        return;
+    }
+    for daemon in MODES {
+        any_command_text_survives_the_rewrite_in(&World::with(daemon), "zsh");
+    }
+}
+
+/// A shell that is neither bash nor zsh (dash, as `sh`) parses the
+/// functions, runs the command without the sensitive variables and says
+/// so; nothing leaks, its status and `cd` stay its own.
+#[test]
+#[cfg_attr(missing = "dash", ignore = "needs dash")]
+fn a_shell_other_than_bash_or_zsh_runs_the_command_without_the_values() {
+    if support::tool("dash").is_none() {
         return;
     }
     let w = World::new();
     let cmd = w.rewrite(
         "echo \"[$GH_TOKEN]\"; printenv DB_PASSWORD; echo \"e$DB_PASSWORD\" >&2; cd /; exit 3",
     );
-    let (out, err, status, _) = w.run_in("zsh", &cmd, b"");
+    let (out, err, status, _) = w.run_in("dash", &cmd, b"");
     let (out, err) = (s(&out), s(&err));
     assert!(
         !out.contains("zqCANARY") && !err.contains("zqCANARY"),
@@ -865,9 +946,9 @@ fn a_shell_other_than_bash_runs_the_command_without_the_values() {
     );
     assert_eq!(status, 3, "{err}");
     assert_eq!(out, "[]\n", "{err}");
-    assert!(err.contains("the shell is not bash"), "{err}");
+    assert!(err.contains("the shell is not bash or zsh"), "{err}");
     assert!(err.ends_with("e\n"), "{err}");
-    // The next command (`eval … && pwd`) sees the cd in zsh too.
-    let (_, _, status, cwd) = w.run_in("zsh", &w.rewrite("cd /"), b"");
+    // The next command (`eval … && pwd`) sees the cd.
+    let (_, _, status, cwd) = w.run_in("dash", &w.rewrite("cd /"), b"");
     assert_eq!((status, cwd.as_deref()), (0, Some("/")));
 }
