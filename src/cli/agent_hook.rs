@@ -431,6 +431,7 @@ pub const FUNCTIONS: &str = r#": agentenv-hook-begin: the functions of a rewritt
 __agentenv_end() {
   set -- "$?"
   [ -z "${__ae_c-}" ] && return "$1"
+  [ -n "${BASH_VERSION-}" ] || setopt localoptions nowarncreateglobal
   printf x >&$__ae_c
   exec 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&- {__ae_c}>&-
   unset __ae_c
@@ -475,11 +476,11 @@ __agentenv_begin() {
     printf '%s\n' 'agentenv: the shell is not bash or zsh: this command runs without the sensitive variables' >&2
     return 0
   fi
+  [ -n "${BASH_VERSION-}" ] || { setopt localoptions posixtraps nowarncreateglobal; unsetopt clobberempty 2>/dev/null || :; }
   if __agentenv_daemon "$@" || { __agentenv_undo; __agentenv_helper "$@"; }; then
     [ -n "${__ae_v-}" ] && exec {__ae_v}<&-
     eval "$__ae_x"
     unset __ae_x __ae_d __ae_p __ae_i __ae_n __ae_v
-    [ -n "${BASH_VERSION-}" ] || setopt localoptions posixtraps
     trap __agentenv_end EXIT
   else
     __agentenv_undo

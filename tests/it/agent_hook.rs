@@ -911,6 +911,37 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
             assert_eq!(s(&out).replace(r, ""), s(&bare.0), "{cmd}");
             assert_eq!((st, cwd), (bare.2, bare.3), "{cmd}: as without agentenv");
         }
+        // The user's options do not change the functions (nor make them
+        // warn).
+        let opts = "setopt warn_create_global no_clobber clobber_empty err_exit \
+                    sh_word_split glob_subst ksh_arrays no_unset";
+        let (out, err, st, _) = w.run_in(
+            "zsh",
+            &format!(
+                "{opts}\n{}",
+                w.rewrite("echo \"${GH_TOKEN:0:2}x $GH_TOKEN\"")
+            ),
+            b"",
+        );
+        assert_eq!(
+            (s(&out), s(&err), st),
+            (format!("zqx {r}\n"), String::new(), 0)
+        );
+        if daemon {
+            // A slot is claimed by creating its `lock` exclusively, also
+            // when the user lets zsh clobber empty files.
+            let dir = w.daemon_dir().unwrap();
+            for i in 0..8 {
+                std::fs::write(dir.join(i.to_string()).join("lock"), "").unwrap();
+            }
+            let cmd = without_helper(&w.rewrite("echo \"[${GH_TOKEN-}]\""));
+            let (out, err, _, _) = w.run_in("zsh", &format!("{opts}\n{cmd}"), b"");
+            assert_eq!(s(&out), "[]\n", "{}", s(&err));
+            assert!(s(&err).contains("could not be loaded"), "{}", s(&err));
+            for i in 0..8 {
+                std::fs::remove_file(dir.join(i.to_string()).join("lock")).unwrap();
+            }
+        }
     }
 }
 
