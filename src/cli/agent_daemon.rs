@@ -12,8 +12,8 @@
 //! shell's opens never wait. One thread per slot:
 //!
 //! 1. the shell checks that the daemon the hook named (`PID:DIR`) is
-//!    alive, claims a free slot by creating `N/lock` exclusively (bash's
-//!    `set -C`: no process), opens `r` read-write and `c`, and writes one
+//!    alive, claims a free slot by creating `N/lock` exclusively (the
+//!    shell's `set -C`: no process), opens `r` read-write and `c`, and writes one
 //!    line to `c`: its pid, the descriptors where it saved its stdout and
 //!    stderr, the client, the cache entry;
 //! 2. the slot's thread opens the shell's saved stdout and stderr through

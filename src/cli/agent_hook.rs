@@ -19,7 +19,9 @@
 //!     command line), their `export`s once the shell's stdout and stderr
 //!     go into two FIFOs it masks (`crate::mask`) onto the command's real
 //!     stdout and stderr; an EXIT trap (`__agentenv_end`) hands the output
-//!     back. Outside bash the command runs without the values.
+//!     back. In bash and zsh (in zsh the trap is set under `posix_traps`,
+//!     so it is the shell's, not the function's); in any other shell the
+//!     command runs without the values.
 //!   - A file tool (Read, Edit, Write, Grep, Glob, …) aimed at a store
 //!     (`~/.agents`, any `.agents` directory, the cache) is denied with a
 //!     reason the agent reads: the file holds secrets; use the variable by
@@ -423,8 +425,12 @@ fn self_program() -> String {
 /// `__agentenv_begin PROGRAM CLIENT ENTRY` starts the helper, redirects
 /// the shell's output into its FIFOs, reads the exports and sets an EXIT
 /// trap; `__agentenv_end` (the trap) hands the output back and waits until
-/// the helper has written all of it. When anything fails, begin says so
-/// and the command runs plainly, without the sensitive variables. Claude
+/// the helper has written all of it (zsh: the trap set under
+/// `posix_traps`, else it would fire when begin returns; `$$` for the
+/// shell's pid, the helper's way in a subshell). When anything fails, or
+/// the shell is neither bash nor zsh, begin says so and the command runs
+/// plainly, without the sensitive variables. The text parses in dash too
+/// (the helper's process substitution is inside an `eval`). Claude
 /// Code gets them through `$CLAUDE_ENV_FILE` (the session-start hook),
 /// Codex by sourcing [`prologue_path`].
 pub const FUNCTIONS: &str = r#": agentenv-hook-begin: the functions of a rewritten command, no value
