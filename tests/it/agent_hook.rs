@@ -694,16 +694,22 @@ fn codex_gets_its_answer_shape_and_the_public_variables() {
     let cmd = v["hookSpecificOutput"]["updatedInput"]["command"]
         .as_str()
         .unwrap();
-    let o = Command::new("bash")
-        .env_clear()
-        .env("HOME", w.home())
-        .env("PATH", "/usr/bin:/bin")
-        .env("TMPDIR", w.dir.path())
-        .current_dir(w.proj())
-        .args(["-c", cmd])
-        .output()
-        .unwrap();
-    assert_eq!(s(&o.stdout), "debug [REDACTED:GH_TOKEN]\n");
+    // The prologue works when zsh sources it as well.
+    for sh in ["bash", "zsh"] {
+        if support::tool(sh).is_none() {
+            continue;
+        }
+        let o = Command::new(sh)
+            .env_clear()
+            .env("HOME", w.home())
+            .env("PATH", "/usr/bin:/bin")
+            .env("TMPDIR", w.dir.path())
+            .current_dir(w.proj())
+            .args(["-c", cmd])
+            .output()
+            .unwrap();
+        assert_eq!(s(&o.stdout), "debug [REDACTED:GH_TOKEN]\n", "{sh}");
+    }
 }
 
 #[test]
@@ -914,7 +920,8 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
         // The user's options do not change the functions (nor make them
         // warn).
         let opts = "setopt warn_create_global no_clobber clobber_empty err_exit \
-                    sh_word_split glob_subst ksh_arrays no_unset";
+                    sh_word_split glob_subst ksh_arrays no_unset err_return no_global_export \
+                    no_multios";
         let (out, err, st, _) = w.run_in(
             "zsh",
             &format!(
