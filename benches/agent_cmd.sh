@@ -17,8 +17,11 @@
 # from wait4 of the shell, leave it out). A wrapped command goes through
 # the masking daemon (one per user and binary, started by the first hook);
 # WRAP=helper benchmarks the per-command helper instead
-# (AGENTENV_NO_DAEMON=1, what a command falls back to).
+# (AGENTENV_NO_DAEMON=1, what a command falls back to). AGENT_SHELL=zsh
+# runs the commands in zsh (Claude Code's shell when it is the user's
+# $SHELL) instead of bash.
 set -euo pipefail
+SH=${AGENT_SHELL:-bash}
 [ $# -ge 1 ] || { echo "usage: $0 BINARY [BINARY…]" >&2; exit 2; }
 RUNS=${RUNS:-300}
 root=$(mktemp -d)
@@ -54,7 +57,7 @@ for b in "$@"; do
     { cat "$W/envfile.sh"; printf "eval '%s' && pwd -P >| %s/cwd\n" "$rq" "$W"; } >"$W/wrap-$n.sh"
   done
   # A wrapped command must work before it is timed.
-  out=$(cd "$W/proj" && $E bash "$W/wrap-seq.sh" | tail -1)
+  out=$(cd "$W/proj" && $E "$SH" "$W/wrap-seq.sh" | tail -1)
   [ "$out" = 20000 ] || { echo "$b: the wrapped command did not run ($out)" >&2; exit 1; }
   cmds+=("$W|$B|$E")
 done
@@ -64,8 +67,8 @@ for c in "${cmds[@]}"; do
   # -N: no shell in between; run from the project (the hook's cache key
   # covers it).
   (cd "$W/proj" && hyperfine -N --warmup 30 --min-runs "$RUNS" --export-markdown "$W/wall.md" \
-    "$E bash ../bare-true.sh" "$E bash ../wrap-true.sh" \
-    "$E bash ../bare-seq.sh" "$E bash ../wrap-seq.sh" >/dev/null)
+    "$E $SH ../bare-true.sh" "$E $SH ../wrap-true.sh" \
+    "$E $SH ../bare-seq.sh" "$E $SH ../wrap-seq.sh" >/dev/null)
   # The hook reads its event on stdin: through a shell (hyperfine takes
   # the shell's own start off).
   (cd "$W/proj" && hyperfine --warmup 30 --min-runs "$RUNS" --export-markdown "$W/hook.md" \
@@ -87,7 +90,7 @@ if command -v perf >/dev/null 2>&1; then
     for f in bare-true wrap-true bare-seq wrap-seq; do
       t0=$(ticks)
       ms=$(cd "$W/proj" && perf stat -x, -e task-clock bash -c \
-        "for i in \$(seq 1 $RUNS); do $E bash ../$f.sh >/dev/null; done" 2>&1 >/dev/null |
+        "for i in \$(seq 1 $RUNS); do $E $SH ../$f.sh >/dev/null; done" 2>&1 >/dev/null |
         awk -F, -v n="$RUNS" '/task-clock/ {printf "%.2f", $1 / n}')
       t1=$(ticks)
       d=$(awk -v a="$t0" -v b="$t1" -v hz="$hz" -v n="$RUNS" 'BEGIN {printf "%.2f", (b - a) * 1000 / hz / n}')
