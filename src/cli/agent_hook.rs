@@ -727,10 +727,26 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
     let mut prologue: Vec<u8> = public.into_bytes();
     for (name, value) in &vars {
         if shell_name(name) {
+            // A name zsh keeps for itself (read-only: the assignment would
+            // end the `eval` there; `USERNAME`: zsh would change the
+            // shell's user; `path`: `PATH`) is set in bash only.
+            let zsh_own = crate::hook::shell_reserves(crate::hook::Shell::Zsh, name.as_bytes());
+            if zsh_own {
+                prologue.extend_from_slice(
+                    format!(
+                        "if [ -n \"${{ZSH_VERSION-}}\" ]; then printf '%s\\n' 'agentenv: zsh keeps \
+                         {name} for itself: this command runs without it' >&2; else "
+                    )
+                    .as_bytes(),
+                );
+            }
             prologue.extend_from_slice(b"export ");
             prologue.extend_from_slice(name.as_bytes());
             prologue.push(b'=');
             prologue.extend_from_slice(&crate::compat::sh::single_quote(value));
+            if zsh_own {
+                prologue.extend_from_slice(b"; fi");
+            }
             prologue.push(b'\n');
         }
     }

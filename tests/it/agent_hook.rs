@@ -990,3 +990,46 @@ fn a_shell_other_than_bash_or_zsh_runs_the_command_without_the_values() {
     let (_, _, status, cwd) = w.run_in("dash", &w.rewrite("cd /"), b"");
     assert_eq!((status, cwd.as_deref()), (0, Some("/")));
 }
+
+/// A store variable whose name zsh keeps for itself (read-only `ARGC`
+/// would end the exports there, `USERNAME` change the shell's user, `path`
+/// set `PATH`) is not set in zsh, with a message naming it; the others
+/// are. bash sets them as before.
+#[test]
+#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
+    if !has_zsh() || !has_bash() {
+        return;
+    }
+    for daemon in MODES {
+        let w = World::with(daemon);
+        let env = w.home().join(".agents/env");
+        let mut text = std::fs::read_to_string(&env).unwrap();
+        text.push_str("ARGC=zqCANARY_argc_9\nUSERNAME=nobody\npath=/nowhere\nZZ_LAST=zqCANARY_last_77\n");
+        std::fs::write(&env, text).unwrap();
+        let cmd = "id -un; echo \"$GH_TOKEN $ZZ_LAST\"; printenv PATH USERNAME";
+        let bare = w.run_in("zsh", cmd, b"");
+        let (out, err, st, _) = w.run_in("zsh", &w.rewrite(cmd), b"");
+        let (out, err) = (s(&out), s(&err));
+        assert_eq!(st, bare.2, "{err}");
+        assert_eq!(
+            out,
+            s(&bare.0).replace("\n \n", "\n[REDACTED:GH_TOKEN] [REDACTED:ZZ_LAST]\n"),
+            "{err}"
+        );
+        for name in ["ARGC", "USERNAME", "path"] {
+            assert!(
+                err.contains(&format!("zsh keeps {name} for itself")),
+                "{err}"
+            );
+        }
+        assert!(!out.contains("zqCANARY") && !err.contains("zqCANARY"));
+        // bash: exported as any other.
+        let (out, _, _, _) = w.run_in("bash", &w.rewrite("printenv ARGC USERNAME path"), b"");
+        assert_eq!(
+            s(&out),
+            "[REDACTED:ARGC]\n[REDACTED:USERNAME]\n[REDACTED:path]\n",
+            "{daemon}"
+        );
+    }
+}
