@@ -921,7 +921,7 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
         // warn).
         let opts = "setopt warn_create_global no_clobber clobber_empty err_exit \
                     sh_word_split glob_subst ksh_arrays no_unset err_return no_global_export \
-                    no_multios";
+                    no_multios local_traps";
         let (out, err, st, _) = w.run_in(
             "zsh",
             &format!(
@@ -934,6 +934,10 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
             (s(&out), s(&err), st),
             (format!("zqx {r}\n"), String::new(), 0)
         );
+        // The hand-back is the shell's EXIT trap, not the function's
+        // (which zsh would run when `__agentenv_begin` returns).
+        let (out, _, _, _) = w.run_in("zsh", &format!("{opts}\n{}", w.rewrite("trap")), b"");
+        assert!(s(&out).contains("__agentenv_end EXIT"), "{}", s(&out));
         if daemon {
             // A slot is claimed by creating its `lock` exclusively, also
             // when the user lets zsh clobber empty files.
@@ -1005,7 +1009,9 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
         let w = World::with(daemon);
         let env = w.home().join(".agents/env");
         let mut text = std::fs::read_to_string(&env).unwrap();
-        text.push_str("ARGC=zqCANARY_argc_9\nUSERNAME=nobody\npath=/nowhere\nZZ_LAST=zqCANARY_last_77\n");
+        text.push_str(
+            "ARGC=zqCANARY_argc_9\nUSERNAME=nobody\npath=/nowhere\nZZ_LAST=zqCANARY_last_77\n",
+        );
         std::fs::write(&env, text).unwrap();
         let cmd = "id -un; echo \"$GH_TOKEN $ZZ_LAST\"; printenv PATH USERNAME";
         let bare = w.run_in("zsh", cmd, b"");
