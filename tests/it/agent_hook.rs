@@ -921,7 +921,7 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
         // warn).
         let opts = "setopt warn_create_global no_clobber clobber_empty err_exit \
                     sh_word_split glob_subst ksh_arrays no_unset err_return no_global_export \
-                    no_multios local_traps";
+                    no_multios local_traps posix_builtins";
         let (out, err, st, _) = w.run_in(
             "zsh",
             &format!(
