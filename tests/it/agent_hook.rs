@@ -251,6 +251,7 @@ fn has_bash() -> bool {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn secrets_are_there_for_the_command_and_masked_in_its_output() {
     if !has_bash() {
         return;
@@ -281,6 +282,7 @@ fn secrets_are_there_for_the_command_and_masked_in_its_output_in(w: &World, sh: 
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn status_cd_stdin_and_exports_are_the_commands_own() {
     if !has_bash() {
         return;
@@ -365,6 +367,7 @@ fn status_cd_stdin_and_exports_are_the_commands_own_in(w: &World, sh: &str) {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn any_command_text_survives_the_rewrite() {
     if !has_bash() {
         return;
@@ -409,6 +412,7 @@ fn without_helper(cmd: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn the_daemon_serves_a_command_without_a_process_of_its_own() {
     if !has_bash() {
         return;
@@ -481,6 +485,7 @@ fn the_daemon_serves_a_command_without_a_process_of_its_own() {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn when_the_daemon_cannot_serve_the_helper_does() {
     if !has_bash() {
         return;
@@ -682,6 +687,7 @@ fn file_tools_are_denied_the_stores_with_a_reason() {
 }
 
 #[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn codex_gets_its_answer_shape_and_the_public_variables() {
     if !has_bash() {
         return;
@@ -1000,7 +1006,7 @@ fn a_shell_other_than_bash_or_zsh_runs_the_command_without_the_values() {
 /// set `PATH`) is not set in zsh, with a message naming it; the others
 /// are. bash sets them as before.
 #[test]
-#[cfg_attr(missing = "zsh", ignore = "needs zsh")]
+#[cfg_attr(any(missing = "zsh", missing = "bash"), ignore = "needs zsh and bash")]
 fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
     if !has_zsh() || !has_bash() {
         return;

@@ -175,6 +175,7 @@ fn env_printenv_and_the_store_files_are_masked() {
 }
 
 #[test]
+#[cfg_attr(missing = "xxd", ignore = "needs xxd")]
 fn xxd_hex_is_masked() {
     if !have("xxd") {
         return;
@@ -221,6 +222,7 @@ raise RuntimeError("token was " + os.environ["GH_TOKEN"])
 "#;
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn python_quote_json_dumps_and_a_traceback_are_masked() {
     if !have("python3") {
         return;
@@ -254,6 +256,7 @@ console.log(JSON.stringify(process.env));
 "#;
 
 #[test]
+#[cfg_attr(missing = "node", ignore = "needs node")]
 fn node_json_stringify_is_masked() {
     if !have("node") {
         return;
@@ -315,6 +318,7 @@ fn od_spaced_hex_at_every_line_offset_is_masked() {
 /// `print(os.environ)` (each value's `repr`) and bash's `set` and
 /// `declare -p` (the multi-line value as `$'…'`) are masked.
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn python_repr_and_bash_set_are_masked() {
     let t = store();
     if have("python3") {
@@ -410,6 +414,7 @@ for n in ["GH_TOKEN", "PASS_UNI", "PROJ_SECRET"]:
 "#;
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn a_secret_in_pieces_a_few_ms_apart_is_masked() {
     if !have("python3") {
         return;
@@ -673,6 +678,7 @@ print(n, p.wait())
 "#;
 
 #[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
 fn a_non_blocking_stdout_gets_every_byte() {
     if !have("python3") {
         return;
