@@ -39,7 +39,7 @@
 //! running (`AGENTENV_NO_DAEMON=1`: never; each command then starts the
 //! helper).
 
-use crate::cli::agent_fifo::{base_dirs, make_fifo, relay, Ends};
+use crate::cli::agent_fifo::{base_dirs, make_fifo, make_fifo_to_read, relay, Ends};
 use rustix::fd::OwnedFd;
 use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -259,11 +259,10 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
     if !private_dir(s) {
         return Err(std::io::Error::other("the slot is not a private directory"));
     }
-    let fifo = |n: &str, open: bool| make_fifo(&s.join(n), open);
-    let ctl = fifo("c", true)?.expect("opened");
-    let out = fifo("o", true)?.expect("opened");
-    let err = fifo("e", true)?.expect("opened");
-    fifo("r", false)?;
+    let ctl = make_fifo_to_read(&s.join("c"))?;
+    let out = make_fifo_to_read(&s.join("o"))?;
+    let err = make_fifo_to_read(&s.join("e"))?;
+    make_fifo(&s.join("r"))?;
     match rustix::fs::unlink(s.join("lock")) {
         Ok(()) | Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),

@@ -44,14 +44,24 @@ pub(crate) const OPEN_WAIT: Duration = Duration::from_secs(20);
 /// still holds may stay quiet before the shell is let go.
 const DRAIN_IDLE: Duration = Duration::from_millis(100);
 
-/// The three FIFOs (read ends open) and their directory, removed by
-/// [`Fifos::remove`] or on drop.
+/// The three FIFOs (read ends open) and their directory, which [`serve`]
+/// removes once the shell has opened them (or on drop).
 pub struct Fifos {
-    dir: PathBuf,
-    ctl: OwnedFd,
-    out: OwnedFd,
-    err: OwnedFd,
-    removed: bool,
+    dir: FifoDir,
+    ends: Ends,
+}
+
+/// A fresh FIFO directory: taken off the file system, FIFOs and all, when
+/// dropped (the open ends stay usable).
+struct FifoDir(PathBuf);
+
+impl Drop for FifoDir {
+    fn drop(&mut self) {
+        for n in ["c", "o", "e"] {
+            let _ = rustix::fs::unlink(self.0.join(n));
+        }
+        let _ = rustix::fs::rmdir(&self.0);
+    }
 }
 
 /// Where the directory may go, in order: `$XDG_RUNTIME_DIR` when it is
@@ -92,28 +102,27 @@ fn random_name() -> String {
     format!("agentenv-cmd-{:016x}", h.finish())
 }
 
-/// Make an owner-only FIFO at `p` and, with `read`, open its read end:
-/// non-blocking, so it opens at once and a writer's open then never
-/// waits (`None` without `read`).
-pub(crate) fn make_fifo(p: &Path, read: bool) -> io::Result<Option<OwnedFd>> {
-    rustix::fs::mknodat(
+/// Make an owner-only FIFO at `p`.
+pub(crate) fn make_fifo(p: &Path) -> io::Result<()> {
+    Ok(rustix::fs::mknodat(
         CWD,
         p,
         rustix::fs::FileType::Fifo,
         Mode::from_raw_mode(0o600),
         0,
-    )?;
-    if !read {
-        return Ok(None);
-    }
-    Ok(Some(rustix::fs::open(
+    )?)
+}
+
+/// [`make_fifo`], and its read end opened non-blocking: it opens at once,
+/// and a writer's open then never waits.
+pub(crate) fn make_fifo_to_read(p: &Path) -> io::Result<OwnedFd> {
+    make_fifo(p)?;
+    Ok(rustix::fs::open(
         p,
         OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
         Mode::empty(),
-    )?))
+    )?)
 }
-
-const NAMES: [&str; 3] = ["c", "o", "e"];
 
 impl Fifos {
     pub fn create() -> io::Result<Fifos> {
@@ -143,51 +152,18 @@ impl Fifos {
         let Some(dir) = made else {
             return Err(last);
         };
-        let open = |name: &str| make_fifo(&dir.join(name), true);
-        let made = (|| {
-            let one = |n: &str| open(n)?.ok_or_else(|| io::Error::other("not opened"));
-            Ok::<_, io::Error>((one("c")?, one("o")?, one("e")?))
-        })();
-        match made {
-            Ok((ctl, out, err)) => Ok(Fifos {
-                dir,
-                ctl,
-                out,
-                err,
-                removed: false,
-            }),
-            Err(e) => {
-                remove_dir(&dir);
-                Err(e)
-            }
-        }
+        let dir = FifoDir(dir);
+        let ends = Ends {
+            ctl: make_fifo_to_read(&dir.0.join("c"))?,
+            out: make_fifo_to_read(&dir.0.join("o"))?,
+            err: make_fifo_to_read(&dir.0.join("e"))?,
+        };
+        Ok(Fifos { dir, ends })
     }
 
     /// The directory the shell opens `c`, `o` and `e` in.
     pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    /// Take the FIFOs and their directory off the file system (the open
-    /// ends stay usable).
-    pub fn remove(&mut self) {
-        if !self.removed {
-            self.removed = true;
-            remove_dir(&self.dir);
-        }
-    }
-}
-
-fn remove_dir(dir: &Path) {
-    for n in NAMES {
-        let _ = rustix::fs::unlink(dir.join(n));
-    }
-    let _ = rustix::fs::rmdir(dir);
-}
-
-impl Drop for Fifos {
-    fn drop(&mut self) {
-        self.remove();
+        &self.dir.0
     }
 }
 
@@ -285,22 +261,15 @@ pub fn serve(
     let stderr = dup_std(std::io::stderr().as_fd())?;
     let mut line = fifos.dir().as_os_str().as_encoded_bytes().to_vec();
     line.push(b'\n');
-    let ends = Ends {
-        ctl: fifos.ctl.try_clone()?,
-        out: fifos.out.try_clone()?,
-        err: fifos.err.try_clone()?,
-    };
-    let mut fifos = Some(fifos);
+    let Fifos { dir, ends } = fifos;
+    // On the shell's `o` the directory goes (dropped); if the shell never
+    // comes, it goes when `relay` returns.
     relay(
         ends,
         [stdout, stderr],
         sync,
         &line,
-        move || {
-            if let Some(mut f) = fifos.take() {
-                f.remove();
-            }
-        },
+        move || drop(dir),
         prologue,
         values,
     )

@@ -810,6 +810,15 @@ mod tests {
     }
 
     #[test]
+    fn the_shell_tries_every_slot_of_the_daemon() {
+        let slots: Vec<String> = (0..crate::cli::agent_daemon::SLOTS)
+            .map(|i| i.to_string())
+            .collect();
+        let want = format!("for __ae_i in {}; do", slots.join(" "));
+        assert!(FUNCTIONS.contains(&want), "{want}");
+    }
+
+    #[test]
     fn only_the_exact_helper_line_skips_clap() {
         let a = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
         for other in [

@@ -223,6 +223,7 @@ impl World {
             .env("PATH", "/usr/bin:/bin")
             .env("TMPDIR", self.dir.path())
             .env("LOG_LEVEL", "debug")
+            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
             .current_dir(self.proj())
             .args(["-c", &script])
             .stdin(Stdio::piped())
@@ -279,6 +280,15 @@ fn secrets_are_there_for_the_command_and_masked_in_its_output_in(w: &World, sh: 
     };
     assert!(out.ends_with(&want), "{out}");
     assert!(!out.contains("zqCANARY") && !err.contains("zqCANARY"));
+    // The helper's FIFO directory (in the world's runtime directory) is
+    // gone once the command is over.
+    let left: Vec<_> = std::fs::read_dir(w.dir.path().join("run"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("agentenv-cmd-"))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]
