@@ -39,7 +39,7 @@
 //! running (`AGENTENV_NO_DAEMON=1`: never; each command then starts the
 //! helper).
 
-use crate::cli::agent_fifo::{base_dirs, make_fifo, make_fifo_to_read, relay, Ends};
+use crate::cli::agent_fifo::{make_fifo, make_fifo_to_read, memory_dirs, relay, Ends};
 use rustix::fd::OwnedFd;
 use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -73,9 +73,7 @@ pub fn dir() -> Option<PathBuf> {
         return None;
     }
     let exe = std::env::current_exe().ok()?;
-    let base = base_dirs().into_iter().find(|d| {
-        d.as_os_str() != std::env::temp_dir().as_os_str() || d == Path::new("/dev/shm")
-    })?;
+    let base = memory_dirs().into_iter().next()?;
     let uid = rustix::process::geteuid().as_raw();
     let hash = fnv1a(exe.as_os_str().as_encoded_bytes()) as u32;
     Some(base.join(format!("agentenv-wrap-v1-{uid}-{hash:08x}")))
@@ -323,7 +321,6 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                     state.active.fetch_sub(1, Ordering::SeqCst);
                 });
                 let _ = rx.recv_timeout(super::agent_fifo::OPEN_WAIT + Duration::from_secs(1));
-                let _ = rustix::fs::unlink(s.join("v"));
             }
             None => {
                 state.active.fetch_sub(1, Ordering::SeqCst);

@@ -64,11 +64,20 @@ impl Drop for FifoDir {
     }
 }
 
-/// Where the directory may go, in order: `$XDG_RUNTIME_DIR` when it is
-/// an owner-only directory of ours; `/dev/shm` when it is a sticky
-/// directory (memory: a directory and three FIFOs cost milliseconds of
-/// journal waits on a busy ext4 `/tmp`, microseconds there); the temp dir.
-pub(crate) fn base_dirs() -> Vec<PathBuf> {
+/// Where the directory may go, in order: the [`memory_dirs`], then the
+/// temp dir.
+fn base_dirs() -> Vec<PathBuf> {
+    let mut dirs = memory_dirs();
+    dirs.push(std::env::temp_dir());
+    dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
+    dirs
+}
+
+/// The places on memory for FIFOs, in order: `$XDG_RUNTIME_DIR` when it
+/// is an owner-only directory of ours; `/dev/shm` when it is a sticky
+/// directory (a directory and three FIFOs cost milliseconds of journal
+/// waits on a busy ext4 `/tmp`, microseconds there). None holds a newline.
+pub(crate) fn memory_dirs() -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let mut dirs = Vec::new();
     if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
@@ -88,7 +97,6 @@ pub(crate) fn base_dirs() -> Vec<PathBuf> {
             dirs.push(shm.to_path_buf());
         }
     }
-    dirs.push(std::env::temp_dir());
     dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
     dirs
 }
