@@ -209,7 +209,9 @@ pub fn serve() -> super::Exit {
         shut(&d);
         return Ok(1);
     }
-    let tick = (idle_exit / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
+    // A replaced binary is noticed within seconds; the idle clock needs
+    // no finer step than a quarter of its span.
+    let tick = (idle_exit / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
     loop {
         std::thread::sleep(tick);
         let replaced = exe.as_deref().and_then(exe_id) != id;

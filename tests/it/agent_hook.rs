@@ -624,6 +624,55 @@ fn the_daemon_runs_once_and_leaves_when_idle() {
     assert!(!dir.join("0").exists());
 }
 
+/// A daemon whose binary is replaced (an upgrade) leaves within seconds,
+/// long before its idle hour, and takes its `pid` and slots with it.
+#[test]
+fn the_daemon_leaves_when_its_binary_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let bin = dir.path().join("agentenv");
+    std::fs::copy(support::agentenv_bin(), &bin).unwrap();
+    let mut daemon = Command::new(&bin)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("XDG_RUNTIME_DIR", &run)
+        .env("AGENTENV_DAEMON_IDLE", "3600")
+        .args(["hook", "claude", "daemon"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut pid = None;
+    for _ in 0..500 {
+        pid = World::with_dir_pid(&run);
+        if pid.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(pid, Some(daemon.id()), "the daemon wrote its pid");
+    // The upgrade: another file renamed over the binary.
+    let new = dir.path().join("agentenv.new");
+    std::fs::write(&new, "#!/bin/sh\n").unwrap();
+    std::fs::rename(&new, &bin).unwrap();
+    let mut status = None;
+    for _ in 0..1500 {
+        status = daemon.try_wait().unwrap();
+        if status.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    if status.is_none() {
+        let _ = daemon.kill();
+    }
+    assert!(status.is_some_and(|s| s.success()), "the daemon left");
+    assert_eq!(World::with_dir_pid(&run), None, "its pid file is gone");
+}
+
 #[test]
 fn bad_input_is_a_clear_error_and_no_rewrite() {
     let w = World::new();
