@@ -359,6 +359,28 @@ pub(crate) fn user_store(base: &Env) -> Result<PathBuf, Error> {
     scope::user_store(None, base).map_err(|_| Error::NoHome)
 }
 
+/// Every directory the stores of `base` may be read from, by the rules
+/// `env` resolves them with: the user store (`$AGENTS_HOME`, `~`
+/// expanded, else `~/.agents`; its `.cache` is inside), `~/.agents` as
+/// well when `$AGENTS_HOME` moved the user store, and the system store's
+/// candidate (`$AGENTS_SYSTEM_ROOT`, `~` expanded, else `/etc/agents`)
+/// whether or not the trust rule uses it. A project's store is any
+/// `.agents` directory. What the agent hook's file-tool guard denies.
+pub(crate) fn store_roots(base: &Env) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = user_store(base).into_iter().collect();
+    let home = crate::core::get(base, "HOME");
+    if let Ok(h) = paths::expanduser(std::ffi::OsStr::new("~"), home) {
+        roots.push(h.join(".agents"));
+    }
+    roots.extend(
+        scope::SystemStore::decide(base)
+            .path()
+            .map(Path::to_path_buf),
+    );
+    roots.dedup();
+    roots
+}
+
 /// The agent `exec --agent NAME` stamps (its registry name), or every
 /// known name.
 pub(crate) fn agent_named(name: &str) -> Result<String, Vec<&'static str>> {
