@@ -269,7 +269,7 @@ fn sensitive_entry(
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    let values = session.sensitive_values();
+    let values = session.values_to_mask();
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
         session.keep_public(&mut view);

@@ -290,7 +290,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
 /// The masker of a session's sensitive values; `-v` says how many
 /// variables it masks (names at `-vv`, never values).
 fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
-    masker_of(super::masked::session_sensitive(session))
+    masker_of(session.values_to_mask())
 }
 
 /// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).

@@ -1070,6 +1070,15 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
             // A slot is claimed by creating its `lock` exclusively, also
             // when the user lets zsh clobber empty files.
             let dir = w.daemon_dir().unwrap();
+            // The slots of the commands above are made anew first (the
+            // daemon removes their claims then, ours with them).
+            let claimed = |i: usize| dir.join(i.to_string()).join("lock").exists();
+            for _ in 0..500 {
+                if !(0..8).any(claimed) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
             for i in 0..8 {
                 std::fs::write(dir.join(i.to_string()).join("lock"), "").unwrap();
             }
