@@ -107,7 +107,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Exit 1: a runtime error the user must fix (README.md#commands).
+    /// Exit 1: a runtime error the user must fix (docs/commands.md#commands).
     pub fn runtime(message: impl Into<String>) -> Failure {
         Failure {
             code: 1,
@@ -211,7 +211,7 @@ fn finish(exit: Exit) -> i32 {
 /// A clap error prints clap's own message (with its suggestion) and exits 2,
 /// except an invalid `--format` value of a clap-parsed format (explain,
 /// status, harness sandbox-env), which is exit 1 as every bad `--format` is (a
-/// runtime error the user must fix, README.md#commands). `--help`/`--version`
+/// runtime error the user must fix, docs/commands.md#commands). `--help`/`--version`
 /// exit 0.
 pub fn main() -> i32 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
