@@ -167,7 +167,7 @@ impl Session {
     }
 
     /// Whether the final value of `name` is public, who decided, and its
-    /// description (README.md#sensitive-and-public-values). A variable the
+    /// description (docs/session.md#sensitive-and-public-values). A variable the
     /// layers set is sensitive unless agentenv computes it or the
     /// `agentenv.toml` of the store or overlay that set it declares it public.
     /// A variable no layer set is public only when agentenv computes it

@@ -1,4 +1,4 @@
-//! Sensitive unless declared public (README.md#sensitive-and-public-values):
+//! Sensitive unless declared public (docs/session.md#sensitive-and-public-values):
 //! which final values of a session are secret.
 //!
 //! - A value an env file sets (plain or `env.py`, either tier, a store or

@@ -1,4 +1,4 @@
-//! `agentenv audit` (README.md#audit-and-set) through the binary, on generated
+//! `agentenv audit` (docs/audit-set.md#audit-and-set) through the binary, on generated
 //! agent transcripts (Claude Code's and Codex's JSONL shapes, Claude's tool
 //! result files and session-env files, Gemini's logs) and shell histories
 //! (bash, zsh's extended format, fish's YAML-ish file), with values planted in

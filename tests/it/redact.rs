@@ -1,6 +1,6 @@
 //! `exec --redact`, `launch --redact`, `harness run --redact` and `agentenv
 //! redact` through the binary
-//! (README.md#keeping-secrets-out-of-the-agents-context): every form of every
+//! (docs/redact.md#keeping-secrets-out-of-the-agents-context): every form of every
 //! sensitive value of a store is masked on stdout and stderr, the right
 //! variable is named, other output passes byte for byte, streaming holds and
 //! releases as documented, and status and signals pass through.
