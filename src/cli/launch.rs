@@ -195,8 +195,15 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     trace(&asm);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
-        // Every value the operator layer filled is sensitive.
-        let masker = super::session::masker_of(super::masked::operator_sensitive(&asm));
+        // Every value the operator layer filled is sensitive; masked or
+        // not as README "Masked or not" (the agentenv.toml beside the .env).
+        let mut notes = Vec::new();
+        let (masked, not) = super::masked::operator_sensitive(&asm, &opts.cwd, &mut notes);
+        crate::log::notes(&notes);
+        for (name, why) in &not {
+            crate::info!("launch: {name}: {why}");
+        }
+        let masker = super::session::masker_of(masked);
         return Ok(crate::process::run_masked(
             cmd,
             args,
