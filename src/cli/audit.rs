@@ -1,5 +1,5 @@
 //! `agentenv audit [PATH…] [--fix] [--format text|json] [scope flags]
-//! [--all-stores]` (README.md#audit-and-set): find the sensitive values the
+//! [--all-stores]` (docs/audit-set.md#audit-and-set): find the sensitive values the
 //! stores hold now, in every form the masker knows, in agent transcripts and
 //! shell histories; print `FILE:LINE: NAME (form)` — never a value — and with
 //! `--fix` replace each occurrence with `[REDACTED:NAME]` in place

@@ -161,7 +161,8 @@ pub struct Session {
     /// The variables a store's file set to the value the caller already
     /// had (so the result does not list them), not declared public there:
     /// the caller holds a store's secret ([`Session::values_to_mask`]).
-    held: Vec<OsString>,
+    /// With each, whether that store declares it `sensitive = true`.
+    held: Vec<(OsString, bool)>,
 }
 
 impl Session {
@@ -171,7 +172,7 @@ impl Session {
     }
 
     /// Whether the final value of `name` is public, who decided, and its
-    /// description (README.md#sensitive-and-public-values). A variable the
+    /// description (docs/session.md#sensitive-and-public-values). A variable the
     /// layers set is sensitive unless agentenv computes it or the
     /// `agentenv.toml` of the store or overlay that set it declares it public.
     /// A variable no layer set is public only when agentenv computes it
@@ -222,6 +223,7 @@ impl Session {
             .unwrap_or(Sensitivity {
                 public: false,
                 description: None,
+                declared_sensitive: false,
                 decided_by: DecidedBy::Base,
             })
     }
@@ -266,11 +268,26 @@ impl Session {
         left_out
     }
 
-    /// The sensitive values: `(name, final value bytes)` of every variable
-    /// the session's result sets that is not public, in byte order of the
-    /// names (a name that is not UTF-8 is given lossily). What a masker
-    /// masks; values of every length are listed (a masker skips those under
-    /// [`crate::core::MIN_MASKED_LEN`] bytes). Variables no layer set (the
+    /// Masked or not ([`crate::core::masking`]) of the final value of
+    /// `name`, were it sensitive: masked, or why not (`explain` says it).
+    /// Only sensitive variables are masked: ask [`Session::is_public`]
+    /// first.
+    pub fn masking(&self, name: impl AsRef<OsStr>) -> crate::core::Masking {
+        let name = name.as_ref();
+        let value = self
+            .assembly
+            .final_value(name)
+            .map(OsStr::as_bytes)
+            .unwrap_or_default();
+        crate::core::masking(value, self.sensitivity(name).declared_sensitive)
+    }
+
+    /// The values to mask: `(name, final value bytes)` of every variable
+    /// the session's result sets that is not public and that is masked
+    /// ([`Session::masking`]: from 8 bytes, never a number or a boolean
+    /// word, from 4 bytes when declared `sensitive = true`), in byte order
+    /// of the names (a name that is not UTF-8 is given lossily). What a
+    /// masker masks and `audit` looks for. Variables no layer set (the
     /// base environment's) are not listed: they are the caller's own. That
     /// includes a variable a plain file set to the value the caller already
     /// had: it leaves no trace (the reference's snapshot rule), so in a
@@ -281,7 +298,7 @@ impl Session {
             .result()
             .assigned()
             .iter()
-            .filter(|(k, _)| !self.is_public(k))
+            .filter(|(k, _)| !self.is_public(k) && self.masking(k).is_masked())
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
             .collect::<BTreeMap<_, _>>()
             .into_iter()
@@ -292,7 +309,8 @@ impl Session {
     /// hook's entry and `audit` all use: the values this session assigned
     /// and does not call public ([`Session::sensitive_values`]), plus the
     /// values the caller already holds that a store's file set to that
-    /// same value (not declared public there). In a shell that loaded the
+    /// same value (not declared public there; masked by the same rule,
+    /// [`crate::core::masking`]). In a shell that loaded the
     /// stores already (`eval "$(agentenv env)"`, the hook), those are still
     /// the stores' secrets, though the result does not list them (mise's
     /// `redactable_env(caller_env)`). A file bash had to source leaves no
@@ -300,10 +318,13 @@ impl Session {
     /// `env.py` do. In byte order of the names.
     pub fn values_to_mask(&self) -> Vec<(String, Vec<u8>)> {
         let mut out: BTreeMap<String, Vec<u8>> = self.sensitive_values().into_iter().collect();
-        for k in &self.held {
-            if let Some(v) = self.assembly.final_value(k) {
+        for (k, declared_sensitive) in &self.held {
+            let Some(v) = self.assembly.final_value(k).map(OsStr::as_bytes) else {
+                continue;
+            };
+            if crate::core::masking(v, *declared_sensitive).is_masked() {
                 out.entry(k.to_string_lossy().into_owned())
-                    .or_insert_with(|| v.as_bytes().to_vec());
+                    .or_insert_with(|| v.to_vec());
             }
         }
         out.into_iter().collect()
@@ -595,7 +616,7 @@ impl Prepared {
         &self,
         a: &mut Assembly,
         held: &[(OsString, usize)],
-    ) -> (BTreeMap<OsString, Sensitivity>, Vec<OsString>) {
+    ) -> (BTreeMap<OsString, Sensitivity>, Vec<(OsString, bool)>) {
         let s = &self.scope;
         let mut notes = Vec::new();
         let mut decls = BTreeMap::new();
@@ -622,7 +643,7 @@ impl Prepared {
             (a.layers()[t.layer].info.kind == LayerKind::EnvScript).then(|| (k.clone(), t.layer))
         });
         let candidates: Vec<(OsString, usize)> = held.iter().cloned().chain(scripts).collect();
-        let mut kept: Vec<OsString> = Vec::new();
+        let mut kept: Vec<(OsString, bool)> = Vec::new();
         for (name, layer) in candidates {
             let unchanged = !a.result().assigned().contains_key(&name)
                 && a.final_value(&name).is_some()
@@ -632,12 +653,13 @@ impl Prepared {
                 .path
                 .as_deref()
                 .and_then(Path::parent);
-            let public = sensitive::is_computed_name(name.as_bytes())
-                || root
-                    .and_then(|r| decls.get(r))
-                    .is_some_and(|d| d.declares_public(name.as_bytes()));
-            if unchanged && !public && !kept.contains(&name) {
-                kept.push(name);
+            let (public, sensitive) = root
+                .and_then(|r| decls.get(r))
+                .and_then(|d| d.declared(name.as_bytes()))
+                .unwrap_or((false, false));
+            let public = public || sensitive::is_computed_name(name.as_bytes());
+            if unchanged && !public && !kept.iter().any(|(k, _)| *k == name) {
+                kept.push((name, sensitive));
             }
         }
         (out, kept)
