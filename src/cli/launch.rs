@@ -60,6 +60,8 @@ pub struct LaunchArgs {
     pub report: Option<PathBuf>,
     #[command(flatten)]
     pub redact: super::session::RedactFlag,
+    #[command(flatten)]
+    pub only: super::session::OnlyFlag,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -192,16 +194,16 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     summarise(&report);
     trace(&asm);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
+    let mut env = asm.current().clone();
+    if a.only.given() {
+        a.only
+            .restrict("launch", &mut env, &super::masked::operator_sensitive(&asm));
+    }
     if a.redact.redact {
         // Every value the operator layer filled is sensitive.
         let masker = super::session::masker_of(super::masked::operator_sensitive(&asm));
-        return Ok(crate::process::run_masked(
-            cmd,
-            args,
-            asm.current(),
-            masker,
-        )?);
+        return Ok(crate::process::run_masked(cmd, args, &env, masker)?);
     }
-    let Err(e) = crate::process::exec(cmd, args, asm.current());
+    let Err(e) = crate::process::exec(cmd, args, &env);
     Err(e.into())
 }
