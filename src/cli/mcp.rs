@@ -735,11 +735,8 @@ fn diff(r: &Read, changes: &[Change], _new: &str, masker: &crate::mask::Masker) 
         for l in &old[from..*pre] {
             line(&mut s, ' ', l);
         }
-        for l in minus {
-            line(&mut s, '-', l);
-        }
-        for l in plus {
-            line(&mut s, '+', l);
+        for (mark, l) in middle(minus, plus) {
+            line(&mut s, mark, l);
         }
         for l in &old[pre + minus.len()..to] {
             line(&mut s, ' ', l);
@@ -747,4 +744,37 @@ fn diff(r: &Read, changes: &[Change], _new: &str, masker: &crate::mask::Masker) 
         delta += plus.len() as isize - minus.len() as isize;
     }
     String::from_utf8_lossy(&masker.mask(s.as_bytes())).into_owned()
+}
+
+/// The lines of a hunk's changed middle in diff order: a longest common
+/// subsequence kept as context, the rest removed or added (the middle is
+/// one server: small).
+fn middle<'a>(minus: &'a [String], plus: &'a [String]) -> Vec<(char, &'a str)> {
+    let (n, m) = (minus.len(), plus.len());
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if minus[i] == plus[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < n || j < m {
+        if i < n && j < m && minus[i] == plus[j] {
+            out.push((' ', minus[i].as_str()));
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            out.push(('-', minus[i].as_str()));
+            i += 1;
+        } else {
+            out.push(('+', plus[j].as_str()));
+            j += 1;
+        }
+    }
+    out
 }
