@@ -579,6 +579,9 @@ mod git {
         top.join(std::ffi::OsStr::from_bytes(rel))
     }
 
+    /// One staged blob's findings and bytes, or why it was not read.
+    pub type Staged = Result<(Vec<crate::audit::Finding>, u64), String>;
+
     /// Every tracked regular file of the working tree (submodules and
     /// symlinks left out), as paths under the top directory.
     pub fn tracked() -> Result<Vec<PathBuf>, Failure> {
@@ -604,9 +607,7 @@ mod git {
     /// The index version of every path that differs from HEAD (added,
     /// copied, modified, renamed or type-changed; deletions hold nothing),
     /// scanned from `git cat-file --batch`.
-    pub fn scan_staged(
-        finder: &crate::audit::Finder,
-    ) -> Result<Vec<(PathBuf, Result<(Vec<crate::audit::Finding>, u64), String>)>, Failure> {
+    pub fn scan_staged(finder: &crate::audit::Finder) -> Result<Vec<(PathBuf, Staged)>, Failure> {
         let top = top()?;
         let t = top.to_string_lossy().to_string();
         let changed = git(&[
