@@ -399,7 +399,7 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
                     server.label(),
                     f.field,
                     f.why,
-                    by_hand(&f.field)
+                    by_hand(&f.field, &f.why)
                 ));
                 continue;
             };
@@ -560,8 +560,13 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
             ""
         }
     ));
-    let text = crate::log::escape_controls(&out, true).into_owned();
-    super::write_stdout(text.as_bytes())?;
+    // Control bytes escaped (a path or a diff line cannot drive the
+    // terminal), tabs kept (a diff of a tab-indented file).
+    let text: Vec<String> = out
+        .split('\t')
+        .map(|s| crate::log::escape_controls(s, true).into_owned())
+        .collect();
+    super::write_stdout(text.join("\t").as_bytes())?;
     Ok(if left == 0 { 0 } else { 1 })
 }
 
@@ -580,7 +585,10 @@ fn mask_name(f: &Field) -> String {
 }
 
 /// What to change by hand for a literal the environment cannot carry.
-fn by_hand(f: &Field) -> &'static str {
+fn by_hand(f: &Field, why: &Why) -> &'static str {
+    if matches!(why, Why::UrlPassword | Why::UrlQuery(_)) {
+        return by_hand(&Field::Url(String::new()), &Why::SecretName);
+    }
     match f {
         Field::Header(_) => {
             "move the value into a store (agentenv set NAME) and use the client's reference syntax in the header (${NAME}, {env:NAME}), or its headers helper"
