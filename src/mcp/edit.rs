@@ -2,10 +2,10 @@
 //! whose literals went into a store are removed, and the server starts as
 //! `agentenv exec --only NAME,… --redact -- CMD ARGS…`. Every byte outside
 //! the server's `command`, `args` and `env` stays as it was: JSON through
-//! the span editor ([`crate::cli::jsonedit`]), TOML through `toml_edit`.
+//! the span editor ([`crate::jsonedit`]), TOML through `toml_edit`.
 
 use super::{Client, Place};
-use crate::cli::jsonedit::{self, Node};
+use crate::jsonedit::{self, Node};
 
 /// The program a migrated server starts.
 pub const PROGRAM: &str = "agentenv";

@@ -267,7 +267,7 @@ pub fn read(place: &Place, text: &str) -> Result<Vec<Server>, ReadError> {
 }
 
 fn read_json(client: Client, text: &str) -> Result<Vec<Server>, ReadError> {
-    use crate::cli::jsonedit;
+    use crate::jsonedit;
     let Some(root) = jsonedit::parse(text).map_err(ReadError)? else {
         return Ok(Vec::new());
     };
@@ -295,7 +295,7 @@ fn read_json(client: Client, text: &str) -> Result<Vec<Server>, ReadError> {
 
 fn json_servers(
     client: Client,
-    servers: &crate::cli::jsonedit::Node,
+    servers: &crate::jsonedit::Node,
     path: Vec<String>,
     project: Option<String>,
     out: &mut Vec<Server>,
@@ -462,7 +462,7 @@ fn read_toml(text: &str) -> Result<Vec<Server>, ReadError> {
 pub(crate) fn toml_error(text: &str, e: &toml_edit::TomlError) -> String {
     match e.span() {
         Some(span) => {
-            let (l, c) = crate::cli::jsonedit::line_col(text.as_bytes(), span.start);
+            let (l, c) = crate::jsonedit::line_col(text.as_bytes(), span.start);
             format!("TOML syntax error at line {l}, column {c}")
         }
         None => "TOML syntax error".to_string(),
