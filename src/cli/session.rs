@@ -348,11 +348,13 @@ pub fn run_exec(a: ExecArgs) -> Exit {
     let session = assemble_shown(&planned(&req)?);
     let mut env = crate::session::child_env(&session);
     if a.only.given() {
-        a.only.restrict(
-            "exec",
-            &mut env,
-            &super::masked::session_sensitive(&session),
-        );
+        // Every sensitive value, masked or not, plus those a masker would
+        // take from the caller's copy of the stores.
+        let mut sensitive = session.sensitive_unmasked_too();
+        sensitive.extend(super::masked::session_sensitive(&session));
+        sensitive.sort();
+        sensitive.dedup_by(|a, b| a.0 == b.0);
+        a.only.restrict("exec", &mut env, &sensitive);
     }
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
