@@ -282,6 +282,22 @@ impl Session {
         crate::core::masking(value, self.sensitivity(name).declared_sensitive)
     }
 
+    /// Every sensitive variable the result sets, masked or not (a value
+    /// too short to mask, a number, a boolean word stays sensitive): what
+    /// `exec --only` keeps from the child unless it is named. Same order
+    /// and rule for the base environment as [`Session::sensitive_values`].
+    pub fn sensitive_unmasked_too(&self) -> Vec<(String, Vec<u8>)> {
+        self.assembly
+            .result()
+            .assigned()
+            .iter()
+            .filter(|(k, _)| !self.is_public(k))
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect()
+    }
+
     /// The values to mask: `(name, final value bytes)` of every variable
     /// the session's result sets that is not public and that is masked
     /// ([`Session::masking`]: from 8 bytes, never a number or a boolean

@@ -514,9 +514,9 @@ fn missing_default_places_are_skipped_quietly_and_named_at_v() {
         err.contains(".bash_history does not exist; skipped"),
         "{err}"
     );
-    // A named path that does not exist is a warning.
+    // A named path that does not exist is an error (exit 2), not "clean".
     let o = audit(&t, &["/nonexistent/transcripts"]);
-    assert_eq!(o.status, 0);
+    assert_eq!(o.status, 2);
     assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
     // Usage errors: exit 2.
     let o = audit(&t, &["--format", "xml"]);
