@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 
 /// The format name the cache key gets for the hook's entries (nothing
 /// else renders it, so the keys never meet `env --cache`'s).
-const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v1";
+const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v2";
 
 /// How long a cache entry must still be fresh when a command starts.
 const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
@@ -269,7 +269,11 @@ fn sensitive_entry(
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    let values = session.values_to_mask();
+    let entry = Entry {
+        vars: session.sensitive_unmasked_too(),
+        masked: session.values_to_mask(),
+        public: String::new(),
+    };
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
         session.keep_public(&mut view);
@@ -277,7 +281,7 @@ fn sensitive_entry(
     } else {
         String::new()
     };
-    let text = entry_text(&values, &public);
+    let text = Entry { public, ..entry }.text();
     let kept = plan.keep(text.as_bytes())?;
     if text == "{}" {
         return Ok(None);
@@ -315,43 +319,60 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "public": "export …"}`
-/// (`{}` when both are empty): names and values byte-exact, UTF-8 as the
-/// cache wants.
-fn entry_text(values: &[(String, Vec<u8>)], public: &str) -> String {
-    if values.is_empty() && public.trim().is_empty() {
-        return "{}".into();
-    }
-    let vars: Vec<Value> = values.iter().map(|(k, v)| json!([k, hex(v)])).collect();
-    json!({ "vars": vars, "public": public }).to_string()
-}
-
 /// Sensitive variables: names and values.
 pub(crate) type Values = Vec<(String, Vec<u8>)>;
 
-/// The sensitive variables and the public `export` lines of an entry.
-type Entry = (Vec<(String, Vec<u8>)>, String);
+/// What a cache entry holds: the sensitive variables the command gets,
+/// the values its output is masked of ([`crate::session::Session::
+/// values_to_mask`]: not a short one or a number, but also a store's
+/// value the client's environment holds already), and the `export` lines
+/// of the public variables (a client without an env file).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Entry {
+    vars: Values,
+    masked: Values,
+    public: String,
+}
 
-fn parse_entry(bytes: &[u8]) -> Option<Entry> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    let public = v
-        .get("public")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let Some(vars) = v.get("vars") else {
-        return Some((Vec::new(), public));
-    };
-    let vars = vars
-        .as_array()?
-        .iter()
-        .map(|p| {
-            let name = p.get(0)?.as_str()?.to_string();
-            let value = unhex(p.get(1)?.as_str()?)?;
-            Some((name, value))
+impl Entry {
+    /// `{"vars": [[NAME, HEX-VALUE], …], "masked": […], "public": "export
+    /// …"}` (`{}` when all are empty): names and values byte-exact, UTF-8
+    /// as the cache wants.
+    fn text(&self) -> String {
+        if self.vars.is_empty() && self.masked.is_empty() && self.public.trim().is_empty() {
+            return "{}".into();
+        }
+        let pairs =
+            |vs: &Values| -> Vec<Value> { vs.iter().map(|(k, v)| json!([k, hex(v)])).collect() };
+        json!({ "vars": pairs(&self.vars), "masked": pairs(&self.masked), "public": self.public })
+            .to_string()
+    }
+
+    fn parse(bytes: &[u8]) -> Option<Entry> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let pairs = |key: &str| -> Option<Values> {
+            let Some(list) = v.get(key) else {
+                return Some(Vec::new());
+            };
+            list.as_array()?
+                .iter()
+                .map(|p| {
+                    let name = p.get(0)?.as_str()?.to_string();
+                    let value = unhex(p.get(1)?.as_str()?)?;
+                    Some((name, value))
+                })
+                .collect()
+        };
+        Some(Entry {
+            vars: pairs("vars")?,
+            masked: pairs("masked")?,
+            public: v
+                .get("public")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
         })
-        .collect::<Option<Vec<_>>>()?;
-    Some((vars, public))
+    }
 }
 
 /// A name the shell can assign.
@@ -372,7 +393,12 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
             entry.display()
         ));
     };
-    let Some((vars, public)) = parse_entry(&bytes) else {
+    let Some(Entry {
+        vars,
+        masked,
+        public,
+    }) = Entry::parse(&bytes)
+    else {
         return Err(format!(
             "the cache entry {} is not agentenv's",
             entry.display()
@@ -405,7 +431,7 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
         }
     }
     prologue.push(0);
-    Ok((prologue, vars))
+    Ok((prologue, masked))
 }
 
 #[cfg(test)]
@@ -443,15 +469,16 @@ mod tests {
 
     #[test]
     fn entries_round_trip_bytes() {
-        let v = vec![
-            ("A".to_string(), b"x\xff\n'y".to_vec()),
-            ("B".to_string(), Vec::new()),
-        ];
-        assert_eq!(
-            parse_entry(entry_text(&v, "export X=1\n").as_bytes()),
-            Some((v, "export X=1\n".to_string()))
-        );
-        assert_eq!(parse_entry(b"{}"), Some((Vec::new(), String::new())));
-        assert_eq!(parse_entry(b"not json"), None);
+        let e = Entry {
+            vars: vec![
+                ("A".to_string(), b"x\xff\n'y".to_vec()),
+                ("B".to_string(), Vec::new()),
+            ],
+            masked: vec![("C".to_string(), b"held".to_vec())],
+            public: "export X=1\n".to_string(),
+        };
+        assert_eq!(Entry::parse(e.text().as_bytes()), Some(e));
+        assert_eq!(Entry::parse(b"{}"), Some(Entry::default()));
+        assert_eq!(Entry::parse(b"not json"), None);
     }
 }

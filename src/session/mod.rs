@@ -345,6 +345,18 @@ impl Session {
         }
         out.into_iter().collect()
     }
+
+    /// The values the caller already holds that a store's file set to that
+    /// same value (not declared public there), masked or not: what
+    /// [`Session::values_to_mask`] adds to the session's own, before the
+    /// masking rule. In byte order of the names.
+    pub fn held_values(&self) -> Vec<(String, Vec<u8>)> {
+        let held = self.held.iter().filter_map(|(k, _)| {
+            let v = self.assembly.final_value(k)?;
+            Some((k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+        });
+        held.collect::<BTreeMap<_, _>>().into_iter().collect()
+    }
 }
 
 /// The default interpreter: a pinned `AGENTS_PYTHON` naming an existing
