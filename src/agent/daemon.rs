@@ -414,7 +414,7 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
     let mut reply = File::from(reply);
     match parse_request(line).and_then(|(pid, o, e, entry)| {
         let dst = [open_dst(pid, o)?, open_dst(pid, e)?];
-        let (prologue, values) = super::hook::load_entry(&entry).ok()?;
+        let (prologue, values) = super::entry::load_entry(&entry).ok()?;
         write_exports(&s.join("v"), &prologue).ok()?;
         Some((dst, values))
     }) {
