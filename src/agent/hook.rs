@@ -150,10 +150,15 @@ pub fn prologue_path(user_root: &Path) -> PathBuf {
     user_root.join(".cache").join("agent-hook.bash")
 }
 
+/// The text of Codex's prologue file: the functions, then the call.
+pub fn prologue_text() -> String {
+    format!("{FUNCTIONS}__agentenv_begin \"$@\"\n")
+}
+
 /// Write Codex's prologue file when it is missing or not this version's.
 fn ensure_prologue(user_root: &Path) -> Result<PathBuf, String> {
     let path = prologue_path(user_root);
-    let text = format!("{FUNCTIONS}__agentenv_begin \"$@\"\n");
+    let text = prologue_text();
     if std::fs::read(&path).is_ok_and(|b| b == text.as_bytes()) {
         return Ok(path);
     }
