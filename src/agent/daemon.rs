@@ -51,18 +51,11 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Slots, so this many shells can hand a command over at the same moment
-/// (a slot is busy only for the handshake).
-pub const SLOTS: usize = 8;
-
-/// Idle time after which the daemon leaves.
-const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
-
-/// A claim (`N/lock`) with no request after this long is cleared.
-const STALE_CLAIM: Duration = Duration::from_secs(30);
-
-/// How long a request line may take to arrive once it has begun.
-const REQUEST_WAIT: Duration = Duration::from_secs(2);
+pub use super::protocol::SLOTS;
+use super::protocol::{
+    parse_request, CTL, ERR, EXPORTS, IDLE_EXIT, LOCK, NO, OK, OUT, REPLY, REQUEST_WAIT,
+    SLOT_FILES, STALE_CLAIM,
+};
 
 /// The directory of this user's daemon for this agentenv binary (the
 /// protocol's version and a hash of the executable's path in its name, so
@@ -238,8 +231,6 @@ fn shut(d: &Path) {
     }
 }
 
-const SLOT_FILES: [&str; 6] = ["c", "o", "e", "r", "v", "lock"];
-
 fn clear_slot(s: &Path) {
     for n in SLOT_FILES {
         let _ = rustix::fs::unlink(s.join(n));
@@ -250,7 +241,7 @@ fn clear_slot(s: &Path) {
 /// A fresh slot: its FIFOs made and their read ends open, and no claim
 /// (removed last: from then on a shell may take it).
 fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
-    for n in ["c", "o", "e", "r", "v"] {
+    for n in [CTL, OUT, ERR, REPLY, EXPORTS] {
         let _ = rustix::fs::unlink(s.join(n));
     }
     match rustix::fs::mkdirat(CWD, s, Mode::from_raw_mode(0o700)) {
@@ -260,11 +251,11 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
     if !private_dir(s) {
         return Err(std::io::Error::other("the slot is not a private directory"));
     }
-    let ctl = make_fifo_to_read(&s.join("c"))?;
-    let out = make_fifo_to_read(&s.join("o"))?;
-    let err = make_fifo_to_read(&s.join("e"))?;
-    make_fifo(&s.join("r"))?;
-    match rustix::fs::unlink(s.join("lock")) {
+    let ctl = make_fifo_to_read(&s.join(CTL))?;
+    let out = make_fifo_to_read(&s.join(OUT))?;
+    let err = make_fifo_to_read(&s.join(ERR))?;
+    make_fifo(&s.join(REPLY))?;
+    match rustix::fs::unlink(s.join(LOCK)) {
         Ok(()) | Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),
     }
@@ -289,12 +280,12 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
         match take(s, &line, ends, tx) {
             Some(mut job) => {
                 // The answer first: the relay's thread starts meanwhile.
-                if job.reply.write_all(b"ok\n").is_err() {
+                if job.reply.write_all(OK).is_err() {
                     state.active.fetch_sub(1, Ordering::SeqCst);
                     continue;
                 }
                 let state = state.clone();
-                let exports = s.join("v");
+                let exports = s.join(EXPORTS);
                 // The relay ends the `active` count; this thread makes
                 // the slot anew once the shell holds its ends (`o`), or
                 // the relay gave up.
@@ -323,7 +314,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                     state.touch();
                     state.active.fetch_sub(1, Ordering::SeqCst);
                 });
-                let _ = rx.recv_timeout(super::relay::OPEN_WAIT + Duration::from_secs(1));
+                let _ = rx.recv_timeout(super::protocol::OPEN_WAIT + Duration::from_secs(1));
             }
             None => {
                 state.active.fetch_sub(1, Ordering::SeqCst);
@@ -357,7 +348,7 @@ fn wait_request(ctl: &OwnedFd, s: &Path) -> Option<Vec<u8>> {
                 return None;
             }
             // A claim with no request for this long: the shell is gone.
-            let stale = std::fs::symlink_metadata(s.join("lock"))
+            let stale = std::fs::symlink_metadata(s.join(LOCK))
                 .ok()
                 .and_then(|m| m.modified().ok())
                 .and_then(|t| t.elapsed().ok())
@@ -405,7 +396,7 @@ struct Job {
 /// reply FIFO opens) and give `None`.
 fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) -> Option<Job> {
     let reply = rustix::fs::open(
-        s.join("r"),
+        s.join(REPLY),
         OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
         Mode::empty(),
     )
@@ -415,7 +406,7 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
     match parse_request(line).and_then(|(pid, o, e, entry)| {
         let dst = [open_dst(pid, o)?, open_dst(pid, e)?];
         let (prologue, values) = super::entry::load_entry(&entry).ok()?;
-        write_exports(&s.join("v"), &prologue).ok()?;
+        write_exports(&s.join(EXPORTS), &prologue).ok()?;
         Some((dst, values))
     }) {
         Some((dst, values)) => Some(Job {
@@ -426,7 +417,7 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
             opened,
         }),
         None => {
-            let _ = reply.write_all(b"no\n");
+            let _ = reply.write_all(NO);
             None
         }
     }
@@ -443,19 +434,6 @@ fn write_exports(path: &Path, prologue: &[u8]) -> std::io::Result<()> {
         Mode::from_raw_mode(0o600),
     )?;
     File::from(fd).write_all(prologue)
-}
-
-/// `PID O E CLIENT ENTRY` (the entry is the rest of the line).
-fn parse_request(line: &[u8]) -> Option<(u32, u32, u32, PathBuf)> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut it = line.splitn(5, |&c| c == b' ');
-    let num = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u32>().ok();
-    let pid = num(it.next()?)?;
-    let o = num(it.next()?)?;
-    let e = num(it.next()?)?;
-    let _client = it.next()?;
-    let entry = it.next().filter(|p| p.starts_with(b"/"))?;
-    Some((pid, o, e, PathBuf::from(std::ffi::OsStr::from_bytes(entry))))
 }
 
 /// The shell's saved stdout or stderr: a pipe or a character device, or

@@ -204,7 +204,7 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
             prologue.push(b'\n');
         }
     }
-    prologue.push(0);
+    prologue.push(super::protocol::EXPORTS_END);
     Ok((prologue, masked))
 }
 

@@ -241,8 +241,6 @@ pub fn rewrite(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn quoting_survives_every_text() {
         for s in [
@@ -261,14 +259,5 @@ mod tests {
                 .unwrap();
             assert_eq!(out.stdout, s.as_bytes(), "{s:?}");
         }
-    }
-
-    #[test]
-    fn the_shell_tries_every_slot_of_the_daemon() {
-        let slots: Vec<String> = (0..crate::agent::daemon::SLOTS)
-            .map(|i| i.to_string())
-            .collect();
-        let want = format!("for __ae_i in {}; do", slots.join(" "));
-        assert!(FUNCTIONS.contains(&want), "{want}");
     }
 }

@@ -6,5 +6,6 @@ pub(crate) mod daemon;
 pub(crate) mod entry;
 pub(crate) mod guard;
 pub(crate) mod hook;
+pub(crate) mod protocol;
 pub(crate) mod relay;
 pub(crate) mod wiring;
