@@ -131,3 +131,75 @@ fn audit_escapes_file_names_and_reports_other_hard_links() {
     let j = o.json();
     assert_eq!(j["fixes"][0]["other_links"], 1, "{j}");
 }
+
+/// Every file under `p` (links not followed) owned by `uid`.
+fn owned_by(p: &Path, uid: u32) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = Vec::new();
+    let mut todo = vec![p.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        let Ok(md) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if md.uid() == uid {
+            found.push(p.clone());
+        }
+        if md.is_dir() {
+            todo.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+        }
+    }
+    found
+}
+
+/// Item 15 (left from round 3): the hooks run as root with another user's
+/// `HOME` (`sudo -E`) create nothing in that home — no root-owned
+/// `~/.local/state`, no `.cache` in the store — with a store there and
+/// without one.
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root")]
+fn hooks_run_as_root_create_nothing_in_another_users_home() {
+    if !need_root("hooks as root in another user's home") {
+        return;
+    }
+    let w = open_tree();
+    w.t.mkdir("elsewhere");
+    let with_store = w.write("vhome/.agents/env", format!("S={CANARY}\n"));
+    let vhome = with_store.parent().unwrap().parent().unwrap().to_path_buf();
+    let bare = w.t.mkdir("vhome2");
+    for home in [&vhome, &bare] {
+        chown_r(home, VICTIM);
+        let event = serde_json::json!({
+            "session_id": "s", "hook_event_name": "PreToolUse", "cwd": w.p("elsewhere"),
+            "tool_name": "Bash", "tool_input": {"command": "true"}
+        })
+        .to_string();
+        for args in [
+            &["hook", "bash", "--load", "--pid", "1"][..],
+            &["hook", "zsh", "--load", "--pid", "1"],
+            &["hook", "claude", "pre-tool-use"],
+            &["hook", "codex", "pre-tool-use"],
+            &["hook", "claude", "session-start"],
+        ] {
+            let mut c = in_dir(&w, home, &w.p("elsewhere"), args);
+            c.env_remove("AGENTENV_HOOK_CACHE")
+                .env("CLAUDE_ENV_FILE", w.p("claude-env.sh"))
+                .env("XDG_RUNTIME_DIR", w.p("no-run"));
+            let mut child = c
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(&mut child.stdin.take().unwrap(), event.as_bytes()).unwrap();
+            let o = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(!err.contains(CANARY), "{args:?}: {err}");
+            let ours = owned_by(home, 0);
+            assert!(
+                ours.is_empty(),
+                "{args:?} as root created {ours:?} in {} ({err})",
+                home.display()
+            );
+        }
+    }
+}
