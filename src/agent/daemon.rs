@@ -120,8 +120,15 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
                 Err(_) => return None,
             }
         }
-    } else if d.exists() {
-        // Not ours, or not private: never used.
+    } else if std::fs::symlink_metadata(&d).is_ok() {
+        // Not ours, or not private (another user took the name first, in
+        // a shared directory): never used. Every command then goes the
+        // per-command helper's way, masked as well, a few ms slower.
+        crate::info!(
+            "the masking daemon's directory {} is not a private directory of yours; \
+             each command starts its own masking helper instead",
+            d.display()
+        );
         return None;
     }
     let spawned = std::process::Command::new(program)
