@@ -1,5 +1,5 @@
 //! `agentenv hook claude|codex EVENT`: the hooks `init claude` and `init
-//! codex` install (README.md#claude-code-the-session-holds-no-secret-values).
+//! codex` install (docs/claude-code.md#claude-code-the-session-holds-no-secret-values).
 //! The agent's session holds no sensitive value: its shell gets them for one
 //! command at a time, with that command's output masked.
 //!
@@ -38,6 +38,8 @@
 //! (the session's cache, `session::plan`'s `CacheMode::Entry`) keyed like `env --cache` by the stores and the
 //! client's environment, so a command on a cache hit runs no layer.
 
+pub use super::client::Client;
+use super::client::Functions;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -50,51 +52,6 @@ const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The reason a denied file tool gives the agent.
 pub const DENY_REASON: &str = "agentenv: this path is an agent store (or its cache): it holds secret values. Do not read it; use the variable by name in a shell command (e.g. \"$GH_TOKEN\"); `agentenv explain` lists the names.";
-
-/// Which client's hook protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Claude,
-    Codex,
-}
-
-impl Client {
-    pub fn parse(s: &str) -> Option<Client> {
-        match s {
-            "claude" => Some(Client::Claude),
-            "codex" => Some(Client::Codex),
-            _ => None,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-        }
-    }
-}
-
-/// The file tools whose input names a path.
-const FILE_TOOLS: &[&str] = &[
-    "Read",
-    "Write",
-    "Edit",
-    "MultiEdit",
-    "NotebookEdit",
-    "NotebookRead",
-    "Grep",
-    "Glob",
-    "LS",
-];
-
-/// The shell tools (Claude Code's `Bash`; Codex's names for its shell).
-const SHELL_TOOLS: &[&str] = &[
-    "Bash",
-    "shell",
-    "exec_command",
-    "local_shell",
-    "unified_exec",
-];
 
 /// The answer to one PreToolUse event (`None`: nothing to say, the tool
 /// runs as asked). `Err`: a message for a soft error.
@@ -116,7 +73,16 @@ pub fn decide(
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
-    if FILE_TOOLS.contains(&tool) {
+    let facts = client.facts();
+    if facts.patch_tools.contains(&tool) {
+        let stores = StorePaths::new(base);
+        let patch = input.get("command").and_then(Value::as_str).unwrap_or("");
+        if patch_paths(patch).any(|p| stores.covers(&cwd, p)) {
+            return Ok(Some(deny(client, DENY_REASON)));
+        }
+        return Ok(None);
+    }
+    if facts.file_tools.contains(&tool) {
         let stores = StorePaths::new(base);
         // Glob's `pattern` is a path pattern; Grep's is a regex (its
         // `glob` filters names under `path`).
@@ -137,7 +103,7 @@ pub fn decide(
         }
         return Ok(None);
     }
-    if !SHELL_TOOLS.contains(&tool) {
+    if !facts.shell_tools.contains(&tool) {
         return Ok(None);
     }
     let Some(command) = input.get("command").and_then(Value::as_str) else {
@@ -155,7 +121,7 @@ pub fn decide(
         Value::String(rewrite(
             command,
             &me,
-            (client == Client::Codex).then_some(prologue.as_path()),
+            (facts.functions == Functions::Prologue).then_some(prologue.as_path()),
             &entry,
             client,
             daemon.as_deref(),
@@ -167,7 +133,7 @@ pub fn decide(
             "updatedInput": Value::Object(updated),
         }
     });
-    if client == Client::Codex {
+    if facts.allow_with_update {
         // Codex applies updatedInput only with "allow", which there is
         // not an approval (that is the PermissionRequest hook's): the
         // command still goes through Codex's approval policy and sandbox.
@@ -228,6 +194,22 @@ fn proc_secret(cwd: &Path, p: &str) -> bool {
     }) || (p.contains("/proc/")
         && p.contains(['*', '?', '[', '{'])
         && worded.iter().any(|n| p.contains(n)))
+}
+
+/// The files a patch (Codex's `apply_patch` format) adds, updates, deletes
+/// or moves to.
+fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
+    patch.lines().filter_map(|l| {
+        [
+            "*** Add File: ",
+            "*** Update File: ",
+            "*** Delete File: ",
+            "*** Move to: ",
+        ]
+        .iter()
+        .find_map(|h| l.strip_prefix(h))
+        .map(str::trim)
+    })
 }
 
 /// Where the stores are, for the file tools' deny rule.
@@ -448,13 +430,12 @@ fn sensitive_entry(
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
     let values = session.sensitive_values();
-    let public = match client {
-        Client::Claude => String::new(),
-        Client::Codex => {
-            let mut view = session.view(true);
-            session.keep_public(&mut view);
-            crate::render::render(crate::render::Format::Export, &view)
-        }
+    let public = if client.facts().public_in_entry {
+        let mut view = session.view(true);
+        session.keep_public(&mut view);
+        crate::render::render(crate::render::Format::Export, &view)
+    } else {
+        String::new()
     };
     let text = entry_text(&values, &public);
     let kept = plan.keep(text.as_bytes())?;

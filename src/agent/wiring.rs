@@ -1,5 +1,5 @@
 //! `agentenv init claude|codex [--user | --project DIR] [--dry-run] [--remove]
-//! [--export-values]` (README.md#integrations): wire an agent so that its
+//! [--export-values]` (docs/integrations.md#integrations): wire an agent so that its
 //! session holds no sensitive value.
 //!
 //! Claude Code (`settings.json`) gets:
@@ -43,50 +43,12 @@
 //! earlier READMEs) / `"$CODEX_ENV_FILE"`, or `hook claude|codex …`.
 //! Re-running updates such an entry in place; `--remove` takes them out.
 
+pub use super::client::Client;
 use crate::jsonedit::{self, Node, Style};
 use serde_json::{json, Value};
 
 /// The Claude SessionStart command after the program.
 pub const HOOK_ARGS: &str = " hook claude session-start";
-
-/// The file tools the PreToolUse hook watches besides the shell.
-const CLAUDE_MATCHER: &str =
-    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|NotebookRead|Grep|Glob|LS";
-
-/// `permissions.deny` rules of the Claude settings.
-pub const DENY_RULES: &[&str] = &[
-    "Read(~/.agents/**)",
-    "Edit(~/.agents/**)",
-    "Read(./.agents/**)",
-    "Edit(./.agents/**)",
-];
-
-/// `permissions.allow` rules of the Claude settings: the call that starts
-/// each rewritten command (a shell function the session-start hook
-/// defines).
-pub const ALLOW_RULES: &[&str] = &["Bash(__agentenv_begin:*)"];
-
-/// Which client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Claude,
-    Codex,
-}
-
-impl Client {
-    fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-        }
-    }
-    fn env_file_var(self) -> &'static str {
-        match self {
-            Client::Claude => "CLAUDE_ENV_FILE",
-            Client::Codex => "CODEX_ENV_FILE",
-        }
-    }
-}
 
 /// What `init` writes: the commands of the two hooks, and the deny rules.
 #[derive(Debug, Clone)]
@@ -97,7 +59,7 @@ pub struct Wiring {
     pub program: String,
     pub session_start: String,
     pub pre_tool_use: String,
-    pub matcher: &'static str,
+    pub matcher: String,
     pub deny: &'static [&'static str],
     /// `permissions.allow` rules (Claude Code's permission check then
     /// lets the rewrite's one call through; the command's own words are
@@ -106,39 +68,26 @@ pub struct Wiring {
 }
 
 impl Wiring {
-    /// The wiring naming agentenv as `program` (already shell-quoted).
+    /// The wiring naming agentenv as `program` (already shell-quoted):
+    /// the start hook (`env --public-only --require-trust --diff --cache
+    /// --into "$CLAUDE_ENV_FILE"` plus the functions the rewritten
+    /// commands call; every value with `--export-values`), the
+    /// `PreToolUse` hook on the client's tools, its permission rules.
     pub fn new(client: Client, program: &str, export_values: bool) -> Wiring {
-        let var = client.env_file_var();
-        let session_start = if export_values {
-            format!(
-                "{program} hook {} session-start --export-values",
-                client.name()
-            )
+        let name = client.name();
+        let flag = if export_values {
+            " --export-values"
         } else {
-            // `env --public-only --require-trust --diff --cache --into
-            // "$CLAUDE_ENV_FILE"`, plus the functions the rewritten
-            // commands call; quiet where Codex has no $CODEX_ENV_FILE.
-            let _ = var;
-            format!("{program} hook {} session-start", client.name())
+            ""
         };
         Wiring {
             client,
             program: first_word(program).map(|w| w.0).unwrap_or_default(),
-            session_start,
-            pre_tool_use: format!("{program} hook {} pre-tool-use", client.name()),
-            matcher: match client {
-                Client::Claude => CLAUDE_MATCHER,
-                // Codex's shell tool (and its aliases) and apply_patch.
-                Client::Codex => "^(Bash|shell|exec_command|local_shell|unified_exec|apply_patch)$",
-            },
-            deny: match client {
-                Client::Claude => DENY_RULES,
-                Client::Codex => &[],
-            },
-            allow: match client {
-                Client::Claude => ALLOW_RULES,
-                Client::Codex => &[],
-            },
+            session_start: format!("{program} hook {name} session-start{flag}"),
+            pre_tool_use: format!("{program} hook {name} pre-tool-use"),
+            matcher: client.matcher(),
+            deny: client.facts().deny_rules,
+            allow: client.facts().allow_rules,
         }
     }
 }
@@ -220,7 +169,7 @@ fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
         return None;
     }
     let words: Vec<&str> = rest.split_whitespace().collect();
-    let var = format!("\"${}\"", client.env_file_var());
+    let var = format!("\"${}\"", client.facts().env_file_var);
     match words.as_slice() {
         ["env", ..] if words.windows(2).any(|w| w[0] == "--into" && w[1] == var) => {
             Some(Ours::SessionStart)
@@ -240,10 +189,11 @@ fn is_ours(hook: &Node, which: Ours, w: &Wiring) -> bool {
             == Some(which)
 }
 
-fn event_name(which: Ours) -> &'static str {
+fn event_name(w: &Wiring, which: Ours) -> &'static str {
+    let f = w.client.facts();
     match which {
-        Ours::SessionStart => "SessionStart",
-        Ours::PreToolUse => "PreToolUse",
+        Ours::SessionStart => f.session_start_event,
+        Ours::PreToolUse => f.pre_tool_use_event,
     }
 }
 
@@ -305,14 +255,18 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
     let (text, root) = parse_root(text)?;
     let st = Style::of(&text);
     let Some((_, hooks)) = member(&text, &root, "hooks", "hooks", false)? else {
+        let (start, pre) = (
+            event_name(w, Ours::SessionStart),
+            event_name(w, Ours::PreToolUse),
+        );
         let v = json!({
-            "SessionStart": [group_for(w, Ours::SessionStart)],
-            "PreToolUse": [group_for(w, Ours::PreToolUse)],
+            start: [group_for(w, Ours::SessionStart)],
+            pre: [group_for(w, Ours::PreToolUse)],
         });
         return Ok(Some(jsonedit::add_member(&text, &root, &st, "hooks", &v)));
     };
     for which in [Ours::SessionStart, Ours::PreToolUse] {
-        let ev = event_name(which);
+        let ev = event_name(w, which);
         let want = match which {
             Ours::SessionStart => &w.session_start,
             Ours::PreToolUse => &w.pre_tool_use,
@@ -407,7 +361,7 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
     let (text, root) = parse_root(text)?;
     if let Some((hi, hooks)) = member(&text, &root, "hooks", "hooks", false)? {
         for which in [Ours::SessionStart, Ours::PreToolUse] {
-            let ev = event_name(which);
+            let ev = event_name(w, which);
             let Some((ei, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
                 continue;
             };

@@ -5,7 +5,7 @@
 use super::{say, Exit, Failure};
 pub(crate) use crate::agent::hook::Client;
 use crate::agent::hook::{decide, load_entry, with_functions};
-use crate::agent::wiring::{self, add_wiring, remove_wiring, Outcome, Wiring};
+use crate::agent::wiring::{add_wiring, remove_wiring, Outcome, Wiring};
 use crate::compat::sh::shlex_quote;
 use crate::jsonedit;
 use serde_json::{json, Value};
@@ -67,18 +67,21 @@ pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment ho
 /// hook's `systemMessage`, never the model's context) — and [`FUNCTIONS`],
 /// which the rewritten commands call.
 fn session_start(client: Client, export_values: bool) -> Exit {
-    let var = match client {
-        Client::Claude => "CLAUDE_ENV_FILE",
-        Client::Codex => "CODEX_ENV_FILE",
-    };
+    let var = client.facts().env_file_var;
     let base = crate::core::process_env();
     let Some(file) = crate::core::get(&base, var).filter(|v| !v.is_empty()) else {
         // Codex before 0.172 has no session env file: its PreToolUse hook
         // brings the public variables too.
-        if client == Client::Codex {
-            crate::info!("hook codex session-start: ${var} is not set; nothing written");
+        if client.facts().env_file_optional {
+            crate::info!(
+                "hook {} session-start: ${var} is not set; nothing written",
+                client.name()
+            );
         } else {
-            crate::warn!("hook claude session-start: ${var} is not set; nothing written");
+            crate::warn!(
+                "hook {} session-start: ${var} is not set; nothing written",
+                client.name()
+            );
         }
         return Ok(0);
     };
@@ -197,7 +200,7 @@ fn run_command_helper(entry: &Path) -> Exit {
 #[derive(Debug, clap::Subcommand)]
 pub enum InitCommand {
     /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
-    #[command(after_help = super::examples::INIT_CLAUDE)]
+    #[command(after_help = super::examples::after(super::examples::INIT_TEXT, super::examples::INIT_CLAUDE))]
     Claude(ClaudeArgs),
     /// Wire Codex the same way (its hooks.json).
     #[command(after_help = super::examples::INIT_CODEX)]
@@ -233,34 +236,28 @@ const MAX_SETTINGS: u64 = 16 << 20;
 
 pub fn init(c: InitCommand) -> Exit {
     match c {
-        InitCommand::Claude(a) => run_init(wiring::Client::Claude, a),
-        InitCommand::Codex(a) => run_init(wiring::Client::Codex, a),
+        InitCommand::Claude(a) => run_init(Client::Claude, a),
+        InitCommand::Codex(a) => run_init(Client::Codex, a),
     }
 }
 
 /// The file `init` edits.
 fn settings_path(
-    client: wiring::Client,
+    client: Client,
     a: &ClaudeArgs,
     env: &crate::core::Env,
 ) -> Result<PathBuf, String> {
     let cwd = crate::fsutil::current_dir()?;
-    let (dir_name, file_name, var) = match client {
-        wiring::Client::Claude => (".claude", "settings.json", "CLAUDE_CONFIG_DIR"),
-        wiring::Client::Codex => (".codex", "hooks.json", "CODEX_HOME"),
-    };
+    let f = client.facts();
     if let Some(dir) = &a.project {
         let dir = cwd.join(dir);
         if !dir.is_dir() {
             return Err(format!("--project {}: not a directory", dir.display()));
         }
-        return Ok(dir.join(dir_name).join(file_name));
+        return Ok(dir.join(f.settings_dir).join(f.settings_file));
     }
-    if let Some(d) = crate::core::get(env, var).filter(|d| !d.is_empty()) {
-        return Ok(cwd.join(d).join(file_name));
-    }
-    match crate::core::get(env, "HOME").filter(|h| !h.is_empty()) {
-        Some(h) => Ok(Path::new(h).join(dir_name).join(file_name)),
+    match client.user_dir(env, &cwd) {
+        Some(d) => Ok(d.join(f.settings_file)),
         None => Err("HOME is not set; name the file's project with --project DIR".into()),
     }
 }
@@ -318,7 +315,7 @@ fn own_program(env: &crate::core::Env) -> Option<String> {
     on_path.unwrap_or(exe).into_os_string().into_string().ok()
 }
 
-fn run_init(client: wiring::Client, a: ClaudeArgs) -> Exit {
+fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     let env = crate::core::process_env();
     let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
     let shown = path.display();
@@ -377,9 +374,10 @@ fn run_init(client: wiring::Client, a: ClaudeArgs) -> Exit {
     if a.dry_run {
         super::write_stdout(out.as_bytes())?;
     }
-    let what = match client {
-        wiring::Client::Claude => "agentenv's hooks and deny rules",
-        wiring::Client::Codex => "agentenv's hooks",
+    let what = if client.facts().deny_rules.is_empty() {
+        "agentenv's hooks"
+    } else {
+        "agentenv's hooks and deny rules"
     };
     match outcome {
         Outcome::AlreadyPresent => {

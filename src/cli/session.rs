@@ -42,7 +42,10 @@ pub struct ScopeArgs {
 pub struct EnvArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
-    /// Output format.
+    /// Output format: auto (the parent shell's), export (also posix, sh,
+    /// bash), dotenv (env), fish, powershell (pwsh, ps), cmd (bat, batch),
+    /// json, ini, yaml; and agentenv's own github (a $GITHUB_ENV file) and
+    /// docker (docker run --env-file).
     #[arg(long = "format", value_name = "F", default_value = "auto")]
     pub format: String,
     /// Print only what differs from the current environment.
