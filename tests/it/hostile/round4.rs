@@ -814,7 +814,16 @@ sys.stdin.read()
     let (out, err, st) = a.claude(&a.rewrite("echo \"token: $GH_TOKEN\""));
     drop(confined.stdin.take());
     let _ = confined.wait();
+    // The reader ends with its stdin — unless the daemon still holds a
+    // write end of it (the attack worked): then it is stopped.
     drop(reader.stdin.take());
+    for _ in 0..250 {
+        if reader.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = reader.kill();
     let _ = reader.wait();
     assert_eq!(
         std::fs::read_to_string(&bashrc).unwrap(),
