@@ -247,7 +247,7 @@ fn sensitive_values(a: &AuditArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let mut all: Vec<(String, Vec<u8>)> = Vec::new();
     for r in runs {
         let session = super::session::assemble_shown(&super::session::planned(&r)?);
-        for pair in session.sensitive_values() {
+        for pair in session.values_to_mask() {
             if !all.contains(&pair) {
                 all.push(pair);
             }

@@ -113,7 +113,8 @@ fn store_values(scope: &ScopeArgs, project: &Path) -> Result<Vec<(String, Vec<u8
     let mut req = super::session::request(scope, crate::session::CacheMode::Off)?;
     req.options.cwd = Some(project.to_path_buf());
     let session = super::session::assemble_shown(&super::session::planned(&req)?);
-    Ok(super::masked::session_sensitive(&session)
+    Ok(session
+        .values_to_mask()
         .into_iter()
         .filter(|(_, v)| looked_for(v))
         .collect())
