@@ -316,20 +316,7 @@ pub fn run(a: AuditArgs) -> Exit {
     for (job, r) in jobs.iter().zip(scans) {
         match r {
             Ok(scan) => {
-                report.files += 1;
-                report.bytes += scan.bytes;
-                if !scan.findings.is_empty() {
-                    report.files_found += 1;
-                }
-                for f in &scan.findings {
-                    let n = &masker.needles()[f.needle];
-                    report.findings.push(Line {
-                        file: job.path.clone(),
-                        line: f.line,
-                        name: n.name.clone(),
-                        form: n.form.as_str(),
-                    });
-                }
+                report.record(&job.path, &scan.findings, scan.bytes, &masker);
                 if a.fix && !scan.findings.is_empty() {
                     let outcome = if scan.changed {
                         Err(FixRefused::Changed)
@@ -348,22 +335,7 @@ pub fn run(a: AuditArgs) -> Exit {
     if a.staged {
         for (path, scanned) in git::scan_staged(&finder)? {
             match scanned {
-                Ok((findings, bytes)) => {
-                    report.files += 1;
-                    report.bytes += bytes;
-                    if !findings.is_empty() {
-                        report.files_found += 1;
-                    }
-                    for f in &findings {
-                        let n = &masker.needles()[f.needle];
-                        report.findings.push(Line {
-                            file: path.clone(),
-                            line: f.line,
-                            name: n.name.clone(),
-                            form: n.form.as_str(),
-                        });
-                    }
-                }
+                Ok((findings, bytes)) => report.record(&path, &findings, bytes, &masker),
                 Err(why) => {
                     crate::warn!(
                         "audit: cannot read the staged {}: {why}; skipped",
@@ -400,6 +372,32 @@ struct Report {
     files_found: u64,
     unreadable: u64,
     bytes: u64,
+}
+
+impl Report {
+    /// Count one file read and each of its findings.
+    fn record(
+        &mut self,
+        file: &Path,
+        findings: &[crate::audit::Finding],
+        bytes: u64,
+        masker: &Masker,
+    ) {
+        self.files += 1;
+        self.bytes += bytes;
+        if !findings.is_empty() {
+            self.files_found += 1;
+        }
+        for f in findings {
+            let n = &masker.needles()[f.needle];
+            self.findings.push(Line {
+                file: file.to_path_buf(),
+                line: f.line,
+                name: n.name.clone(),
+                form: n.form.as_str(),
+            });
+        }
+    }
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
