@@ -1171,8 +1171,7 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
         let (out, _, _, _) = w.run_in("bash", &w.rewrite("printenv ARGC USERNAME path"), b"");
         assert_eq!(
             s(&out),
-            // `nobody` is under the 8 bytes a value is masked from.
-            "[REDACTED:ARGC]\nnobody\n[REDACTED:path]\n",
+            "[REDACTED:ARGC]\n[REDACTED:USERNAME]\n[REDACTED:path]\n",
             "{daemon}"
         );
     }
