@@ -33,8 +33,8 @@ pub const ENV: &str = examples!(
     "eval \"$(agentenv env --diff)\""
     "# A Claude Code SessionStart hook (agentenv init claude adds it)"
     "agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q"
-    "# A GitHub Actions step"
-    "agentenv env --diff --format github >> \"$GITHUB_ENV\""
+    "# A GitHub Actions step (values registered with the runner's masker)"
+    "agentenv env --diff --format github --append \"$GITHUB_ENV\""
     "# Only the public variables (agentenv.toml declares which)"
     "agentenv env --diff --public-only --format dotenv"
 );

@@ -13,7 +13,7 @@
 //!   filled, as the `agentenv.toml` beside each `.env` declares it.
 //!
 //! Every list holds only values that are masked ([`crate::core::masking`],
-//! README "Masked or not"). (`harness run --redact` masks every value of the resolved
+//! docs/masking.md#masked-or-not). (`harness run --redact` masks every value of the resolved
 //!   runner and sandbox maps.)
 
 use crate::core::{Action, Assembly, DecidedBy, LayerKind};
