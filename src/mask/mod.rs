@@ -1,4 +1,4 @@
-//! The masker (README.md#keeping-secrets-out-of-the-agents-context): replace,
+//! The masker (docs/redact.md#keeping-secrets-out-of-the-agents-context): replace,
 //! in a byte stream, every form of a sensitive value with `[REDACTED:NAME]`.
 //!
 //! - [`forms`] lists the forms of one value ([`Form`]).

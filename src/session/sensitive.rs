@@ -1,4 +1,4 @@
-//! Sensitive unless declared public (README.md#sensitive-and-public-values):
+//! Sensitive unless declared public (docs/session.md#sensitive-and-public-values):
 //! which final values of a session are secret.
 //!
 //! - A value an env file sets (plain or `env.py`, either tier, a store or
@@ -269,6 +269,11 @@ impl Declarations {
     /// (`None`: no entry covers it).
     pub(crate) fn declared(&self, name: &[u8]) -> Option<(bool, bool)> {
         self.lookup(name).map(|e| (e.public, e.sensitive))
+    }
+
+    /// Whether an entry declares `name` public.
+    pub(crate) fn declares_public(&self, name: &[u8]) -> bool {
+        self.lookup(name).is_some_and(|e| e.public)
     }
 
     /// The entry covering `name`: the exact name, else the longest prefix.

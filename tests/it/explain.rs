@@ -61,7 +61,7 @@ fn text_shows_every_layer_in_order_with_lines() {
     // Pre tier first (project pre.env), then the main tier: user env, then the
     // project env (through bash: no line). Computed layers are there too. Each
     // variable with a value ends with who decided it is public or sensitive
-    // (README.md#sensitive-and-public-values); never the value.
+    // (docs/session.md#sensitive-and-public-values); never the value.
     assert_eq!(
         columns(&ran.stdout, &t),
         "\
@@ -270,7 +270,7 @@ fn json_lists_failed_layers() {
 
 #[test]
 fn bad_format_is_an_error() {
-    // As every bad --format (README.md#commands): exit 1, the accepted values
+    // As every bad --format (docs/commands.md#commands): exit 1, the accepted values
     // listed.
     explain(&tree(), &["--format", "yaml"])
         .status(1)

@@ -1,6 +1,6 @@
 //! `exec --redact`, `launch --redact`, `harness run --redact` and `agentenv
 //! redact` through the binary
-//! (README.md#keeping-secrets-out-of-the-agents-context): every form of every
+//! (docs/redact.md#keeping-secrets-out-of-the-agents-context): every form of every
 //! sensitive value of a store is masked on stdout and stderr, the right
 //! variable is named, other output passes byte for byte, streaming holds and
 //! releases as documented, and status and signals pass through.
@@ -641,6 +641,42 @@ fn a_store_value_already_in_the_environment_is_still_masked() {
         .env("PYTOK", "value-from-py-123")
         .stdin("a value-from-py-123 b\n")
         .stdout("a [REDACTED:PYTOK] b\n")
+        .run();
+}
+
+#[test]
+fn plain_store_values_already_exported_are_still_masked() {
+    // `eval "$(agentenv env)"` (or the shell hook) ran: the caller holds
+    // the plain file's values, so the session's result sets none of them.
+    // They are still the store's secrets; a value declared public is not.
+    let t = Tree::session()
+        .file(
+            "home/.agents/env",
+            "GH_TOKEN=ghp_0123456789abcdefXYZ\nDOCS_URL=https://docs.example.org\n",
+        )
+        .file(
+            "home/.agents/agentenv.toml",
+            "[vars]\nDOCS_URL = { public = true }\n",
+        );
+    let held = [
+        ("GH_TOKEN", "ghp_0123456789abcdefXYZ"),
+        ("DOCS_URL", "https://docs.example.org"),
+    ];
+    t.agentenv([
+        "exec",
+        "--redact",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$GH_TOKEN $DOCS_URL\"",
+    ])
+    .envs(held)
+    .stdout("[REDACTED:GH_TOKEN] https://docs.example.org\n")
+    .run();
+    t.agentenv(["redact"])
+        .envs(held)
+        .stdin("x ghp_0123456789abcdefXYZ https://docs.example.org\n")
+        .stdout("x [REDACTED:GH_TOKEN] https://docs.example.org\n")
         .run();
 }
 

@@ -1,4 +1,4 @@
-//! Sensitive unless declared public (README.md#sensitive-and-public-values),
+//! Sensitive unless declared public (docs/session.md#sensitive-and-public-values),
 //! through the binary: which values are public (computed variables,
 //! `agentenv.toml` declarations of the store that set the value) and which are
 //! not, what `explain` says about it, and `env --public-only` in every format,
