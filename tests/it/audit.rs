@@ -516,10 +516,16 @@ fn missing_default_places_are_skipped_quietly_and_named_at_v() {
         err.contains(".bash_history does not exist; skipped"),
         "{err}"
     );
-    // A named path that does not exist is an error (exit 2), not "clean".
+    // A named path that does not exist is an error (it is not "clean").
     let o = audit(&t, &["/nonexistent/transcripts"]);
     assert_eq!(o.status, 2);
-    assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("audit: /nonexistent/transcripts does not exist; nothing searched"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stdout.is_empty(), "{}", o.stdout);
     // Usage errors: exit 2.
     let o = audit(&t, &["--format", "xml"]);
     assert_ne!(o.status, 0);
