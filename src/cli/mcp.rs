@@ -361,11 +361,14 @@ struct Plan {
 
 pub fn run_migrate(a: MigrateArgs) -> Exit {
     let project = project_dir(a.project.as_deref())?;
-    let dest = Destination::Store(super::set::target_for(
-        a.project.is_none(),
-        a.project.is_some().then_some(project.as_path()),
-        None,
-    )?);
+    let dest = Destination::Store(match (&a.project, &a.scope.agents_dir) {
+        (None, Some(dir)) => super::set::Target::user_at(super::current_dir()?.join(dir)),
+        _ => super::set::target_for(
+            a.project.is_none(),
+            a.project.is_some().then_some(project.as_path()),
+            None,
+        )?,
+    });
     // What the stores hold now, by name (for conflicts) and as needles.
     let held: std::collections::BTreeMap<String, Vec<u8>> =
         store_values(&a.scope, &project)?.into_iter().collect();
@@ -510,7 +513,7 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
                 dest.put(k, v.as_bytes())?;
             }
         }
-        let backups = backup_dir()?;
+        let backups = backup_dir(a.scope.agents_dir.as_deref())?;
         for (ri, new) in &outputs {
             let r = &reads[*ri];
             let b = backup(&backups, &r.place.path, &r.text)?;
@@ -635,14 +638,18 @@ fn refuse_unsafe(p: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `<user store>/.backup/mcp/<seconds>-<pid>`, 0700.
-fn backup_dir() -> Result<PathBuf, Failure> {
+/// `<user store>/.backup/mcp/<seconds>-<pid>`, 0700 (the user store:
+/// `--agents-dir`, else `$AGENTS_HOME`, else `~/.agents`).
+fn backup_dir(agents_dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let env = crate::core::process_env();
-    let store = crate::session::user_store(&env).map_err(|e| {
-        Failure::runtime(format!(
-            "mcp migrate: cannot find the user store for the backup: {e}"
-        ))
-    })?;
+    let store = match agents_dir {
+        Some(d) => super::current_dir()?.join(d),
+        None => crate::session::user_store(&env).map_err(|e| {
+            Failure::runtime(format!(
+                "mcp migrate: cannot find the user store for the backup: {e}"
+            ))
+        })?,
+    };
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

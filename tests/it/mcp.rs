@@ -798,3 +798,19 @@ fn audit_staged_reads_the_index_and_repo_the_tracked_files() {
         .run();
     t.agentenv(["audit", "--staged", "--fix"]).status(2).run();
 }
+
+#[test]
+fn migrate_agents_dir_writes_that_user_store() {
+    let t = Tree::session().dir("proj/.git");
+    t.write(
+        "proj/.mcp.json",
+        r#"{"mcpServers": {"a": {"command": "x", "env": {"TOKEN_A": "zqAbCd1234EfGh5678"}}}}"#,
+    );
+    t.agentenv(["mcp", "migrate", "--agents-dir", "../store2"])
+        .stdout_has("moved $W/proj/.mcp.json: server a: env TOKEN_A -> $W/proj/../store2/env")
+        .stdout_has("backup $W/proj/.mcp.json: $W/proj/../store2/.backup/mcp/")
+        .secret("zqAbCd1234EfGh5678")
+        .run();
+    assert_eq!(t.read("store2/env"), "TOKEN_A='zqAbCd1234EfGh5678'\n");
+    assert!(!t.path("home/.agents").exists());
+}
