@@ -1,5 +1,5 @@
 //! `agentenv audit [PATH…] [--fix] [--format text|json] [scope flags]
-//! [--all-stores]` (README.md#audit-and-set): find the sensitive values the
+//! [--all-stores]` (docs/audit-set.md#audit-and-set): find the sensitive values the
 //! stores hold now, in every form the masker knows, in agent transcripts and
 //! shell histories; print `FILE:LINE: NAME (form)` — never a value — and with
 //! `--fix` replace each occurrence with `[REDACTED:NAME]` in place
@@ -247,7 +247,7 @@ fn sensitive_values(a: &AuditArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let mut all: Vec<(String, Vec<u8>)> = Vec::new();
     for r in runs {
         let session = super::session::assemble_shown(&super::session::planned(&r)?);
-        for pair in session.sensitive_values() {
+        for pair in session.values_to_mask() {
             if !all.contains(&pair) {
                 all.push(pair);
             }

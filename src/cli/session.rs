@@ -42,7 +42,10 @@ pub struct ScopeArgs {
 pub struct EnvArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
-    /// Output format.
+    /// Output format: auto (the parent shell's), export (also posix, sh,
+    /// bash), dotenv (env), fish, powershell (pwsh, ps), cmd (bat, batch),
+    /// json, ini, yaml; and agentenv's own github (a $GITHUB_ENV file) and
+    /// docker (docker run --env-file).
     #[arg(long = "format", value_name = "F", default_value = "auto")]
     pub format: String,
     /// Print only what differs from the current environment.
@@ -345,11 +348,13 @@ pub fn run_exec(a: ExecArgs) -> Exit {
     let session = assemble_shown(&planned(&req)?);
     let mut env = crate::session::child_env(&session);
     if a.only.given() {
-        a.only.restrict(
-            "exec",
-            &mut env,
-            &super::masked::session_sensitive(&session),
-        );
+        // Every sensitive value, masked or not, plus those a masker would
+        // take from the caller's copy of the stores.
+        let mut sensitive = session.sensitive_unmasked_too();
+        sensitive.extend(session.values_to_mask());
+        sensitive.sort();
+        sensitive.dedup_by(|a, b| a.0 == b.0);
+        a.only.restrict("exec", &mut env, &sensitive);
     }
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
@@ -363,7 +368,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
 /// The masker of a session's sensitive values; `-v` says how many
 /// variables it masks (names at `-vv`, never values).
 fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
-    masker_of(super::masked::session_sensitive(session))
+    masker_of(session.values_to_mask())
 }
 
 /// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).

@@ -1,4 +1,4 @@
-//! MCP server configurations (README.md#mcp-servers, docs/mcp.md): where
+//! MCP server configurations (docs/mcp.md#mcp-servers-no-plaintext-key-in-any-clients-configuration): where
 //! every client keeps them ([`places`]), the servers in one file
 //! ([`read`]), the literal secrets in a server ([`find`]) and the rewrite
 //! that moves them out ([`edit`]).

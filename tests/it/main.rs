@@ -33,6 +33,7 @@ mod library_quiet;
 mod mask;
 mod mcp;
 mod native_vs_bash;
+mod newcomer;
 mod oracle;
 mod packaging;
 mod properties;
