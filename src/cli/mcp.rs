@@ -96,28 +96,16 @@ pub fn run(c: McpCommand) -> Exit {
     }
 }
 
-/// Whether the masking rule (docs/session.md#sensitive-and-public-values) masks a value: at least 8
-/// bytes, not all digits, not a boolean or null word. Shorter and
-/// word-like values would turn every `true` in a configuration into a
-/// finding.
-fn looked_for(v: &[u8]) -> bool {
-    const WORDS: [&str; 8] = ["true", "false", "yes", "no", "on", "off", "null", "none"];
-    v.len() >= 8
-        && !v.iter().all(u8::is_ascii_digit)
-        && !WORDS.iter().any(|w| v.eq_ignore_ascii_case(w.as_bytes()))
-}
-
-/// The stores' values to look for: the session `exec` would assemble in
-/// the project (every store, as `audit --all-stores` does).
+/// The stores' values to look for: the values the masker masks
+/// ([`crate::session::Session::values_to_mask`]: from 8 bytes, never a
+/// number or a boolean word, from 4 bytes when declared `sensitive =
+/// true`) of the session `exec` would assemble in the project — so a
+/// store's `DEBUG=true` does not make every `true` a finding.
 fn store_values(scope: &ScopeArgs, project: &Path) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let mut req = super::session::request(scope, crate::session::CacheMode::Off)?;
     req.options.cwd = Some(project.to_path_buf());
     let session = super::session::assemble_shown(&super::session::planned(&req)?);
-    Ok(session
-        .values_to_mask()
-        .into_iter()
-        .filter(|(_, v)| looked_for(v))
-        .collect())
+    Ok(session.values_to_mask())
 }
 
 /// The project directory: `--project DIR`, else the one `cwd` is in.
