@@ -20,7 +20,7 @@ if [ ! -x "$bin" ]; then
   cargo build --release --manifest-path "$root/Cargo.toml"
 fi
 w=$(mktemp -d "${TMPDIR:-/tmp}/mcp-scan-bench.XXXXXX")
-trap 'rm -rf "$w"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$w"' EXIT
 
 python3 - "$w" "$projects" <<'EOF'
 import json, os, sys
