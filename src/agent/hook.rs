@@ -76,8 +76,13 @@ pub fn decide(
     let facts = client.facts();
     if let Some(guarded) = super::guard::guards(client, tool, input) {
         let guard = super::guard::Guard::new(base);
-        let denied = guarded.iter().any(|p| guard.covers(&cwd, p));
-        return Ok(denied.then(|| deny(client)));
+        if guarded.iter().any(|p| guard.covers(&cwd, p)) {
+            return Ok(Some(deny(client, DENY_REASON)));
+        }
+        if guarded.iter().any(|p| super::guard::proc_secret(&cwd, p)) {
+            return Ok(Some(deny(client, super::guard::PROC_DENY_REASON)));
+        }
+        return Ok(None);
     }
     if !facts.shell_tools.contains(&tool) {
         return Ok(None);
@@ -118,12 +123,12 @@ pub fn decide(
     Ok(Some(out))
 }
 
-fn deny(_client: Client) -> Value {
+fn deny(_client: Client, reason: &str) -> Value {
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
-            "permissionDecisionReason": DENY_REASON,
+            "permissionDecisionReason": reason,
         }
     })
 }
