@@ -128,6 +128,7 @@ overlays:
             "{\"LOG_LEVEL\": \"info\"}\n",
         )
         .dir("home/.local/share/bash-completion/completions")
+        .dir("home/.claude/projects")
         .dir("home/.zfunc")
         .dir("home/.config/fish/completions");
     for stub in ["claude", "make"] {
@@ -290,9 +291,10 @@ fn every_example_that_can_run_here_runs() {
             ran += 1;
         }
     }
-    // What the examples wrote is where they say.
+    // What the examples wrote is where they say. (No example writes
+    // $CLAUDE_ENV_FILE any more: `env --help` recommends no wiring that
+    // puts values in the agent's session.)
     assert!(sb.root.join("github.env").is_file());
-    assert!(sb.root.join("claude.env").is_file());
     assert!(sb
         .home
         .join(".local/share/man/man1/agentenv-env.1")
