@@ -130,7 +130,10 @@ overlays:
         .dir("home/.local/share/bash-completion/completions")
         .dir("home/.claude/projects")
         .dir("home/.zfunc")
-        .dir("home/.config/fish/completions");
+        .dir("home/.config/fish/completions")
+        // audit's examples name Claude Code's transcripts (a named path
+        // that does not exist is an error).
+        .dir("home/.claude/projects");
     for stub in ["claude", "make"] {
         t.exe(&format!("stubs/{stub}"), "#!/bin/sh\necho \"stub $0 $*\"\n");
     }
