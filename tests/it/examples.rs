@@ -128,7 +128,6 @@ overlays:
             "{\"LOG_LEVEL\": \"info\"}\n",
         )
         .dir("home/.local/share/bash-completion/completions")
-        .dir("home/.claude/projects")
         .dir("home/.zfunc")
         .dir("home/.config/fish/completions")
         // audit's examples name Claude Code's transcripts (a named path
@@ -294,9 +293,7 @@ fn every_example_that_can_run_here_runs() {
             ran += 1;
         }
     }
-    // What the examples wrote is where they say. (No example writes
-    // $CLAUDE_ENV_FILE any more: `env --help` recommends no wiring that
-    // puts values in the agent's session.)
+    // What the examples wrote is where they say.
     assert!(sb.root.join("github.env").is_file());
     assert!(sb
         .home
