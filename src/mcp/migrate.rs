@@ -330,13 +330,16 @@ fn by_hand(f: &Field, why: &Why) -> &'static str {
 /// symlink (a project's link could point anywhere).
 pub fn refuse_unsafe(p: &Path) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
-    let md = std::fs::symlink_metadata(p).map_err(|e| {
-        format!(
-            "mcp migrate: cannot read {}: {}; nothing changed",
-            p.display(),
-            crate::fsutil::io_kind(&e)
-        )
-    })?;
+    let md = match std::fs::symlink_metadata(p) {
+        Ok(md) => md,
+        Err(e) => {
+            let kind = crate::fsutil::io_kind(&e);
+            let p = p.display();
+            return Err(format!(
+                "mcp migrate: cannot read {p}: {kind}; nothing changed"
+            ));
+        }
+    };
     if md.file_type().is_symlink() {
         return Err(format!(
             "mcp migrate: {} is a symbolic link; edit the file it points to by its own path (migrate --project with that directory); nothing changed",
@@ -400,19 +403,14 @@ pub fn backup(dir: &Path, original: &Path, text: &str) -> Result<PathBuf, String
         .trim_start_matches('/')
         .replace('/', "%");
     let p = dir.join(name);
-    crate::fsutil::write_atomic(
-        &p,
-        text.as_bytes(),
-        crate::fsutil::Mode::Exactly(0o600),
-        false,
-    )
-    .map_err(|e| {
-        format!(
-            "mcp migrate: cannot write the backup {}: {}; the file is unchanged",
-            p.display(),
-            crate::fsutil::io_kind(&e)
-        )
-    })?;
+    let mode = crate::fsutil::Mode::Exactly(0o600);
+    if let Err(e) = crate::fsutil::write_atomic(&p, text.as_bytes(), mode, false) {
+        let kind = crate::fsutil::io_kind(&e);
+        let p = p.display();
+        return Err(format!(
+            "mcp migrate: cannot write the backup {p}: {kind}; the file is unchanged"
+        ));
+    }
     Ok(p)
 }
 
