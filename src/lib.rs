@@ -33,6 +33,7 @@ mod hook;
 mod log;
 mod mask;
 mod process;
+mod refs;
 
 #[cfg(test)]
 mod import_graph;

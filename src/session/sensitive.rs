@@ -51,6 +51,19 @@ struct Entry {
     public: bool,
     description: Option<String>,
     line: u32,
+    /// `from = "SCHEME…"`: a secret reference (crate::refs), its text.
+    from: Option<String>,
+}
+
+/// One secret reference a store declares: `NAME = { from = "…" }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reference {
+    pub name: String,
+    /// The reference as written (not a secret: shown by `explain`).
+    pub text: String,
+    pub parsed: crate::refs::Ref,
+    /// The entry's line in `agentenv.toml`.
+    pub line: u32,
 }
 
 /// One store's or overlay's declarations.
@@ -93,6 +106,7 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
         public: false,
         description: None,
         line,
+        from: None,
     };
     for (field, value) in fields.iter() {
         let fat = field.span().start;
@@ -107,7 +121,14 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
                 None
             }
             ("description", _) => Some("description is not a string"),
-            _ => Some("unknown field (only public and description)"),
+            ("from", DeValue::String(s)) => {
+                entry.from = Some(s.to_string());
+                None
+            }
+            ("from", _) => {
+                Some("from is not a string (a reference like \"vault://secret/app#token\")")
+            }
+            _ => Some("unknown field (only public, description and from)"),
         };
         if let Some(why) = bad {
             return (entry, Some((fat, why)));
@@ -145,6 +166,7 @@ impl Declarations {
                 return out;
             }
         };
+        let text_of_doc = text;
         // Collected with their lines and given in file order (the
         // parser's tables are sorted by key).
         let mut found: Vec<(u32, String)> = Vec::new();
@@ -198,6 +220,31 @@ impl Declarations {
                     warn(&mut found, fat, &printed);
                     continue;
                 }
+                let mut entry = entry;
+                if let Some(text) = entry.from.clone() {
+                    let problem = if is_prefix {
+                        Some("from needs a variable name, not a PREFIX_*".to_string())
+                    } else {
+                        crate::refs::Ref::parse(&text).err()
+                    };
+                    if let Some(why) = problem {
+                        let printed = if is_prefix {
+                            format!("{key}*")
+                        } else {
+                            key.to_string()
+                        };
+                        warn(&mut found, at, &format!("{printed}: from: {why}"));
+                        continue;
+                    }
+                    if entry.public {
+                        let line = line_of(text_of_doc, at);
+                        found.push((
+                            line,
+                            format!("{shown}:{line}: {key}: public = true is ignored beside from (a reference is always sensitive)"),
+                        ));
+                        entry.public = false;
+                    }
+                }
                 if is_prefix {
                     out.prefixes.push((key.to_string(), entry));
                 } else {
@@ -238,6 +285,25 @@ impl Declarations {
                 None
             }
         }
+    }
+
+    /// The secret references (`from`), in file order.
+    pub(crate) fn references(&self) -> Vec<Reference> {
+        let mut out: Vec<Reference> = self
+            .exact
+            .iter()
+            .filter_map(|(name, e)| {
+                let text = e.from.clone()?;
+                Some(Reference {
+                    name: name.clone(),
+                    parsed: crate::refs::Ref::parse(&text).ok()?,
+                    text,
+                    line: e.line,
+                })
+            })
+            .collect();
+        out.sort_by_key(|r| r.line);
+        out
     }
 
     /// The entry covering `name`: the exact name, else the longest prefix.
@@ -473,7 +539,10 @@ fn decide_layer_set(
         };
     };
     let info = &a.layers()[layer].info;
-    let from_file = matches!(info.kind, LayerKind::EnvScript | LayerKind::PlainFile);
+    let from_file = matches!(
+        info.kind,
+        LayerKind::EnvScript | LayerKind::PlainFile | LayerKind::References
+    );
     let origin = info
         .path
         .as_deref()
