@@ -158,6 +158,7 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         cache: true,
         into: Some(PathBuf::from(file)),
         public_only: !export_values,
+        strict: false,
     };
     let status = super::session::run_env(args)?;
     // The functions the rewritten commands call (no value in them).
@@ -614,7 +615,23 @@ fn sensitive_entry(
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    let values = session.sensitive_values();
+    let mut values = session.sensitive_values();
+    // A secret reference's value never goes into a file, and this entry
+    // is one: the wrapped commands run without it (for now; a warning
+    // names them).
+    let refs: Vec<&str> = session
+        .references()
+        .iter()
+        .filter(|r| r.outcome.is_ok())
+        .map(|r| r.name.as_str())
+        .collect();
+    if !refs.is_empty() {
+        values.retain(|(k, _)| !refs.contains(&k.as_str()));
+        crate::warn!(
+            "the agent's commands run without the secret references {} (their values are never written to the cache entry)",
+            refs.join(", ")
+        );
+    }
     let public = match client {
         Client::Claude => String::new(),
         Client::Codex => {
