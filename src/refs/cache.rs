@@ -3,7 +3,7 @@
 //!
 //! - Where: `agentenv-refs-v1-UID/` (0700, ours, not a link) beside the
 //!   masking daemon's directory, in the first owner-only memory directory
-//!   (`$XDG_RUNTIME_DIR`, else `/dev/shm`; `cli::agent_fifo::memory_dirs`),
+//!   (`$XDG_RUNTIME_DIR`, else `/dev/shm`; `agent::relay::memory_dirs`),
 //!   a Unix socket `sock` in it. The server checks each peer's uid
 //!   (`SO_PEERCRED`) and answers only its own user.
 //! - Keys are 32-byte hashes (`refs::key_of`): the daemon never learns a
@@ -52,7 +52,7 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
 
 /// The daemon's directory, when there is an owner-only place for it.
 pub(crate) fn dir() -> Option<PathBuf> {
-    let base = crate::cli::agent_fifo::memory_dirs().into_iter().next()?;
+    let base = crate::agent::relay::memory_dirs().into_iter().next()?;
     let uid = rustix::process::geteuid().as_raw();
     Some(base.join(format!("agentenv-refs-v1-{uid}")))
 }
