@@ -30,25 +30,7 @@ const IDLE_EXIT: Duration = Duration::from_secs(60);
 /// The argument that runs the server.
 pub(crate) const SERVE_ARG: &str = "__refs-daemon";
 
-fn hex(b: &[u8]) -> String {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(H[(x >> 4) as usize] as char);
-        s.push(H[(x & 15) as usize] as char);
-    }
-    s
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+use crate::agent::hook::{hex, unhex};
 
 /// The daemon's directory, when there is an owner-only place for it.
 pub(crate) fn dir() -> Option<PathBuf> {

@@ -60,6 +60,14 @@ fn no_controls(s: &str) -> bool {
     !s.chars().any(char::is_control)
 }
 
+/// Both sides of a split, when there was one and neither is empty.
+fn halves<'a>(split: Option<(&'a str, &'a str)>, why: &str) -> Result<(&'a str, &'a str), String> {
+    match split {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() => Ok((a, b)),
+        _ => Err(why.to_string()),
+    }
+}
+
 impl Ref {
     /// Parse `from`'s text; `Err` says what is wrong (never echoing it).
     pub(crate) fn parse(text: &str) -> Result<Ref, String> {
@@ -91,16 +99,12 @@ impl Ref {
             return Ok(Ref::Op(text.into()));
         }
         if let Some(rest) = text.strip_prefix("age:") {
-            let (file, name) = rest
-                .rsplit_once('#')
-                .ok_or("age: needs #NAME (age:FILE#NAME)")?;
-            if file.is_empty() || !crate::compat::ident::is_name(name.as_bytes()) {
+            let (file, name) = halves(rest.rsplit_once('#'), "age: needs FILE#NAME")?;
+            if !crate::compat::ident::is_name(name.as_bytes()) {
                 return Err("age: needs FILE#NAME, NAME a variable name".into());
             }
-            return Ok(Ref::Age {
-                file: file.into(),
-                name: name.into(),
-            });
+            let (file, name) = (file.into(), name.into());
+            return Ok(Ref::Age { file, name });
         }
         if let Some(rest) = text.strip_prefix("pass:") {
             if rest.is_empty() || rest.starts_with('-') || rest.split('/').any(|p| p == "..") {
@@ -109,16 +113,10 @@ impl Ref {
             return Ok(Ref::Pass(rest.into()));
         }
         if let Some(rest) = text.strip_prefix("keychain:") {
-            let (service, account) = rest
-                .split_once('/')
-                .ok_or("keychain: needs SERVICE/ACCOUNT")?;
-            if service.is_empty() || account.is_empty() {
-                return Err("keychain: needs SERVICE/ACCOUNT, both non-empty".into());
-            }
-            return Ok(Ref::Keychain {
-                service: service.into(),
-                account: account.into(),
-            });
+            let (service, account) =
+                halves(rest.split_once('/'), "keychain: needs SERVICE/ACCOUNT")?;
+            let (service, account) = (service.into(), account.into());
+            return Ok(Ref::Keychain { service, account });
         }
         Err(format!("unknown scheme (known: {SCHEMES})"))
     }
