@@ -386,12 +386,7 @@ fn sensitive_entry(
     // A secret reference's value never goes into a file, and this entry
     // is one: the wrapped commands run without it (for now; a warning
     // names them).
-    let refs: Vec<&str> = session
-        .references()
-        .iter()
-        .filter(|r| r.outcome.is_ok())
-        .map(|r| r.name.as_str())
-        .collect();
+    let refs = session.reference_names(true);
     if !refs.is_empty() {
         values.retain(|(k, _)| !refs.contains(&k.as_str()));
         crate::warn!(
@@ -424,25 +419,7 @@ fn sensitive_entry(
     }
 }
 
-pub(crate) fn hex(b: &[u8]) -> String {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(H[(x >> 4) as usize] as char);
-        s.push(H[(x & 15) as usize] as char);
-    }
-    s
-}
-
-pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+use crate::refs::cache::{hex, unhex};
 
 /// An entry: `{"vars": [[NAME, HEX-VALUE], …], "public": "export …"}`
 /// (`{}` when both are empty): names and values byte-exact, UTF-8 as the

@@ -222,12 +222,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
     }
     let session = assemble_shown(&plan);
     if a.strict {
-        let failed: Vec<&str> = session
-            .references()
-            .iter()
-            .filter(|r| r.outcome.is_err())
-            .map(|r| r.name.as_str())
-            .collect();
+        let failed = session.reference_names(false);
         if !failed.is_empty() {
             return Err(Failure::runtime(format!(
                 "--strict: {} secret reference(s) not resolved: {}",

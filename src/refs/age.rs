@@ -97,7 +97,7 @@ fn file_in_store(ctx: &Ctx<'_>, file: &str) -> Result<PathBuf, String> {
     if p.is_absolute() || p.components().any(|c| c == std::path::Component::ParentDir) {
         return Err("age: FILE must be inside the store (a relative path without ..)".into());
     }
-    Ok(crate::session::paths::at(&ctx.store.join(p), ctx.cwd))
+    Ok(ctx.cwd.join(ctx.store).join(p))
 }
 
 impl Provider for Age {
@@ -130,7 +130,10 @@ impl Provider for Age {
         // The file's identity: an edited file is read again.
         let (file, _) = parts(r);
         let p = file_in_store(ctx, file).unwrap_or_default();
-        let sig = crate::session::cache::stat_sig(&p);
+        let sig = std::fs::metadata(&p).map_or(String::from("-"), |m| {
+            use std::os::unix::fs::MetadataExt;
+            format!("{}:{}:{}:{}", m.ino(), m.mtime(), m.mtime_nsec(), m.size())
+        });
         let id = identity_path(ctx).unwrap_or_default();
         format!("{}\n{sig}\n{}", p.display(), id.display()).into_bytes()
     }

@@ -3,7 +3,7 @@
 //!
 //! - Where: `agentenv-refs-v1-UID/` (0700, ours, not a link) beside the
 //!   masking daemon's directory, in the first owner-only memory directory
-//!   (`$XDG_RUNTIME_DIR`, else `/dev/shm`; `agent::relay::memory_dirs`),
+//!   (`$XDG_RUNTIME_DIR`, else `/dev/shm`; as `agent::relay::memory_dirs`),
 //!   a Unix socket `sock` in it. The server checks each peer's uid
 //!   (`SO_PEERCRED`) and answers only its own user.
 //! - Keys are 32-byte hashes (`refs::key_of`): the daemon never learns a
@@ -30,13 +30,45 @@ const IDLE_EXIT: Duration = Duration::from_secs(60);
 /// The argument that runs the server.
 pub(crate) const SERVE_ARG: &str = "__refs-daemon";
 
-use crate::agent::hook::{hex, unhex};
+/// Bytes as lower-case hex (also the agent hooks' cache entries).
+pub(crate) fn hex(b: &[u8]) -> String {
+    const H: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(H[(x >> 4) as usize] as char);
+        s.push(H[(x & 15) as usize] as char);
+    }
+    s
+}
 
-/// The daemon's directory, when there is an owner-only place for it.
+/// [`hex`] read back; `None` for anything else.
+pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The daemon's directory, when there is an owner-only place for it: the
+/// places the masking daemon uses (`agent::relay::memory_dirs`) —
+/// `$XDG_RUNTIME_DIR` when it is ours and private, else `/dev/shm` when
+/// it is sticky or root's.
 pub(crate) fn dir() -> Option<PathBuf> {
-    let base = crate::agent::relay::memory_dirs().into_iter().next()?;
+    use std::os::unix::fs::MetadataExt;
     let uid = rustix::process::geteuid().as_raw();
-    Some(base.join(format!("agentenv-refs-v1-{uid}")))
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .filter(|d| private_dir(d));
+    let shm = Path::new("/dev/shm");
+    let shared = std::fs::symlink_metadata(shm)
+        .is_ok_and(|m| m.is_dir() && (m.mode() & 0o1000 != 0 || m.uid() == 0));
+    let base = runtime.or_else(|| shared.then(|| shm.to_path_buf()))?;
+    (!base.as_os_str().as_encoded_bytes().contains(&b'\n'))
+        .then(|| base.join(format!("agentenv-refs-v1-{uid}")))
 }
 
 fn private_dir(d: &Path) -> bool {

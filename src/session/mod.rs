@@ -40,10 +40,13 @@ use crate::session::trust::Pinned;
 pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 // The rest of the face the CLI and the shell hook use (the session's inner
 // modules stay its own).
-pub(crate) use gate::{allow, before_edit};
+pub(crate) use gate::{allow, before_edit, Edit};
+/// The declarations file of a store (`agentenv.toml`).
+pub(crate) const DECLARATIONS: &str = sensitive::FILE_NAME;
 pub(crate) use into::write_into;
 pub(crate) use native::bash_special;
 use scope::{Scope, WalkEntry};
+pub(crate) use sensitive::with_reference;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -191,6 +194,14 @@ impl Session {
     /// The load's secret references and what became of each.
     pub(crate) fn references(&self) -> &[RefRecord] {
         &self.references
+    }
+
+    /// The names of the references that resolved (`true`) or did not.
+    pub(crate) fn reference_names(&self, resolved: bool) -> Vec<&str> {
+        let refs = self.references.iter();
+        refs.filter(|r| r.outcome.is_ok() == resolved)
+            .map(|r| r.name.as_str())
+            .collect()
     }
 
     /// The full result (set + removed) of the assembly.

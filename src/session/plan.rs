@@ -609,7 +609,8 @@ mod tests {
                 "files",
                 "bin",
                 "lib",
-                "cache"
+                "cache",
+                "references"
             ]
         );
         assert_eq!(

@@ -321,6 +321,92 @@ impl Declarations {
     }
 }
 
+/// `text` (an `agentenv.toml`) with `NAME = { from = "REF" }`: a one-line
+/// entry of NAME in `[vars]` replaced, else the line added right after the
+/// `[vars]` header (the table made at the end when there is none); every
+/// other line kept byte for byte.
+pub(crate) fn with_reference(text: &str, name: &str, reference: &str) -> Result<String, String> {
+    let quoted: String = reference
+        .chars()
+        .flat_map(|c| match c {
+            '"' => vec!['\\', '"'],
+            '\\' => vec!['\\', '\\'],
+            c => vec![c],
+        })
+        .collect();
+    let entry = format!("{name} = {{ from = \"{quoted}\" }}");
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut in_vars = false;
+    let mut header = None;
+    let mut found = None;
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            in_vars = t == "[vars]";
+            if in_vars {
+                header = Some(i);
+            }
+            continue;
+        }
+        let key = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+        if in_vars && key == name && t.contains('=') {
+            found = Some(i);
+        }
+    }
+    let mut out = String::with_capacity(text.len() + entry.len() + 8);
+    match (found, header) {
+        (Some(i), _) => {
+            let old = lines[i].trim_end();
+            if !old.ends_with('}') || old.matches('{').count() != 1 {
+                return Err(format!("its entry for {name} spans lines; edit it by hand"));
+            }
+            let nl = if lines[i].ends_with('\n') { "\n" } else { "" };
+            let new = format!("{entry}{nl}");
+            lines[i] = &new;
+            out.extend(lines.iter().copied());
+        }
+        (None, Some(h)) => {
+            for (i, l) in lines.iter().enumerate() {
+                out.push_str(l);
+                if i == h {
+                    if !l.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str(&entry);
+                    out.push('\n');
+                }
+            }
+        }
+        (None, None) => {
+            out.push_str(text);
+            if !text.is_empty() && !text.ends_with('\n') {
+                out.push('\n');
+            }
+            if !text.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("[vars]\n");
+            out.push_str(&entry);
+            out.push('\n');
+        }
+    }
+    // What a load will read back.
+    let mut notes = Vec::new();
+    let d = Declarations::parse(
+        std::path::Path::new("agentenv.toml"),
+        out.as_bytes(),
+        &mut notes,
+    );
+    if !d
+        .references()
+        .iter()
+        .any(|r| r.name == name && r.text == reference)
+    {
+        return Err("the result would not read back as this reference".into());
+    }
+    Ok(out)
+}
+
 const PROXY_NAMES: &[&str] = &[
     "AGENTS_PROXY",
     "AGENTS_WEBFETCH_PROXY_URL",
@@ -650,6 +736,25 @@ mod tests {
         let mut notes = Vec::new();
         Declarations::parse(Path::new("/s/agentenv.toml"), b"\xff", &mut notes);
         assert!(notes[0].text.contains("not UTF-8"));
+    }
+
+    #[test]
+    fn a_reference_goes_into_agentenv_toml_keeping_every_other_line() {
+        let r = "vault://secret/a#b";
+        assert_eq!(
+            with_reference("", "X", r).unwrap(),
+            "[vars]\nX = { from = \"vault://secret/a#b\" }\n"
+        );
+        let t = "# team\n[vars]\nA = { public = true }\nX = { description = \"d\" }\n";
+        assert_eq!(
+            with_reference(t, "X", r).unwrap(),
+            "# team\n[vars]\nA = { public = true }\nX = { from = \"vault://secret/a#b\" }\n"
+        );
+        assert_eq!(
+            with_reference("[vars]\nA = { public = true }", "Y", r).unwrap(),
+            "[vars]\nY = { from = \"vault://secret/a#b\" }\nA = { public = true }"
+        );
+        assert!(with_reference("[vars]\nX = {\n}\n", "X", r).is_err());
     }
 
     #[test]

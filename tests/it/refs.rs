@@ -727,3 +727,159 @@ fn secret_service_through_gnome_keyring() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `agentenv ARGS` on a pseudo-terminal (tests/it/support/pty_run.py),
+/// typing `value` at both prompts; the terminal's text and the status.
+fn typed(t: &Tree, args: &[&str], value: &str, extra: &[(&str, String)]) -> (String, i64) {
+    let mut argv = vec![crate::support::agentenv_bin().display().to_string()];
+    argv.extend(args.iter().map(|s| s.to_string()));
+    let v = format!("{value}\r");
+    let steps = [["Value for ", v.as_str()], ["confirm ", v.as_str()]];
+    let mut c = Command::new("python3");
+    c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/support/pty_run.py"))
+        .arg(serde_json::to_string(&argv).unwrap())
+        .arg(serde_json::to_string(&steps).unwrap())
+        .env_clear()
+        .env("HOME", t.path("home"))
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("LANG", "C.UTF-8")
+        .env("TERM", "dumb")
+        .env("XDG_RUNTIME_DIR", t.path("rt"))
+        .env("XDG_STATE_HOME", t.path("state"))
+        .env("AGENTS_SYSTEM_ROOT", t.path("no-system"))
+        .current_dir(t.path("proj"));
+    for (k, v) in extra {
+        c.env(k, v);
+    }
+    let out = c.output().expect("python3 runs the pty driver");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(j["error"].is_null(), "driver: {j}");
+    (
+        j["out"].as_str().unwrap().to_string(),
+        j["status"].as_i64().unwrap(),
+    )
+}
+
+#[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
+fn set_to_writes_the_typed_value_into_openbao_and_the_reference_into_agentenv_toml() {
+    let t = tree();
+    let Some(b) = Bao::start(&t.path("bao")) else {
+        return;
+    };
+    b.put("secret/app/db", &[("user", "kept-field")]);
+    t.write(
+        "home/.agents/agentenv.toml",
+        "# the team's\n[vars]\nLOG_LEVEL = { public = true }\n",
+    );
+    let value = "typed-canary-31337";
+    let (out, status) = typed(
+        &t,
+        &[
+            "set",
+            "DB_PASSWORD",
+            "--user",
+            "--to",
+            "vault://secret/app/db#password",
+        ],
+        value,
+        &bao_env(&b),
+    );
+    assert_eq!(status, 0, "{out}");
+    assert!(!out.contains(value), "echoed: {out}");
+    assert!(
+        out.contains("set DB_PASSWORD at vault://secret/app/db#password"),
+        "{out}"
+    );
+    // In the backend (patched: the other field kept), the reference in the
+    // file, every other line kept.
+    let field = |f: &str| b.cli(&["kv", "get", &format!("-field={f}"), "secret/app/db"]);
+    assert_eq!(field("password").as_deref(), Some(value));
+    assert_eq!(field("user").as_deref(), Some("kept-field"));
+    assert_eq!(
+        t.read("home/.agents/agentenv.toml"),
+        "# the team's\n[vars]\nDB_PASSWORD = { from = \"vault://secret/app/db#password\" }\nLOG_LEVEL = { public = true }\n"
+    );
+    run(
+        &t,
+        &["exec", "--", "sh", "-c", "printf %s \"$DB_PASSWORD\""],
+        bao_env(&b),
+    )
+    .stdout(value)
+    .run();
+    let found = files_holding(
+        &[t.path("home"), t.path("state")],
+        SystemTime::UNIX_EPOCH,
+        &[value],
+    );
+    assert!(found.is_empty(), "{found:?}");
+    // A new path is created.
+    let (out, status) = typed(
+        &t,
+        &["set", "NEW", "--user", "--to", "vault://secret/app/new#k"],
+        "second-canary-1",
+        &bao_env(&b),
+    );
+    assert_eq!(status, 0, "{out}");
+    assert_eq!(
+        b.cli(&["kv", "get", "-field=k", "secret/app/new"])
+            .as_deref(),
+        Some("second-canary-1")
+    );
+}
+
+#[test]
+#[cfg_attr(missing = "age", ignore = "needs age")]
+fn set_to_age_re_encrypts_to_the_recipients() {
+    let t = tree();
+    let (Some(age), Some(keygen)) = (
+        crate::support::tool("age"),
+        crate::support::tool("age-keygen"),
+    ) else {
+        return;
+    };
+    let id = t.path("id.txt");
+    assert!(Command::new(&keygen)
+        .arg("-o")
+        .arg(&id)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let text = std::fs::read_to_string(&id).unwrap();
+    let recipient = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .unwrap();
+    t.write(
+        "home/.agents/team.env.age.recipients",
+        format!("# the team\n{recipient}\n"),
+    );
+    let extra = [("AGENTENV_AGE_IDENTITY", id.display().to_string())];
+    for (name, value) in [("ONE", "age-set-canary-1"), ("TWO", "age-set-canary-2")] {
+        let r = format!("age:team.env.age#{name}");
+        let (out, status) = typed(&t, &["set", name, "--user", "--to", &r], value, &extra);
+        assert_eq!(status, 0, "{out}");
+    }
+    // The file decrypts with the age CLI to both lines.
+    let out = Command::new(&age)
+        .args(["-d", "-i"])
+        .arg(&id)
+        .arg(t.path("home/.agents/team.env.age"))
+        .output()
+        .unwrap();
+    let plain = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plain.contains("ONE=age-set-canary-1") && plain.contains("TWO=age-set-canary-2"),
+        "{plain}"
+    );
+    let mut e = extra.to_vec();
+    e.push(("AGENTENV_REF_TTL", "0".into()));
+    run(
+        &t,
+        &["exec", "--", "sh", "-c", "printf %s/%s \"$ONE\" \"$TWO\""],
+        e,
+    )
+    .stdout("age-set-canary-1/age-set-canary-2")
+    .run();
+}
