@@ -1,5 +1,5 @@
 //! `agentenv hook claude|codex EVENT`: the hooks `init claude` and `init
-//! codex` install (README.md#claude-code-the-session-holds-no-secret-values).
+//! codex` install (docs/claude-code.md#claude-code-the-session-holds-no-secret-values).
 //! The agent's session holds no sensitive value: its shell gets them for one
 //! command at a time, with that command's output masked.
 //!

@@ -201,7 +201,7 @@ fn run_command_helper(entry: &Path) -> Exit {
 #[derive(Debug, clap::Subcommand)]
 pub enum InitCommand {
     /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
-    #[command(after_help = super::examples::INIT_CLAUDE)]
+    #[command(after_help = super::examples::after(super::examples::INIT_TEXT, super::examples::INIT_CLAUDE))]
     Claude(ClaudeArgs),
     /// Wire Codex the same way (its hooks.json).
     #[command(after_help = super::examples::INIT_CODEX)]

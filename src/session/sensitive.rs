@@ -1,4 +1,4 @@
-//! Sensitive unless declared public (README.md#sensitive-and-public-values):
+//! Sensitive unless declared public (docs/session.md#sensitive-and-public-values):
 //! which final values of a session are secret.
 //!
 //! - A value an env file sets (plain or `env.py`, either tier, a store or
@@ -49,6 +49,8 @@ const MAX_FILE: u64 = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
     public: bool,
+    /// `sensitive = true`: masked from 4 bytes whatever it looks like.
+    sensitive: bool,
     description: Option<String>,
     line: u32,
     /// `from = "SCHEME…"`: a secret reference (crate::refs), its text.
@@ -98,12 +100,14 @@ fn key_shape(key: &str) -> Option<(bool, &str)> {
     }
 }
 
-/// One `[vars]` entry's fields (`public`, `description`), declared at
-/// `line`; the first bad field (its offset and why) stops the reading.
+/// One `[vars]` entry's fields (`public`, `sensitive`, `description`),
+/// declared at `line`; the first bad field (its offset and why) stops the
+/// reading. A new field is one more arm here (and one more in [`FIELDS`]).
 fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize, &'static str)>) {
     use toml::de::DeValue;
     let mut entry = Entry {
         public: false,
+        sensitive: false,
         description: None,
         line,
         from: None,
@@ -116,6 +120,11 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
                 None
             }
             ("public", _) => Some("public is not a boolean (true or false)"),
+            ("sensitive", DeValue::Boolean(b)) => {
+                entry.sensitive = *b;
+                None
+            }
+            ("sensitive", _) => Some("sensitive is not a boolean (true or false)"),
             ("description", DeValue::String(s)) => {
                 entry.description = Some(s.to_string());
                 None
@@ -128,14 +137,30 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
             ("from", _) => {
                 Some("from is not a string (a reference like \"vault://secret/app#token\")")
             }
-            _ => Some("unknown field (only public, description and from)"),
+            _ => Some(FIELDS),
         };
         if let Some(why) = bad {
             return (entry, Some((fat, why)));
         }
     }
+    if entry.public && entry.sensitive {
+        let at = fields
+            .iter()
+            .find(|(f, _)| f.get_ref().as_ref() == "sensitive")
+            .map_or(0, |(f, _)| f.span().start);
+        return (
+            entry,
+            Some((
+                at,
+                "public = true and sensitive = true contradict each other",
+            )),
+        );
+    }
     (entry, None)
 }
+
+/// What an unknown field's warning says.
+const FIELDS: &str = "unknown field (only public, sensitive, description and from)";
 
 impl Declarations {
     /// Parse `text` (the content of `file`). Every problem is a warning in
@@ -236,6 +261,8 @@ impl Declarations {
                         warn(&mut found, at, &format!("{printed}: from: {why}"));
                         continue;
                     }
+                    // Always sensitive, masked from 4 bytes.
+                    entry.sensitive = true;
                     if entry.public {
                         let line = line_of(text_of_doc, at);
                         found.push((
@@ -304,6 +331,12 @@ impl Declarations {
             .collect();
         out.sort_by_key(|r| r.line);
         out
+    }
+
+    /// What the entry covering `name` declares: `(public, sensitive)`
+    /// (`None`: no entry covers it).
+    pub(crate) fn declared(&self, name: &[u8]) -> Option<(bool, bool)> {
+        self.lookup(name).map(|e| (e.public, e.sensitive))
     }
 
     /// The entry covering `name`: the exact name, else the longest prefix.
@@ -501,6 +534,7 @@ fn agentenv(public: bool) -> Sensitivity {
         public,
         description: None,
         decided_by: DecidedBy::Agentenv,
+        declared_sensitive: false,
     }
 }
 
@@ -620,6 +654,7 @@ fn decide_layer_set(
                 public: false,
                 description: None,
                 decided_by: DecidedBy::Base,
+                declared_sensitive: false,
             },
             origin: None,
         };
@@ -647,6 +682,7 @@ fn decide_layer_set(
     let sensitivity = match entry {
         Some((d, e)) => Sensitivity {
             public: e.public,
+            declared_sensitive: e.sensitive,
             description: e.description.clone(),
             decided_by: DecidedBy::Declaration {
                 file: d.file.clone(),
@@ -656,6 +692,7 @@ fn decide_layer_set(
         None => Sensitivity {
             public: false,
             description: None,
+            declared_sensitive: false,
             decided_by: DecidedBy::Store(root.clone()),
         },
     };

@@ -1,5 +1,5 @@
 //! `agentenv hook claude|codex pre-tool-use` through the binary
-//! (README.md#claude-code-the-session-holds-no-secret-values): the rewritten
+//! (docs/claude-code.md#claude-code-the-session-holds-no-secret-values): the rewritten
 //! command, run by bash and zsh as Claude Code runs it (`eval 'CMD' && pwd -P >|
 //! FILE`), keeps the command's text, output, exit status and `cd`, has the
 //! sensitive variables, and masks them; bad input is a clear error and no

@@ -642,6 +642,22 @@ fn op_references_resolve_in_one_inject_call() {
         .stdout("gh-canary-1|npm-canary-2\nsecond")
         .run();
     assert_eq!(t.read("op.log"), "inject\n");
+    // A referenced value is masked from 4 bytes (declared sensitive).
+    t.write(
+        "op.json",
+        r#"{"op://Eng/GitHub/token": "gh-canary-1", "op://Eng/Npm/token": "npm-canary-2\nsecond", "op://Eng/Pin/code": "4711x"}"#,
+    );
+    t.write(
+        "home/.agents/agentenv.toml",
+        "[vars]\nPIN = { from = \"op://Eng/Pin/code\" }\n",
+    );
+    run(
+        &t,
+        &["exec", "--redact", "--", "sh", "-c", "printf %s \"$PIN\""],
+        extra.clone(),
+    )
+    .stdout("[REDACTED:PIN]")
+    .run();
     // A reference op cannot read: every op:// of the call is reported (op
     // inject is all or nothing), nothing of op's stderr is shown.
     t.write(
