@@ -292,6 +292,33 @@ fn vault_resolves_once_per_path_then_from_the_daemon_and_never_to_disk() {
         .secret(DB_PW)
         .secret(API)
         .run();
+    // The shell hook loads them too (its cache keeps nothing of them).
+    let hook = Command::new("bash")
+        .args([
+            "--noprofile",
+            "--norc",
+            "-c",
+            "eval \"$(\"$AE\" hook bash)\"; _agentenv_hook; printf %s \"$DB_PASSWORD\"",
+        ])
+        .env_clear()
+        .env("AE", crate::support::agentenv_bin())
+        .env("HOME", t.path("home"))
+        .env("PATH", "/usr/bin:/bin")
+        .env("XDG_RUNTIME_DIR", t.path("rt"))
+        .env("XDG_STATE_HOME", t.path("state"))
+        .env("AGENTS_SYSTEM_ROOT", t.path("no-system"))
+        .env("BAO_ADDR", &b.addr)
+        .env("BAO_TOKEN", &b.token)
+        .current_dir(t.path("proj"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&hook.stdout),
+        DB_PW,
+        "{}",
+        String::from_utf8_lossy(&hook.stderr)
+    );
+    assert_eq!(b.reads("app/db"), 1);
     // With the TTL at 0 nothing is kept: every load reads again.
     let mut no_ttl = bao_env(&b);
     no_ttl.push(("AGENTENV_REF_TTL", "0".into()));
