@@ -1,4 +1,4 @@
-//! Secret references (README.md#team-secrets, docs/team-secrets.md): a
+//! Secret references (docs/team-secrets.md#team-secrets): a
 //! store's `agentenv.toml` says where a value comes from —
 //! `NAME = { from = "vault://secret/app#token" }` — and the session
 //! resolves it at load, in memory only.

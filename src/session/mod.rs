@@ -165,7 +165,7 @@ pub struct Session {
     references: Vec<RefRecord>,
 }
 
-/// One secret reference of a load (README.md#team-secrets): no value.
+/// One secret reference of a load (docs/team-secrets.md#team-secrets): no value.
 #[derive(Debug, Clone)]
 pub(crate) struct RefRecord {
     pub name: String,
@@ -659,7 +659,7 @@ impl Prepared {
         out
     }
 
-    /// The secret references of `store` (README.md#team-secrets): a layer
+    /// The secret references of `store` (docs/team-secrets.md#team-secrets): a layer
     /// of their own after the store's files. A project store's resolve
     /// only once it is allowed: with the trust gate, from the bytes it
     /// allowed; without, when its digest is allowed now (its references
