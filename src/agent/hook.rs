@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 
 /// The format name the cache key gets for the hook's entries (nothing
 /// else renders it, so the keys never meet `env --cache`'s).
-const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v1";
+const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v2";
 
 /// How long a cache entry must still be fresh when a command starts.
 const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
@@ -74,29 +74,13 @@ pub fn decide(
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     let facts = client.facts();
-    if facts.patch_tools.contains(&tool) {
-        let stores = StorePaths::new(base);
-        let patch = input.get("command").and_then(Value::as_str).unwrap_or("");
-        if patch_paths(patch).any(|p| stores.covers(&cwd, p)) {
-            return Ok(Some(deny(client)));
+    if let Some(guarded) = super::guard::guards(client, tool, input) {
+        let guard = super::guard::Guard::new(base);
+        if guarded.iter().any(|p| guard.covers(&cwd, p)) {
+            return Ok(Some(deny(client, DENY_REASON)));
         }
-        return Ok(None);
-    }
-    if facts.file_tools.contains(&tool) {
-        let stores = StorePaths::new(base);
-        // Glob's `pattern` is a path pattern; Grep's is a regex (its
-        // `glob` filters names under `path`).
-        let keys: &[&str] = if tool == "Glob" {
-            &["path", "pattern"]
-        } else {
-            &["file_path", "notebook_path", "path", "glob"]
-        };
-        for &key in keys {
-            if let Some(p) = input.get(key).and_then(Value::as_str) {
-                if stores.covers(&cwd, p) {
-                    return Ok(Some(deny(client)));
-                }
-            }
+        if guarded.iter().any(|p| super::guard::proc_secret(&cwd, p)) {
+            return Ok(Some(deny(client, super::guard::PROC_DENY_REASON)));
         }
         return Ok(None);
     }
@@ -139,106 +123,14 @@ pub fn decide(
     Ok(Some(out))
 }
 
-fn deny(_client: Client) -> Value {
+fn deny(_client: Client, reason: &str) -> Value {
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
-            "permissionDecisionReason": DENY_REASON,
+            "permissionDecisionReason": reason,
         }
     })
-}
-
-/// The files a patch (Codex's `apply_patch` format) adds, updates, deletes
-/// or moves to.
-fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
-    patch.lines().filter_map(|l| {
-        [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ]
-        .iter()
-        .find_map(|h| l.strip_prefix(h))
-        .map(str::trim)
-    })
-}
-
-/// Where the stores are, for the file tools' deny rule.
-struct StorePaths {
-    roots: Vec<PathBuf>,
-}
-
-impl StorePaths {
-    fn new(base: &crate::core::Env) -> StorePaths {
-        let mut roots = Vec::new();
-        let get = |k: &str| crate::core::get(base, k).filter(|v| !v.is_empty());
-        if let Some(h) = get("AGENTS_HOME") {
-            roots.push(PathBuf::from(h));
-        }
-        if let Some(h) = get("HOME") {
-            roots.push(Path::new(h).join(".agents"));
-        }
-        if let Some(s) = get("AGENTS_SYSTEM_ROOT") {
-            roots.push(PathBuf::from(s));
-        }
-        let canon: Vec<PathBuf> = roots
-            .iter()
-            .filter_map(|r| std::fs::canonicalize(r).ok())
-            .collect();
-        roots.extend(canon);
-        StorePaths { roots }
-    }
-
-    /// Whether `p` (relative to `cwd`; a glob pattern counts by its
-    /// literal part) is in a store: under a store root, or through a
-    /// directory named `.agents`, before or after resolving links.
-    fn covers(&self, cwd: &Path, p: &str) -> bool {
-        let p = p.trim_start_matches('!');
-        let expanded = match p.strip_prefix("~/") {
-            Some(rest) => match std::env::var_os("HOME") {
-                Some(h) => Path::new(&h).join(rest),
-                None => PathBuf::from(p),
-            },
-            None => PathBuf::from(p),
-        };
-        let abs = cwd.join(expanded);
-        let lexical = normalize(&abs);
-        let mut candidates = vec![lexical.clone()];
-        // The longest existing prefix, resolved (a link into a store).
-        let mut probe = lexical.clone();
-        loop {
-            if let Ok(c) = std::fs::canonicalize(&probe) {
-                let rest = lexical.strip_prefix(&probe).unwrap_or(Path::new(""));
-                candidates.push(c.join(rest));
-                break;
-            }
-            if !probe.pop() {
-                break;
-            }
-        }
-        candidates.iter().any(|c| {
-            c.components().any(|x| x.as_os_str() == ".agents")
-                || self.roots.iter().any(|r| c.starts_with(r))
-        })
-    }
-}
-
-/// `.` and `..` taken out lexically.
-pub(crate) fn normalize(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// This binary's path, for the rewrite (the `PATH` the agent's shell has
@@ -382,13 +274,15 @@ fn sensitive_entry(
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    let mut values = session.sensitive_values();
+    let mut values = session.values_to_mask();
+    let mut plain = session.unmasked_values();
     // A secret reference's value never goes into a file, and this entry
     // is one: the wrapped commands run without it (for now; a warning
     // names them).
     let refs = session.reference_names(true);
     if !refs.is_empty() {
         values.retain(|(k, _)| !refs.contains(&k.as_str()));
+        plain.retain(|(k, _)| !refs.contains(&k.as_str()));
         crate::warn!(
             "the agent's commands run without the secret references {} (their values are never written to the cache entry)",
             refs.join(", ")
@@ -401,7 +295,7 @@ fn sensitive_entry(
     } else {
         String::new()
     };
-    let text = entry_text(&values, &public);
+    let text = entry_text(&values, &plain, &public);
     let kept = plan.keep(text.as_bytes())?;
     if text == "{}" {
         return Ok(None);
@@ -421,22 +315,27 @@ fn sensitive_entry(
 
 use crate::refs::cache::{hex, unhex};
 
-/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "public": "export …"}`
-/// (`{}` when both are empty): names and values byte-exact, UTF-8 as the
-/// cache wants.
-fn entry_text(values: &[(String, Vec<u8>)], public: &str) -> String {
-    if values.is_empty() && public.trim().is_empty() {
+/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "plain": [[NAME,
+/// HEX-VALUE], …], "public": "export …"}` (`{}` when all are empty):
+/// `vars` are given to the command and masked, `plain` (sensitive values
+/// not masked: docs/masking.md#masked-or-not) only given; names and values
+/// byte-exact, UTF-8 as the cache wants.
+fn entry_text(values: &[(String, Vec<u8>)], plain: &[(String, Vec<u8>)], public: &str) -> String {
+    if values.is_empty() && plain.is_empty() && public.trim().is_empty() {
         return "{}".into();
     }
-    let vars: Vec<Value> = values.iter().map(|(k, v)| json!([k, hex(v)])).collect();
-    json!({ "vars": vars, "public": public }).to_string()
+    let pairs = |l: &[(String, Vec<u8>)]| -> Vec<Value> {
+        l.iter().map(|(k, v)| json!([k, hex(v)])).collect()
+    };
+    json!({ "vars": pairs(values), "plain": pairs(plain), "public": public }).to_string()
 }
 
 /// Sensitive variables: names and values.
 pub(crate) type Values = Vec<(String, Vec<u8>)>;
 
-/// The sensitive variables and the public `export` lines of an entry.
-type Entry = (Vec<(String, Vec<u8>)>, String);
+/// The sensitive variables to mask, those not masked, and the public
+/// `export` lines of an entry.
+type Entry = (Values, Values, String);
 
 fn parse_entry(bytes: &[u8]) -> Option<Entry> {
     let v: Value = serde_json::from_slice(bytes).ok()?;
@@ -445,19 +344,20 @@ fn parse_entry(bytes: &[u8]) -> Option<Entry> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let Some(vars) = v.get("vars") else {
-        return Some((Vec::new(), public));
+    let list = |key: &str| -> Option<Values> {
+        let Some(vars) = v.get(key) else {
+            return Some(Vec::new());
+        };
+        vars.as_array()?
+            .iter()
+            .map(|p| {
+                let name = p.get(0)?.as_str()?.to_string();
+                let value = unhex(p.get(1)?.as_str()?)?;
+                Some((name, value))
+            })
+            .collect::<Option<Vec<_>>>()
     };
-    let vars = vars
-        .as_array()?
-        .iter()
-        .map(|p| {
-            let name = p.get(0)?.as_str()?.to_string();
-            let value = unhex(p.get(1)?.as_str()?)?;
-            Some((name, value))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((vars, public))
+    Some((list("vars")?, list("plain")?, public))
 }
 
 /// A name the shell can assign.
@@ -478,14 +378,14 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
             entry.display()
         ));
     };
-    let Some((vars, public)) = parse_entry(&bytes) else {
+    let Some((vars, plain, public)) = parse_entry(&bytes) else {
         return Err(format!(
             "the cache entry {} is not agentenv's",
             entry.display()
         ));
     };
     let mut prologue: Vec<u8> = public.into_bytes();
-    for (name, value) in &vars {
+    for (name, value) in vars.iter().chain(&plain) {
         if shell_name(name) {
             // A name zsh keeps for itself (read-only: the assignment would
             // end the `eval` there; `USERNAME`: zsh would change the
@@ -553,42 +453,15 @@ mod tests {
             ("A".to_string(), b"x\xff\n'y".to_vec()),
             ("B".to_string(), Vec::new()),
         ];
+        let plain = vec![("P".to_string(), b"3000".to_vec())];
         assert_eq!(
-            parse_entry(entry_text(&v, "export X=1\n").as_bytes()),
-            Some((v, "export X=1\n".to_string()))
+            parse_entry(entry_text(&v, &plain, "export X=1\n").as_bytes()),
+            Some((v, plain, "export X=1\n".to_string()))
         );
-        assert_eq!(parse_entry(b"{}"), Some((Vec::new(), String::new())));
+        assert_eq!(
+            parse_entry(b"{}"),
+            Some((Vec::new(), Vec::new(), String::new()))
+        );
         assert_eq!(parse_entry(b"not json"), None);
-    }
-
-    #[test]
-    fn store_paths_are_recognised() {
-        let t = tempfile::tempdir().unwrap();
-        let home = t.path().join("home");
-        std::fs::create_dir_all(home.join(".agents")).unwrap();
-        std::fs::create_dir_all(t.path().join("p/.agents")).unwrap();
-        std::os::unix::fs::symlink(home.join(".agents"), t.path().join("p/link")).unwrap();
-        let base: crate::core::Env = [("HOME".to_string(), home.display().to_string())]
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
-        let s = StorePaths::new(&base);
-        let cwd = t.path().join("p");
-        for p in [
-            ".agents/env",
-            "./.agents/local.env",
-            "sub/../.agents",
-            "link/env",
-            "link",
-        ] {
-            assert!(s.covers(&cwd, p), "{p}");
-        }
-        assert!(s.covers(
-            &cwd,
-            &home.join(".agents/.cache/env/x").display().to_string()
-        ));
-        for p in ["src/main.rs", "agents/env", ".agentsx/env", "/etc/passwd"] {
-            assert!(!s.covers(&cwd, p), "{p}");
-        }
     }
 }

@@ -96,6 +96,7 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         diff: true,
         cache: true,
         into: Some(PathBuf::from(file)),
+        append: None,
         public_only: !export_values,
         strict: false,
     };
@@ -284,7 +285,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         let t = real_dir.join(t);
         match std::fs::canonicalize(&t) {
             Ok(c) => c,
-            Err(_) => crate::agent::hook::normalize(&t),
+            Err(_) => crate::agent::guard::normalize(&t),
         }
     } else {
         real_dir.join(path.file_name().expect("a file name"))

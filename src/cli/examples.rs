@@ -31,8 +31,8 @@ pub const AGENTENV: &str = examples!(
 pub const ENV: &str = examples!(
     "# Load what the stores add into this shell"
     "eval \"$(agentenv env --diff)\""
-    "# A GitHub Actions step"
-    "agentenv env --diff --format github >> \"$GITHUB_ENV\""
+    "# A GitHub Actions step (values registered with the runner's masker)"
+    "agentenv env --diff --format github --append \"$GITHUB_ENV\""
     "# What an agent may see: the public variables only (agentenv.toml)"
     "agentenv env --diff --public-only --format dotenv"
     "# Every variable of the result, as JSON"
@@ -250,7 +250,7 @@ pub const MCP_SCAN: &str = examples!(
     "# Every client's configurations, user and this project"
     "agentenv mcp scan"
     "# Another project, as JSON"
-    "agentenv mcp scan --project ~/src/app --format json"
+    "agentenv mcp scan --project ~/src/project --format json"
 );
 
 pub const MCP_MIGRATE: &str = examples!(
@@ -259,7 +259,7 @@ pub const MCP_MIGRATE: &str = examples!(
     "# Move the values into the user store (~/.agents/env)"
     "agentenv mcp migrate"
     "# Into a project's .agents/local.env instead"
-    "agentenv mcp migrate --project ~/src/app"
+    "agentenv mcp migrate --project ~/src/project"
 );
 
 pub const SET: &str = examples!(

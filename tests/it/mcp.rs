@@ -667,7 +667,7 @@ fn exec_only_gives_the_named_sensitive_variables_and_every_public_one() {
     let t = Tree::session()
         .file(
             "home/.agents/env",
-            "A_TOKEN=zqAaaaaaaa1\nB_TOKEN=zqBbbbbbbb2\nC_TOKEN=zqCcccccccc3\nLOG_LEVEL=debug\n",
+            "A_TOKEN=zqAaaaaaaa1\nB_TOKEN=zqBbbbbbbb2\nC_TOKEN=zqCcccccccc3\nLOG_LEVEL=debug\nPIN=1234\n",
         )
         .file(
             "home/.agents/agentenv.toml",
@@ -678,6 +678,22 @@ fn exec_only_gives_the_named_sensitive_variables_and_every_public_one() {
     t.agentenv(["exec", "--only", "A_TOKEN", "--", "sh", "-c", show])
         .env("CALLER_OWN", "mine")
         .stdout("A=zqAaaaaaaa1 B= C= L=debug OWN=mine\n")
+        .run();
+    // A sensitive value too short to mask (not masked, still sensitive)
+    // stays out unless named.
+    t.agentenv([
+        "exec",
+        "--only",
+        "A_TOKEN",
+        "--",
+        "sh",
+        "-c",
+        "echo P=${PIN:-}",
+    ])
+    .stdout("P=\n")
+    .run();
+    t.agentenv(["exec", "--only", "PIN", "--", "sh", "-c", "echo P=${PIN:-}"])
+        .stdout("P=1234\n")
         .run();
     // A comma list and the flag repeated.
     t.agentenv([
