@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 /// Every name a test may ask for (`missing = "…"`).
 const TOOLS: &[&str] = &[
     "bash", "dash", "zsh", "fish", "node", "strace", "docker", "direnv", "man", "groff", "python3",
-    "xxd",
+    "xxd", "age", "pass",
 ];
 
 fn main() {

@@ -36,6 +36,7 @@ mod log;
 mod mask;
 mod mcp;
 mod process;
+mod refs;
 
 #[cfg(test)]
 mod import_graph;

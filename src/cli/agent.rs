@@ -99,6 +99,7 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         into: Some(PathBuf::from(file)),
         append: None,
         public_only: !export_values,
+        strict: false,
     };
     let status = super::session::run_env(args)?;
     // The functions the rewritten commands call (no value in them).

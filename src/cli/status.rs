@@ -136,6 +136,23 @@ fn text(r: &Value) -> String {
             o.push_str(&format!("  {}  {e}\n", st(&x["path"])));
         }
     }
+    let refs = r["references"].as_array().cloned().unwrap_or_default();
+    if !refs.is_empty() {
+        o.push_str("secret references (backends a load contacts):\n");
+        for x in &refs {
+            let contact = if x["contacted"] == json!(true) {
+                st(&x["backend"])
+            } else {
+                format!("not contacted: {}", st(&x["why"]))
+            };
+            o.push_str(&format!(
+                "  {:<8} {}  {}  {contact}\n",
+                st(&x["level"]),
+                st(&x["name"]),
+                st(&x["reference"])
+            ));
+        }
+    }
     let c = &r["cache"];
     let usable = match c["why"].as_str() {
         Some(w) => format!("not used: it {w}"),

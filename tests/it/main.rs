@@ -38,6 +38,7 @@ mod oracle;
 mod packaging;
 mod properties;
 mod redact;
+mod refs;
 mod render_oracle;
 mod roundtrip;
 mod secret_audit;
