@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 
 /// The format name the cache key gets for the hook's entries (nothing
 /// else renders it, so the keys never meet `env --cache`'s).
-const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v1";
+const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v2";
 
 /// How long a cache entry must still be fresh when a command starts.
 const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
@@ -275,6 +275,7 @@ fn sensitive_entry(
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
     let values = session.values_to_mask();
+    let plain = session.unmasked_values();
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
         session.keep_public(&mut view);
@@ -282,7 +283,7 @@ fn sensitive_entry(
     } else {
         String::new()
     };
-    let text = entry_text(&values, &public);
+    let text = entry_text(&values, &plain, &public);
     let kept = plan.keep(text.as_bytes())?;
     if text == "{}" {
         return Ok(None);
@@ -320,22 +321,27 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "public": "export …"}`
-/// (`{}` when both are empty): names and values byte-exact, UTF-8 as the
-/// cache wants.
-fn entry_text(values: &[(String, Vec<u8>)], public: &str) -> String {
-    if values.is_empty() && public.trim().is_empty() {
+/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "plain": [[NAME,
+/// HEX-VALUE], …], "public": "export …"}` (`{}` when all are empty):
+/// `vars` are given to the command and masked, `plain` (sensitive values
+/// not masked: docs/masking.md#masked-or-not) only given; names and values
+/// byte-exact, UTF-8 as the cache wants.
+fn entry_text(values: &[(String, Vec<u8>)], plain: &[(String, Vec<u8>)], public: &str) -> String {
+    if values.is_empty() && plain.is_empty() && public.trim().is_empty() {
         return "{}".into();
     }
-    let vars: Vec<Value> = values.iter().map(|(k, v)| json!([k, hex(v)])).collect();
-    json!({ "vars": vars, "public": public }).to_string()
+    let pairs = |l: &[(String, Vec<u8>)]| -> Vec<Value> {
+        l.iter().map(|(k, v)| json!([k, hex(v)])).collect()
+    };
+    json!({ "vars": pairs(values), "plain": pairs(plain), "public": public }).to_string()
 }
 
 /// Sensitive variables: names and values.
 pub(crate) type Values = Vec<(String, Vec<u8>)>;
 
-/// The sensitive variables and the public `export` lines of an entry.
-type Entry = (Vec<(String, Vec<u8>)>, String);
+/// The sensitive variables to mask, those not masked, and the public
+/// `export` lines of an entry.
+type Entry = (Values, Values, String);
 
 fn parse_entry(bytes: &[u8]) -> Option<Entry> {
     let v: Value = serde_json::from_slice(bytes).ok()?;
@@ -344,19 +350,20 @@ fn parse_entry(bytes: &[u8]) -> Option<Entry> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let Some(vars) = v.get("vars") else {
-        return Some((Vec::new(), public));
+    let list = |key: &str| -> Option<Values> {
+        let Some(vars) = v.get(key) else {
+            return Some(Vec::new());
+        };
+        vars.as_array()?
+            .iter()
+            .map(|p| {
+                let name = p.get(0)?.as_str()?.to_string();
+                let value = unhex(p.get(1)?.as_str()?)?;
+                Some((name, value))
+            })
+            .collect::<Option<Vec<_>>>()
     };
-    let vars = vars
-        .as_array()?
-        .iter()
-        .map(|p| {
-            let name = p.get(0)?.as_str()?.to_string();
-            let value = unhex(p.get(1)?.as_str()?)?;
-            Some((name, value))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((vars, public))
+    Some((list("vars")?, list("plain")?, public))
 }
 
 /// A name the shell can assign.
@@ -377,14 +384,14 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
             entry.display()
         ));
     };
-    let Some((vars, public)) = parse_entry(&bytes) else {
+    let Some((vars, plain, public)) = parse_entry(&bytes) else {
         return Err(format!(
             "the cache entry {} is not agentenv's",
             entry.display()
         ));
     };
     let mut prologue: Vec<u8> = public.into_bytes();
-    for (name, value) in &vars {
+    for (name, value) in vars.iter().chain(&plain) {
         if shell_name(name) {
             // A name zsh keeps for itself (read-only: the assignment would
             // end the `eval` there; `USERNAME`: zsh would change the
@@ -452,11 +459,15 @@ mod tests {
             ("A".to_string(), b"x\xff\n'y".to_vec()),
             ("B".to_string(), Vec::new()),
         ];
+        let plain = vec![("P".to_string(), b"3000".to_vec())];
         assert_eq!(
-            parse_entry(entry_text(&v, "export X=1\n").as_bytes()),
-            Some((v, "export X=1\n".to_string()))
+            parse_entry(entry_text(&v, &plain, "export X=1\n").as_bytes()),
+            Some((v, plain, "export X=1\n".to_string()))
         );
-        assert_eq!(parse_entry(b"{}"), Some((Vec::new(), String::new())));
+        assert_eq!(
+            parse_entry(b"{}"),
+            Some((Vec::new(), Vec::new(), String::new()))
+        );
         assert_eq!(parse_entry(b"not json"), None);
     }
 }

@@ -96,6 +96,7 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         diff: true,
         cache: true,
         into: Some(PathBuf::from(file)),
+        append: None,
         public_only: !export_values,
     };
     let status = super::session::run_env(args)?;

@@ -320,6 +320,23 @@ impl Session {
             .collect()
     }
 
+    /// The sensitive values that are not masked (docs/masking.md#masked-or-not:
+    /// short, a number, a boolean word, only sensitive by default), as
+    /// [`Session::sensitive_values`] lists the masked ones: what the agent
+    /// hook hands a command besides the values to mask (they stay out of
+    /// `CLAUDE_ENV_FILE`, yet the command needs them).
+    pub fn unmasked_values(&self) -> Vec<(String, Vec<u8>)> {
+        self.assembly
+            .result()
+            .assigned()
+            .iter()
+            .filter(|(k, _)| !self.is_public(k) && !self.masking(k).is_masked())
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect()
+    }
+
     /// The values to mask — what `redact`, `exec --redact`, the agent
     /// hook's entry and `audit` all use: the values this session assigned
     /// and does not call public ([`Session::sensitive_values`]), plus the
