@@ -44,7 +44,7 @@ __agentenv_daemon() {
   [ -O /dev/fd/$__ae_s ] && [ -O /dev/fd/$__ae_c ] || return 1
   __ae_k=${SRANDOM-}$RANDOM$RANDOM$RANDOM
   printf '%s %s %s %s %s %s %s\n' "$__ae_x" "$__ae_o" "$__ae_e" "$__ae_c" "$__ae_k" "$2" "$3" >&$__ae_c
-  IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = "ok $__ae_k" ] && exec {__ae_v}<"$__ae_d/v" && [ -O /dev/fd/$__ae_v ] && IFS= read -r -u $__ae_v __ae_x && [ "$__ae_x" = ": $__ae_k" ] && exec >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
+  IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = "ok $__ae_k" ] && exec {__ae_v}<"$__ae_d/v" && [ -O /dev/fd/$__ae_v ] && IFS= read -r -u $__ae_v __ae_x && [ "$__ae_x" = ": $__ae_k" ] && exec >"$__ae_d/o" 2>"$__ae_d/e" && [ -O /dev/fd/1 ] && [ -O /dev/fd/2 ] && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
 }
 __agentenv_helper() {
   exec {__ae_o}>&1 {__ae_e}>&2 && eval 'exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-)' && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_s __ae_x
