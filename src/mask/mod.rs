@@ -168,6 +168,13 @@ impl Masker {
     /// quoted replacement of its first match. Only lines holding a match
     /// are looked at, so the cost is paid where something is masked.
     pub fn mask_into(&self, hay: &[u8], out: &mut Vec<u8>) {
+        self.mask_into_from(hay, out, true);
+    }
+
+    /// [`Masker::mask_into`] of `hay` whose first line starts a line of
+    /// the stream only when `line_start` (else the JSON rule is not applied
+    /// to that first, partial line: its start was released already).
+    pub(crate) fn mask_into_from(&self, hay: &[u8], out: &mut Vec<u8>, line_start: bool) {
         let found: Vec<Found> = self.find_iter(hay).collect();
         let mut pos = 0;
         let mut i = 0;
@@ -183,7 +190,8 @@ impl Masker {
                 .map_or(hay.len(), |p| f.end + p);
             let j = i + found[i..].iter().take_while(|g| g.start < end).count();
             out.extend_from_slice(&hay[pos..start]);
-            self.mask_line(&hay[start..end], start, &found[i..j], out);
+            let whole = start > 0 || line_start;
+            self.mask_line(&hay[start..end], start, &found[i..j], whole, out);
             pos = end;
             i = j;
         }
@@ -192,7 +200,14 @@ impl Masker {
 
     /// One line (no line end) at `offset` of the haystack, with its
     /// matches (haystack positions), into `out`; see [`Masker::mask_into`].
-    fn mask_line(&self, line: &[u8], offset: usize, found: &[Found], out: &mut Vec<u8>) {
+    fn mask_line(
+        &self,
+        line: &[u8],
+        offset: usize,
+        found: &[Found],
+        whole: bool,
+        out: &mut Vec<u8>,
+    ) {
         let plain = |out: &mut Vec<u8>, quote: &dyn Fn(usize) -> bool| {
             let mut pos = 0;
             for f in found {
@@ -210,7 +225,7 @@ impl Masker {
             }
             out.extend_from_slice(&line[pos..]);
         };
-        if !is_json(line) {
+        if !whole || !is_json(line) {
             plain(out, &|_| false);
             return;
         }

@@ -88,7 +88,8 @@ impl<W: Write> MaskWriter<W> {
         if !self.pending.is_empty() {
             let mut out = std::mem::take(&mut self.out);
             out.clear();
-            self.masker.mask_into(&self.pending, &mut out);
+            self.masker
+                .mask_into_from(&self.pending, &mut out, self.line_start);
             self.pending.clear();
             self.line_start = false;
             let r = self.inner.write_all(&out);
@@ -123,7 +124,7 @@ impl<W: Write> MaskWriter<W> {
             match data.iter().position(|&b| is_line_end(b)) {
                 Some(i) => {
                     self.pending.extend_from_slice(&data[..=i]);
-                    m.mask_into(&self.pending, out);
+                    m.mask_into_from(&self.pending, out, self.line_start);
                     self.pending.clear();
                     self.line_start = true;
                     data = &data[i + 1..];
@@ -140,7 +141,7 @@ impl<W: Write> MaskWriter<W> {
             .iter()
             .rposition(|&b| is_line_end(b))
             .map_or(0, |i| i + 1);
-        m.mask_into(&data[..cut], out);
+        m.mask_into_from(&data[..cut], out, self.line_start);
         if cut > 0 {
             self.line_start = true;
         }
@@ -352,6 +353,12 @@ mod tests {
             "{\"port\":\"[REDACTED:PORT]\",\"t\":\"[REDACTED:TOKEN]\"}\n[\"[REDACTED:PORT]\"]\r\n\"[REDACTED:PORT]\"\nx [REDACTED:PORT] y"
         );
         every_split_equals(&m, input, &whole);
+        // The end of a line whose start was released is no JSON text of
+        // its own (`a` then `3000`: not the line `3000`).
+        // (LONGER keeps `3000` held to the end of the stream.)
+        let m2 = masker(&[("PORT", b"3000"), ("LONGER", b"3000-and-more")]);
+        every_split_equals(&m2, b"a3000", b"a[REDACTED:PORT]");
+        assert_eq!(chunked(&m2, b"a3000", &[1]), b"a[REDACTED:PORT]");
         // A prompt that is not JSON still goes out at once.
         let mut w = MaskWriter::new(m.clone(), Vec::new());
         w.write_all(b"Password: ").unwrap();
