@@ -402,7 +402,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
         // Every sensitive value, masked or not, plus those a masker would
         // take from the caller's copy of the stores.
         let mut sensitive = session.sensitive_unmasked_too();
-        sensitive.extend(session.values_to_mask());
+        sensitive.extend(session.held_values());
         sensitive.sort();
         sensitive.dedup_by(|a, b| a.0 == b.0);
         a.only.restrict("exec", &mut env, &sensitive);

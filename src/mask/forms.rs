@@ -429,8 +429,8 @@ fn wrapped(out: &mut Vec<(Form, Vec<u8>)>, form: Form, encoded: &[u8], width: us
     }
 }
 
-/// Plain base64 with `=` padding (for tests and the fuzz target).
-#[allow(dead_code)] // tests, fuzz
+/// Plain base64 with `=` padding (for tests).
+#[cfg(test)]
 pub(crate) fn base64_padded(v: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for g in v.chunks(3) {

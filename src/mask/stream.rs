@@ -89,7 +89,7 @@ impl<W: Write> MaskWriter<W> {
             let mut out = std::mem::take(&mut self.out);
             out.clear();
             self.masker
-                .mask_into_from(&self.pending, &mut out, self.line_start);
+                .mask_after(&self.pending, !self.line_start, &mut out);
             self.pending.clear();
             self.line_start = false;
             let r = self.inner.write_all(&out);
@@ -124,7 +124,7 @@ impl<W: Write> MaskWriter<W> {
             match data.iter().position(|&b| is_line_end(b)) {
                 Some(i) => {
                     self.pending.extend_from_slice(&data[..=i]);
-                    m.mask_into_from(&self.pending, out, self.line_start);
+                    m.mask_after(&self.pending, !self.line_start, out);
                     self.pending.clear();
                     self.line_start = true;
                     data = &data[i + 1..];
@@ -141,7 +141,7 @@ impl<W: Write> MaskWriter<W> {
             .iter()
             .rposition(|&b| is_line_end(b))
             .map_or(0, |i| i + 1);
-        m.mask_into_from(&data[..cut], out, self.line_start);
+        m.mask_into(&data[..cut], out);
         if cut > 0 {
             self.line_start = true;
         }
@@ -354,8 +354,7 @@ mod tests {
         );
         every_split_equals(&m, input, &whole);
         // The end of a line whose start was released is no JSON text of
-        // its own (`a` then `3000`: not the line `3000`).
-        // (LONGER keeps `3000` held to the end of the stream.)
+        // its own (`a` then `3000`; LONGER keeps `3000` held to the end).
         let m2 = masker(&[("PORT", b"3000"), ("LONGER", b"3000-and-more")]);
         every_split_equals(&m2, b"a3000", b"a[REDACTED:PORT]");
         assert_eq!(chunked(&m2, b"a3000", &[1]), b"a[REDACTED:PORT]");
