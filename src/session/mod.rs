@@ -330,15 +330,7 @@ impl Session {
     /// `exec --only` keeps from the child unless it is named. Same order
     /// and rule for the base environment as [`Session::sensitive_values`].
     pub fn sensitive_unmasked_too(&self) -> Vec<(String, Vec<u8>)> {
-        self.assembly
-            .result()
-            .assigned()
-            .iter()
-            .filter(|(k, _)| !self.is_public(k))
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
-            .collect::<BTreeMap<_, _>>()
-            .into_iter()
-            .collect()
+        self.sensitive_where(|_| true)
     }
 
     /// The values to mask: `(name, final value bytes)` of every variable
@@ -353,15 +345,33 @@ impl Session {
     /// shell that already exported the stores' values, those values are
     /// the caller's.
     pub fn sensitive_values(&self) -> Vec<(String, Vec<u8>)> {
+        self.sensitive_where(crate::core::Masking::is_masked)
+    }
+
+    /// The sensitive values the result assigns whose masking `keep`
+    /// accepts, in byte order of the names.
+    fn sensitive_where(
+        &self,
+        keep: impl Fn(crate::core::Masking) -> bool,
+    ) -> Vec<(String, Vec<u8>)> {
         self.assembly
             .result()
             .assigned()
             .iter()
-            .filter(|(k, _)| !self.is_public(k) && self.masking(k).is_masked())
+            .filter(|(k, _)| !self.is_public(k) && keep(self.masking(k)))
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
             .collect::<BTreeMap<_, _>>()
             .into_iter()
             .collect()
+    }
+
+    /// The sensitive values that are not masked (docs/masking.md#masked-or-not:
+    /// short, a number, a boolean word, only sensitive by default), as
+    /// [`Session::sensitive_values`] lists the masked ones: what the agent
+    /// hook hands a command besides the values to mask (they stay out of
+    /// `CLAUDE_ENV_FILE`, yet the command needs them).
+    pub fn unmasked_values(&self) -> Vec<(String, Vec<u8>)> {
+        self.sensitive_where(|m| !m.is_masked())
     }
 
     /// The values to mask — what `redact`, `exec --redact`, the agent
