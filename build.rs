@@ -12,6 +12,12 @@
 //! The library and the binary never read these cfgs; the published crate
 //! does not ship this file (see `include` in Cargo.toml), so it has no build
 //! script at all.
+//!
+//! One more development aid: `AGENTENV_PORTABLE=1 cargo test` builds a
+//! binary whose default is the portable path (SPEC §15; `src/platform.rs`),
+//! because most tests run the binary in a cleared environment, where the
+//! variable itself would not reach it. The variable, when set at run time,
+//! still decides.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +32,10 @@ fn main() {
     // only what decides the output.
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=AGENTENV_REQUIRE_ALL");
+    println!("cargo::rerun-if-env-changed=AGENTENV_PORTABLE");
+    if std::env::var_os("AGENTENV_PORTABLE").is_some_and(|v| v == "1") {
+        println!("cargo::rustc-env=AGENTENV_PORTABLE_BUILD=1");
+    }
     let names: Vec<String> = TOOLS
         .iter()
         .chain(&["venv", "root"])

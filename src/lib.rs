@@ -32,6 +32,7 @@ mod fsutil;
 mod hook;
 mod log;
 mod mask;
+mod platform;
 mod process;
 
 #[cfg(test)]

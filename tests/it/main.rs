@@ -34,6 +34,7 @@ mod mask;
 mod native_vs_bash;
 mod oracle;
 mod packaging;
+mod platform;
 mod properties;
 mod redact;
 mod render_oracle;
