@@ -234,6 +234,34 @@ impl Session {
         }
     }
 
+    /// The session as a view to render: the changes only (`diff`), or
+    /// the whole environment (the reference's `DOTAGENTS_` bookkeeping
+    /// left out).
+    pub(crate) fn view(&self, diff: bool) -> crate::render::View {
+        let base = self.assembly.base();
+        let changes = self.assembly.result();
+        if diff {
+            crate::render::View::diff(base, changes)
+        } else {
+            crate::render::View::full(base, changes, Some("DOTAGENTS_"))
+        }
+    }
+
+    /// `--public-only`: drop every assignment whose variable is not public
+    /// (a sensitive value a layer set, or a base-environment value no layer
+    /// set); removals carry no value and stay. Returns the names left out.
+    pub(crate) fn keep_public(&self, view: &mut crate::render::View) -> Vec<String> {
+        let mut left_out = Vec::new();
+        view.assignments.retain(|(k, _)| {
+            let public = self.is_public(k);
+            if !public {
+                left_out.push(k.to_string_lossy().into_owned());
+            }
+            public
+        });
+        left_out
+    }
+
     /// The sensitive values: `(name, final value bytes)` of every variable
     /// the session's result sets that is not public, in byte order of the
     /// names (a name that is not UTF-8 is given lossily). What a masker
