@@ -33,8 +33,12 @@ fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=AGENTENV_REQUIRE_ALL");
     println!("cargo::rerun-if-env-changed=AGENTENV_PORTABLE");
+    println!("cargo::rustc-check-cfg=cfg(agentenv_portable)");
     if std::env::var_os("AGENTENV_PORTABLE").is_some_and(|v| v == "1") {
+        // The binary's default, and `cfg(agentenv_portable)` for the
+        // tests that only hold on one path (the masking daemon).
         println!("cargo::rustc-env=AGENTENV_PORTABLE_BUILD=1");
+        println!("cargo::rustc-cfg=agentenv_portable");
     }
     let names: Vec<String> = TOOLS
         .iter()

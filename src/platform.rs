@@ -54,3 +54,41 @@ pub(crate) fn fd_path(fd: std::os::fd::BorrowedFd<'_>) -> std::path::PathBuf {
         format!("/proc/self/fd/{n}").into()
     }
 }
+
+/// Make an owner-only FIFO at `p` (`mkfifoat`; macOS: `mkfifo`, which
+/// rustix does not offer for Apple targets). Fails on anything already at
+/// `p`, a link included.
+pub(crate) fn make_fifo(p: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(not(target_vendor = "apple"))]
+    {
+        Ok(rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            p,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )?)
+    }
+    #[cfg(target_vendor = "apple")]
+    {
+        nix::unistd::mkfifo(p, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .map_err(|e| std::io::Error::from_raw_os_error(e as i32))
+    }
+}
+
+/// Is process `pid` still there? Linux: `/proc/PID` exists (any user's);
+/// the portable path: `kill(pid, 0)` succeeds or is refused for
+/// permission (it exists, another user's).
+pub(crate) fn alive(pid: u32) -> bool {
+    if !portable() {
+        return std::path::Path::new("/proc").join(pid.to_string()).exists();
+    }
+    let Some(p) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    matches!(
+        rustix::process::test_kill_process(p),
+        Ok(()) | Err(rustix::io::Errno::PERM)
+    )
+}

@@ -21,7 +21,7 @@ __agentenv_undo() {
   unset __ae_d __ae_c __ae_o __ae_e __ae_s __ae_x __ae_p __ae_i __ae_n __ae_v
 }
 __agentenv_daemon() {
-  [ -n "${4-}" ] && [ -d "/proc/${4%%:*}" ] || return 1
+  [ -n "${4-}" ] && kill -0 "${4%%:*}" 2>/dev/null || return 1
   __ae_x=${BASHPID-}
   if [ -z "${BASH_VERSION-}" ]; then [ "${ZSH_SUBSHELL-}" = 0 ] || return 1; __ae_x=$$; fi
   __ae_p=${4#*:}

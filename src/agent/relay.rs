@@ -65,10 +65,20 @@ impl Drop for FifoDir {
 }
 
 /// Where the directory may go, in order: the [`memory_dirs`], then the
-/// temp dir.
+/// temp dir (macOS: the per-user `$TMPDIR`) when it is ours and owner-only
+/// or sticky (nobody else can rename our directory away).
 fn base_dirs() -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
     let mut dirs = memory_dirs();
-    dirs.push(std::env::temp_dir());
+    let tmp = std::env::temp_dir();
+    let usable = std::fs::metadata(&tmp).is_ok_and(|md| {
+        md.is_dir()
+            && (md.mode() & 0o1000 != 0
+                || (md.uid() == rustix::process::geteuid().as_raw() && md.mode() & 0o022 == 0))
+    });
+    if usable {
+        dirs.push(tmp);
+    }
     dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
     dirs
 }
@@ -91,10 +101,13 @@ pub(crate) fn memory_dirs() -> Vec<PathBuf> {
             }
         }
     }
+    // Not on the portable path: macOS and FreeBSD have no `/dev/shm`.
     let shm = Path::new("/dev/shm");
-    if let Ok(md) = std::fs::symlink_metadata(shm) {
-        if md.is_dir() && (md.mode() & 0o1000 != 0 || md.uid() == 0) {
-            dirs.push(shm.to_path_buf());
+    if !crate::platform::portable() {
+        if let Ok(md) = std::fs::symlink_metadata(shm) {
+            if md.is_dir() && (md.mode() & 0o1000 != 0 || md.uid() == 0) {
+                dirs.push(shm.to_path_buf());
+            }
         }
     }
     dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
@@ -110,15 +123,9 @@ fn random_name() -> String {
     format!("agentenv-cmd-{:016x}", h.finish())
 }
 
-/// Make an owner-only FIFO at `p`.
+/// Make an owner-only FIFO at `p` ([`crate::platform::make_fifo`]).
 pub(crate) fn make_fifo(p: &Path) -> io::Result<()> {
-    Ok(rustix::fs::mknodat(
-        CWD,
-        p,
-        rustix::fs::FileType::Fifo,
-        Mode::from_raw_mode(0o600),
-        0,
-    )?)
+    crate::platform::make_fifo(p)
 }
 
 /// [`make_fifo`], and its read end opened non-blocking: it opens at once,
