@@ -47,6 +47,10 @@ __agentenv_begin() {
     printf '%s\n' 'agentenv: the shell is not bash or zsh: this command runs without the sensitive variables' >&2
     return 0
   fi
+  if [ -n "${BASH_VERSION-}" ] && { [ "${BASH_VERSINFO[0]}" -lt 4 ] || { [ "${BASH_VERSINFO[0]}" = 4 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; }; then
+    printf '%s\n' 'agentenv: bash older than 4.1 (such as macOS'"'"'s /bin/bash 3.2): this command runs without the sensitive variables; zsh or a newer bash gets them' >&2
+    return 0
+  fi
   [ -n "${BASH_VERSION-}" ] || { setopt localoptions posixtraps nowarncreateglobal; unsetopt clobberempty 2>/dev/null || :; }
   if __agentenv_daemon "$@" || { __agentenv_undo; __agentenv_helper "$@"; }; then
     [ -n "${__ae_v-}" ] && exec {__ae_v}<&-

@@ -15,6 +15,7 @@ mod support;
 
 mod agent_hook;
 mod audit;
+mod bash32;
 mod cache;
 mod cli;
 mod compat;
