@@ -14,7 +14,7 @@
 //! script at all.
 //!
 //! One more development aid: `AGENTENV_PORTABLE=1 cargo test` builds a
-//! binary whose default is the portable path (SPEC §15; `src/platform.rs`),
+//! binary whose default is the portable path (docs/platforms.md; `src/platform.rs`),
 //! because most tests run the binary in a cleared environment, where the
 //! variable itself would not reach it. The variable, when set at run time,
 //! still decides.

@@ -1,4 +1,4 @@
-//! Which path a Linux-only facility takes (SPEC §15, ARCHITECTURE.md
+//! Which path a Linux-only facility takes (docs/platforms.md, ARCHITECTURE.md
 //! "Platforms").
 //!
 //! A build for macOS or FreeBSD always takes the portable paths (the

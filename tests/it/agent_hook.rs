@@ -21,14 +21,14 @@ struct World {
     /// Commands go through the masking daemon (else the per-command
     /// helper: `AGENTENV_NO_DAEMON=1`).
     daemon: bool,
-    /// The hook and the shell run with `AGENTENV_PORTABLE=1` (SPEC §15),
+    /// The hook and the shell run with `AGENTENV_PORTABLE=1` (docs/platforms.md),
     /// and with `mac_like` in a mount namespace whose `/dev/shm` is an
     /// empty read-only tmpfs, with no `$XDG_RUNTIME_DIR`.
     portable: bool,
     mac_like: bool,
 }
 
-/// Both ways a rewritten command is served (the portable path, SPEC §15,
+/// Both ways a rewritten command is served (the portable path, docs/platforms.md,
 /// has only the helper).
 const MODES: &[bool] = if cfg!(agentenv_portable) {
     &[false]
@@ -1217,7 +1217,7 @@ fn names_a_daemon(cmd: &str) -> bool {
     cmd.lines().next().unwrap().split(' ').count() == 5
 }
 
-/// SPEC §15: on the portable path (`AGENTENV_PORTABLE=1`, what a Mac
+/// docs/platforms.md: on the portable path (`AGENTENV_PORTABLE=1`, what a Mac
 /// runs) the hook starts no masking daemon and names none, though it is
 /// free to (no `AGENTENV_NO_DAEMON`): every command goes through the
 /// per-command helper, which needs no `/proc`, and works as on Linux.

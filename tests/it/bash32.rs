@@ -1,4 +1,4 @@
-//! SPEC §15: macOS's `/bin/bash` is bash 3.2. Every bash text agentenv
+//! docs/platforms.md: macOS's `/bin/bash` is bash 3.2. Every bash text agentenv
 //! generates — the shell hook and what its `--load` prints, the functions
 //! of a rewritten agent command, the layer runner that sources plain env
 //! files (the reference's own script, kept byte for byte) — is taken from

@@ -1,4 +1,4 @@
-//! The portable paths (SPEC §15): `AGENTENV_PORTABLE=1` makes a Linux
+//! The portable paths (docs/platforms.md): `AGENTENV_PORTABLE=1` makes a Linux
 //! build take the paths a macOS build takes. These tests prove the switch
 //! changes the path, through the binary, in both directions (the variable
 //! set to `1` and to `0` decides over a build's default).
