@@ -480,7 +480,7 @@ fn without_helper(cmd: &str) -> String {
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 #[cfg_attr(
     agentenv_portable,
-    ignore = "no masking daemon on the portable path (tests/it/platform.rs checks that)"
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
 )]
 fn the_daemon_serves_a_command_without_a_process_of_its_own() {
     if !has_bash() {
@@ -557,7 +557,7 @@ fn the_daemon_serves_a_command_without_a_process_of_its_own() {
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 #[cfg_attr(
     agentenv_portable,
-    ignore = "no masking daemon on the portable path (tests/it/platform.rs checks that)"
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
 )]
 fn when_the_daemon_cannot_serve_the_helper_does() {
     if !has_bash() {
@@ -634,7 +634,7 @@ fn when_the_daemon_cannot_serve_the_helper_does() {
 #[test]
 #[cfg_attr(
     agentenv_portable,
-    ignore = "no masking daemon on the portable path (tests/it/platform.rs checks that)"
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
 )]
 fn the_daemon_runs_once_and_leaves_when_idle() {
     let w = World::with(false);
@@ -696,7 +696,7 @@ fn the_daemon_runs_once_and_leaves_when_idle() {
 #[test]
 #[cfg_attr(
     agentenv_portable,
-    ignore = "no masking daemon on the portable path (tests/it/platform.rs checks that)"
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
 )]
 fn the_daemon_leaves_when_its_binary_is_replaced() {
     let dir = tempfile::tempdir().unwrap();
