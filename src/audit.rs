@@ -1,4 +1,4 @@
-//! The engine of `agentenv audit` (README.md#audit-and-set): search files for
+//! The engine of `agentenv audit` (docs/audit-set.md#audit-and-set): search files for
 //! every form of the sensitive values ([`crate::mask::Masker`]'s needles) and,
 //! with `--fix`, replace each occurrence with `[REDACTED:NAME]` in place.
 //!
@@ -297,6 +297,21 @@ pub fn scan_file(path: &Path, follow: bool, finder: &Finder) -> Result<Scan, Sca
         stamp,
         changed,
     })
+}
+
+/// Scan what `r` yields (a blob of the git index, `audit --staged`): the
+/// findings in order, and the bytes read.
+pub fn scan_reader(r: &mut impl Read, finder: &Finder) -> io::Result<(Vec<Finding>, u64)> {
+    let mut sink = Collect {
+        line: 0,
+        findings: Vec::new(),
+    };
+    if finder.m.is_empty() {
+        let n = io::copy(r, &mut io::sink())?;
+        return Ok((Vec::new(), n));
+    }
+    let n = stream(r, finder, &mut sink)?;
+    Ok((sink.findings, n))
 }
 
 /// What a fix did to one file.

@@ -1,4 +1,4 @@
-//! The shell hook (README.md#the-shell-hook-and-trust): `agentenv hook
+//! The shell hook (docs/shells.md#the-shell-hook-and-trust): `agentenv hook
 //! bash|zsh|fish` prints the integration; at a prompt where the directory or a
 //! watched file changed, the integration undoes the last load and runs
 //! `agentenv hook SHELL

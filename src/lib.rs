@@ -34,6 +34,7 @@ mod hook;
 mod jsonedit;
 mod log;
 mod mask;
+mod mcp;
 mod platform;
 mod process;
 
@@ -58,7 +59,7 @@ pub mod internals {
     pub use crate::session::native::{evaluate, Outcome};
     pub use crate::session::shell::SOURCE_SCRIPT;
 
-    /// The masker (README.md#keeping-secrets-out-of-the-agents-context):
+    /// The masker (docs/redact.md#keeping-secrets-out-of-the-agents-context):
     /// forms, [`Masker`](crate::mask::Masker), the streaming writer (`agentenv
     /// audit`, the tests, benches, fuzz).
     pub mod mask {

@@ -1,5 +1,5 @@
 //! `agentenv init claude|codex [--user | --project DIR] [--dry-run] [--remove]
-//! [--export-values]` (README.md#integrations): wire an agent so that its
+//! [--export-values]` (docs/integrations.md#integrations): wire an agent so that its
 //! session holds no sensitive value.
 //!
 //! Claude Code (`settings.json`) gets:

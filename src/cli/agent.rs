@@ -200,7 +200,7 @@ fn run_command_helper(entry: &Path) -> Exit {
 #[derive(Debug, clap::Subcommand)]
 pub enum InitCommand {
     /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
-    #[command(after_help = super::examples::INIT_CLAUDE)]
+    #[command(after_help = super::examples::after(super::examples::INIT_TEXT, super::examples::INIT_CLAUDE))]
     Claude(ClaudeArgs),
     /// Wire Codex the same way (its hooks.json).
     #[command(after_help = super::examples::INIT_CODEX)]
@@ -283,7 +283,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         let t = real_dir.join(t);
         match std::fs::canonicalize(&t) {
             Ok(c) => c,
-            Err(_) => crate::agent::hook::normalize(&t),
+            Err(_) => crate::agent::guard::normalize(&t),
         }
     } else {
         real_dir.join(path.file_name().expect("a file name"))

@@ -10,6 +10,7 @@ pub(crate) mod harness;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod masked;
+pub(crate) mod mcp;
 pub(crate) mod session;
 pub(crate) mod set;
 pub(crate) mod status;
@@ -59,7 +60,7 @@ pub enum Command {
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Print the shell hook: eval "$(agentenv hook bash)" in ~/.bashrc.
-    #[command(after_help = examples::HOOK)]
+    #[command(after_help = examples::after(examples::HOOK_TEXT, examples::HOOK))]
     Hook(trust::HookArgs),
     /// Let the shell hook (and --require-trust) load a project's .agents as it is now.
     #[command(after_help = examples::ALLOW)]
@@ -67,9 +68,9 @@ pub enum Command {
     /// Forget an allowed project's .agents.
     #[command(after_help = examples::DENY)]
     Deny(trust::TrustArgs),
-    /// Wire agentenv into an agent: init claude adds its SessionStart hook.
+    /// Wire agentenv into an agent: its hooks, deny rules and one allow rule.
     #[command(subcommand)]
-    #[command(after_help = examples::INIT)]
+    #[command(after_help = examples::after(examples::INIT_TEXT, examples::INIT))]
     Init(agent::InitCommand),
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
@@ -78,6 +79,10 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Type a secret into a store file at the terminal, echo off.
     Set(set::SetArgs),
+    /// Find literal secrets in MCP server configurations; move them into a store.
+    #[command(subcommand)]
+    #[command(after_help = examples::MCP)]
+    Mcp(mcp::McpCommand),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
 }
@@ -103,7 +108,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Exit 1: a runtime error the user must fix (README.md#commands).
+    /// Exit 1: a runtime error the user must fix (docs/commands.md#commands).
     pub fn runtime(message: impl Into<String>) -> Failure {
         Failure {
             code: 1,
@@ -207,7 +212,7 @@ fn finish(exit: Exit) -> i32 {
 /// A clap error prints clap's own message (with its suggestion) and exits 2,
 /// except an invalid `--format` value of a clap-parsed format (explain,
 /// status, harness sandbox-env), which is exit 1 as every bad `--format` is (a
-/// runtime error the user must fix, README.md#commands). `--help`/`--version`
+/// runtime error the user must fix, docs/commands.md#commands). `--help`/`--version`
 /// exit 0.
 pub fn main() -> i32 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -216,7 +221,10 @@ pub fn main() -> i32 {
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            if e.kind() == ErrorKind::InvalidSubcommand {
+                suggest_subcommand(&mut e);
+            }
             // A value given but not accepted (a missing value stays a usage
             // error).
             let bad_format = e.kind() == ErrorKind::InvalidValue
@@ -233,6 +241,43 @@ pub fn main() -> i32 {
         }
     };
     run(cli)
+}
+
+/// Put the nearest subcommand into clap's "a similar subcommand exists"
+/// tip. clap ranks by Jaro similarity, which in a three-letter name sees
+/// nothing in common between `evn` and `env` and suggests `deny`; here the
+/// nearest name by edit distance (a swap of two neighbours is one edit)
+/// wins, when it is at most 2 edits away and not the whole name.
+fn suggest_subcommand(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory;
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidSubcommand) else {
+        return;
+    };
+    let bad = bad.clone();
+    // The command whose subcommand was mistyped: follow the words before it.
+    let root = Cli::command();
+    let mut cmd = &root;
+    for a in std::env::args().skip(1) {
+        if a == bad {
+            break;
+        }
+        if let Some(sub) = cmd.find_subcommand(&a) {
+            cmd = sub;
+        }
+    }
+    let best = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| (strsim::osa_distance(&bad, s.get_name()), s.get_name()))
+        .filter(|&(d, name)| d <= 2 && d < name.len())
+        .min_by_key(|&(d, _)| d);
+    if let Some((_, name)) = best {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![name.to_string()]),
+        );
+    }
 }
 
 /// Run the parsed command; returns the process exit code. Every command's
@@ -264,6 +309,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Status(a) => status::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Set(a) => set::run(a),
+        Command::Mcp(c) => mcp::run(c),
         Command::Man(a) => man::run(a),
     })
 }
