@@ -47,22 +47,15 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Slots, so this many shells can hand a command over at the same moment
-/// (a slot is busy only for the handshake).
-pub const SLOTS: usize = 8;
-
-/// Idle time after which the daemon leaves.
-const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
-
-/// A claim (`N/lock`) with no request after this long is cleared.
-const STALE_CLAIM: Duration = Duration::from_secs(30);
-
-/// How long a request line may take to arrive once it has begun.
-const REQUEST_WAIT: Duration = Duration::from_secs(2);
+pub use super::protocol::SLOTS;
+use super::protocol::{
+    parse_request, CTL, ERR, EXPORTS, IDLE_EXIT, LOCK, NO, OK, OUT, REPLY, REQUEST_WAIT,
+    SLOT_FILES, STALE_CLAIM,
+};
 
 /// The directory of this user's daemon for this agentenv binary (the
 /// protocol's version and a hash of the executable's path in its name, so
@@ -126,8 +119,15 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
                 Err(_) => return None,
             }
         }
-    } else if d.exists() {
-        // Not ours, or not private: never used.
+    } else if std::fs::symlink_metadata(&d).is_ok() {
+        // Not ours, or not private (another user took the name first, in
+        // a shared directory): never used. Every command then goes the
+        // per-command helper's way, masked as well, a few ms slower.
+        crate::info!(
+            "the masking daemon's directory {} is not a private directory of yours; \
+             each command starts its own masking helper instead",
+            d.display()
+        );
         return None;
     }
     let spawned = std::process::Command::new(program)
@@ -146,6 +146,8 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
 struct State {
     /// Requests being handled and commands being relayed.
     active: AtomicUsize,
+    /// The daemon is leaving: no slot is made anew, no request taken.
+    closing: AtomicBool,
     /// Seconds since `start` of the last request.
     last: AtomicU64,
     start: Instant,
@@ -197,6 +199,7 @@ pub fn serve() -> i32 {
     let id = exe.as_deref().and_then(exe_id);
     let state = Arc::new(State {
         active: AtomicUsize::new(0),
+        closing: AtomicBool::new(false),
         last: AtomicU64::new(0),
         start: Instant::now(),
     });
@@ -216,15 +219,43 @@ pub fn serve() -> i32 {
         shut(&d);
         return 1;
     }
+    // SIGTERM wakes the loop through a pipe (the handler only writes it).
+    let term = rustix::pipe::pipe().ok().and_then(|(r, w)| {
+        signal_hook::low_level::pipe::register(signal_hook::consts::SIGTERM, w)
+            .ok()
+            .map(|_| r)
+    });
     // A replaced binary is noticed within seconds; the idle clock needs
     // no finer step than a quarter of its span.
     let tick = (idle_exit / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
     loop {
-        std::thread::sleep(tick);
+        let termed = match &term {
+            Some(r) => {
+                use rustix::event::{poll, PollFd, PollFlags, Timespec};
+                let mut fds = [PollFd::new(r, PollFlags::IN)];
+                let ts = Timespec::try_from(tick).unwrap_or_default();
+                let _ = poll(&mut fds, Some(&ts));
+                !fds[0].revents().is_empty()
+            }
+            None => {
+                std::thread::sleep(tick);
+                false
+            }
+        };
         let replaced = exe.as_deref().and_then(exe_id) != id;
         let taken = std::fs::read(d.join("pid")).ok().as_deref() != Some(pid.as_bytes());
         let idle = state.active.load(Ordering::SeqCst) == 0 && state.idle() >= idle_exit;
-        if replaced || taken || idle {
+        if replaced || taken || idle || termed {
+            // No new command from here on; the commands in flight are
+            // served to their end (their output is not lost, their shells
+            // do not wait on a reply that never comes).
+            state.closing.store(true, Ordering::SeqCst);
+            if !taken {
+                shut(&d);
+            }
+            while state.active.load(Ordering::SeqCst) > 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             if !taken {
                 shut(&d);
             }
@@ -244,8 +275,6 @@ fn shut(d: &Path) {
     }
 }
 
-const SLOT_FILES: [&str; 6] = ["c", "o", "e", "r", "v", "lock"];
-
 fn clear_slot(s: &Path) {
     for n in SLOT_FILES {
         let _ = rustix::fs::unlink(s.join(n));
@@ -256,7 +285,7 @@ fn clear_slot(s: &Path) {
 /// A fresh slot: its FIFOs made and their read ends open, and no claim
 /// (removed last: from then on a shell may take it).
 fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
-    for n in ["c", "o", "e", "r", "v"] {
+    for n in [CTL, OUT, ERR, REPLY, EXPORTS] {
         let _ = rustix::fs::unlink(s.join(n));
     }
     match rustix::fs::mkdirat(CWD, s, Mode::from_raw_mode(0o700)) {
@@ -266,11 +295,11 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
     if !private_dir(s) {
         return Err(std::io::Error::other("the slot is not a private directory"));
     }
-    let ctl = make_fifo_to_read(&s.join("c"))?;
-    let out = make_fifo_to_read(&s.join("o"))?;
-    let err = make_fifo_to_read(&s.join("e"))?;
-    make_fifo(&s.join("r"))?;
-    match rustix::fs::unlink(s.join("lock")) {
+    let ctl = make_fifo_to_read(&s.join(CTL))?;
+    let out = make_fifo_to_read(&s.join(OUT))?;
+    let err = make_fifo_to_read(&s.join(ERR))?;
+    make_fifo(&s.join(REPLY))?;
+    match rustix::fs::unlink(s.join(LOCK)) {
         Ok(()) | Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),
     }
@@ -279,6 +308,9 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
 
 fn slot_loop(s: &Path, state: &Arc<State>) {
     loop {
+        if state.closing.load(Ordering::SeqCst) {
+            return;
+        }
         let ends = match fresh_slot(s) {
             Ok(e) => e,
             Err(_) => {
@@ -291,16 +323,25 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
         };
         state.active.fetch_add(1, Ordering::SeqCst);
         state.touch();
+        if state.closing.load(Ordering::SeqCst) {
+            // Leaving: this shell goes the helper's way.
+            let _ = reply_no(s);
+            state.active.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         match take(s, &line, ends, tx) {
             Some(mut job) => {
-                // The answer first: the relay's thread starts meanwhile.
-                if job.reply.write_all(b"ok\n").is_err() {
+                // The answer first (with the shell's nonce: an `ok` left
+                // in `r` beforehand is not this one): the relay's thread
+                // starts meanwhile.
+                let ok = format!("{OK} {}\n", job.nonce);
+                if job.reply.write_all(ok.as_bytes()).is_err() {
                     state.active.fetch_sub(1, Ordering::SeqCst);
                     continue;
                 }
                 let state = state.clone();
-                let exports = s.join("v");
+                let exports = s.join(EXPORTS);
                 // The relay ends the `active` count; this thread makes
                 // the slot anew once the shell holds its ends (`o`), or
                 // the relay gave up.
@@ -311,6 +352,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                         reply,
                         values,
                         opened,
+                        nonce: _,
                     } = job;
                     let _ = relay(
                         ends,
@@ -329,7 +371,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                     state.touch();
                     state.active.fetch_sub(1, Ordering::SeqCst);
                 });
-                let _ = rx.recv_timeout(super::relay::OPEN_WAIT + Duration::from_secs(1));
+                let _ = rx.recv_timeout(super::protocol::OPEN_WAIT + Duration::from_secs(1));
             }
             None => {
                 state.active.fetch_sub(1, Ordering::SeqCst);
@@ -363,7 +405,7 @@ fn wait_request(ctl: &OwnedFd, s: &Path) -> Option<Vec<u8>> {
                 return None;
             }
             // A claim with no request for this long: the shell is gone.
-            let stale = std::fs::symlink_metadata(s.join("lock"))
+            let stale = std::fs::symlink_metadata(s.join(LOCK))
                 .ok()
                 .and_then(|m| m.modified().ok())
                 .and_then(|t| t.elapsed().ok())
@@ -405,34 +447,52 @@ struct Job {
     reply: File,
     values: Vec<(String, Vec<u8>)>,
     opened: std::sync::mpsc::Sender<()>,
+    nonce: String,
 }
 
-/// Open what the request names; on any failure answer `no` (when the
-/// reply FIFO opens) and give `None`.
-fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) -> Option<Job> {
+fn open_reply(s: &Path) -> Option<File> {
     let reply = rustix::fs::open(
-        s.join("r"),
+        s.join(REPLY),
         OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
         Mode::empty(),
     )
     .ok()?;
     let _ = rustix::fs::fcntl_setfl(&reply, OFlags::WRONLY);
-    let mut reply = File::from(reply);
-    match parse_request(line).and_then(|(pid, o, e, entry)| {
-        let dst = [open_dst(pid, o)?, open_dst(pid, e)?];
-        let (prologue, values) = super::hook::load_entry(&entry).ok()?;
-        write_exports(&s.join("v"), &prologue).ok()?;
-        Some((dst, values))
+    Some(File::from(reply))
+}
+
+fn reply_no(s: &Path) -> Option<()> {
+    open_reply(s)?.write_all(NO).ok()
+}
+
+/// Open what the request names; on any failure answer `no` (when the
+/// reply FIFO opens) and give `None`. The requester is the process that
+/// holds this slot's `c` open for writing at the descriptor it names
+/// (checked through `/proc`, not taken on its word), and the daemon
+/// writes only where that process itself may: its descriptors `O` and `E`
+/// (open for writing) — never another process's, never a file it may only
+/// read.
+fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) -> Option<Job> {
+    let mut reply = open_reply(s)?;
+    match parse_request(line).and_then(|r| {
+        if !holds(r.pid, r.c, &ends.ctl) {
+            return None;
+        }
+        let dst = [open_dst(r.pid, r.o)?, open_dst(r.pid, r.e)?];
+        let (prologue, values) = super::entry::load_entry(&r.entry).ok()?;
+        write_exports(&s.join(EXPORTS), &r.nonce, &prologue).ok()?;
+        Some((dst, values, r.nonce))
     }) {
-        Some((dst, values)) => Some(Job {
+        Some((dst, values, nonce)) => Some(Job {
             ends,
             dst,
             reply,
             values,
             opened,
+            nonce,
         }),
         None => {
-            let _ = reply.write_all(b"no\n");
+            let _ = reply.write_all(NO);
             None
         }
     }
@@ -440,28 +500,31 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
 
 /// The exports, for the shell to read once its output goes into the
 /// FIFOs: a new owner-only file in the slot (memory: `/dev/shm` or the
-/// runtime directory), removed as soon as the shell holds it open.
-fn write_exports(path: &Path, prologue: &[u8]) -> std::io::Result<()> {
+/// runtime directory), removed as soon as the shell holds it open. Its
+/// first line is `: NONCE`, the shell's own, which the shell checks.
+fn write_exports(path: &Path, nonce: &str, prologue: &[u8]) -> std::io::Result<()> {
     let _ = rustix::fs::unlink(path);
     let fd = rustix::fs::open(
         path,
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )?;
-    File::from(fd).write_all(prologue)
+    let mut f = File::from(fd);
+    f.write_all(format!(": {nonce}\n").as_bytes())?;
+    f.write_all(prologue)
 }
 
-/// `PID O E CLIENT ENTRY` (the entry is the rest of the line).
-fn parse_request(line: &[u8]) -> Option<(u32, u32, u32, PathBuf)> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut it = line.splitn(5, |&c| c == b' ');
-    let num = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u32>().ok();
-    let pid = num(it.next()?)?;
-    let o = num(it.next()?)?;
-    let e = num(it.next()?)?;
-    let _client = it.next()?;
-    let entry = it.next().filter(|p| p.starts_with(b"/"))?;
-    Some((pid, o, e, PathBuf::from(std::ffi::OsStr::from_bytes(entry))))
+/// Does process `pid` hold `ctl`'s FIFO (this slot's `c`) open for
+/// writing at its descriptor `fd`?
+fn holds(pid: u32, fd: u32, ctl: &OwnedFd) -> bool {
+    let (Ok(mine), Ok(theirs)) = (
+        rustix::fs::fstat(ctl),
+        rustix::fs::stat(format!("/proc/{pid}/fd/{fd}").as_str()),
+    ) else {
+        return false;
+    };
+    (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+        && fd_flags(pid, fd).is_some_and(writes)
 }
 
 /// The shell's saved stdout or stderr: a pipe or a character device, or
@@ -472,9 +535,17 @@ fn open_dst(pid: u32, fd: u32) -> Option<File> {
     use rustix::fs::FileType;
     let p = format!("/proc/{pid}/fd/{fd}");
     let st = rustix::fs::stat(p.as_str()).ok()?;
+    // Only a descriptor the shell may write itself (a pipe's read end, a
+    // file opened to read, even with O_APPEND, is not reopened to write).
+    let their = fd_flags(pid, fd)?;
+    if !writes(their) {
+        return None;
+    }
     let flags = match FileType::from_raw_mode(st.st_mode) {
         FileType::Fifo | FileType::CharacterDevice => OFlags::WRONLY,
-        FileType::RegularFile if appends(pid, fd)? => OFlags::WRONLY | OFlags::APPEND,
+        FileType::RegularFile if their & OFlags::APPEND.bits() != 0 => {
+            OFlags::WRONLY | OFlags::APPEND
+        }
         _ => return None,
     };
     let f = rustix::fs::open(
@@ -492,13 +563,16 @@ fn open_dst(pid: u32, fd: u32) -> Option<File> {
     Some(File::from(f))
 }
 
-/// Does the shell's descriptor `fd` append (`O_APPEND` in its
-/// `/proc/PID/fdinfo`)?
-fn appends(pid: u32, fd: u32) -> Option<bool> {
+/// The open flags of `pid`'s descriptor `fd` (`flags:` in
+/// `/proc/PID/fdinfo/FD`).
+fn fd_flags(pid: u32, fd: u32) -> Option<u32> {
     let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-    let flags = info
-        .lines()
+    info.lines()
         .find_map(|l| l.strip_prefix("flags:"))
-        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())?;
-    Some(flags & OFlags::APPEND.bits() != 0)
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+}
+
+/// Open for writing (`O_WRONLY` or `O_RDWR`)?
+fn writes(flags: u32) -> bool {
+    matches!(flags & 0o3, 0o1 | 0o2)
 }

@@ -37,12 +37,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long the shell may take to open the FIFOs.
-pub(crate) const OPEN_WAIT: Duration = Duration::from_secs(20);
-
-/// After the shell's end byte, how long a stream that a background job
-/// still holds may stay quiet before the shell is let go.
-const DRAIN_IDLE: Duration = Duration::from_millis(100);
+pub(crate) use super::protocol::OPEN_WAIT;
+use super::protocol::{CTL, DONE, DRAIN_IDLE, ERR, OPENED, OUT};
 
 /// The three FIFOs (read ends open) and their directory, which [`serve`]
 /// removes once the shell has opened them (or on drop).
@@ -57,7 +53,7 @@ struct FifoDir(PathBuf);
 
 impl Drop for FifoDir {
     fn drop(&mut self) {
-        for n in ["c", "o", "e"] {
+        for n in [CTL, OUT, ERR] {
             let _ = rustix::fs::unlink(self.0.join(n));
         }
         let _ = rustix::fs::rmdir(&self.0);
@@ -65,27 +61,32 @@ impl Drop for FifoDir {
 }
 
 /// Where the directory may go, in order: the [`memory_dirs`], then the
-/// temp dir (macOS: the per-user `$TMPDIR`) when it is ours and owner-only
-/// or sticky (nobody else can rename our directory away).
+/// temp dir (when [`shared_safely`]; on macOS the per-user `$TMPDIR`,
+/// which is owner-only).
 fn base_dirs() -> Vec<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
     let mut dirs = memory_dirs();
     let tmp = std::env::temp_dir();
-    let usable = std::fs::metadata(&tmp).is_ok_and(|md| {
-        md.is_dir()
-            && (md.mode() & 0o1000 != 0
-                || (md.uid() == rustix::process::geteuid().as_raw() && md.mode() & 0o022 == 0))
-    });
-    if usable {
+    if std::fs::symlink_metadata(&tmp).is_ok_and(|md| shared_safely(&md)) {
         dirs.push(tmp);
     }
     dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
     dirs
 }
 
+/// May a directory of ours live in this one? Only when nobody else can
+/// rename it away (and put another in its place): the directory has the
+/// sticky bit, or nobody but its owner — us or root — can write it. A
+/// world-writable directory without the sticky bit (a Kubernetes memory
+/// `emptyDir` on `/dev/shm` is `0777`) is refused, whoever owns it.
+pub(crate) fn shared_safely(md: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owner = md.uid() == rustix::process::geteuid().as_raw() || md.uid() == 0;
+    md.is_dir() && (md.mode() & 0o1000 != 0 || (owner && md.mode() & 0o022 == 0))
+}
+
 /// The places on memory for FIFOs, in order: `$XDG_RUNTIME_DIR` when it
-/// is an owner-only directory of ours; `/dev/shm` when it is a sticky
-/// directory (a directory and three FIFOs cost milliseconds of journal
+/// is an owner-only directory of ours; `/dev/shm` when [`shared_safely`]
+/// (a directory and three FIFOs cost milliseconds of journal
 /// waits on a busy ext4 `/tmp`, microseconds there). None holds a newline.
 pub(crate) fn memory_dirs() -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
@@ -105,7 +106,7 @@ pub(crate) fn memory_dirs() -> Vec<PathBuf> {
     let shm = Path::new("/dev/shm");
     if !crate::platform::portable() {
         if let Ok(md) = std::fs::symlink_metadata(shm) {
-            if md.is_dir() && (md.mode() & 0o1000 != 0 || md.uid() == 0) {
+            if shared_safely(&md) {
                 dirs.push(shm.to_path_buf());
             }
         }
@@ -169,9 +170,9 @@ impl Fifos {
         };
         let dir = FifoDir(dir);
         let ends = Ends {
-            ctl: make_fifo_to_read(&dir.0.join("c"))?,
-            out: make_fifo_to_read(&dir.0.join("o"))?,
-            err: make_fifo_to_read(&dir.0.join("e"))?,
+            ctl: make_fifo_to_read(&dir.0.join(CTL))?,
+            out: make_fifo_to_read(&dir.0.join(OUT))?,
+            err: make_fifo_to_read(&dir.0.join(ERR))?,
         };
         Ok(Fifos { dir, ends })
     }
@@ -332,7 +333,7 @@ pub fn relay(
             continue;
         }
         match read_ctl(&ends.ctl) {
-            Some(b) if b.first() == Some(&b'o') => break b[1..].contains(&b'x'),
+            Some(b) if b.first() == Some(&OPENED) => break b[1..].contains(&DONE),
             Some(b) if b.is_empty() => {}
             // The shell gave up (closed `c`) or wrote something else.
             _ => {
