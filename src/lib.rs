@@ -35,6 +35,7 @@ mod jsonedit;
 mod log;
 mod mask;
 mod mcp;
+mod platform;
 mod process;
 mod refs;
 

@@ -235,7 +235,7 @@ pub fn pump<W: Write>(
     // 64 KiB: a fast producer fills it while the masker works, and each
     // read takes up to the whole buffer (fewer reads, writes and
     // wake-ups). Not a pipe, or not allowed: it stays as it is.
-    let _ = rustix::pipe::fcntl_setpipe_size(src, PIPE_SIZE);
+    crate::platform::set_pipe_size(src, PIPE_SIZE);
     let mut buf = vec![0u8; PIPE_SIZE];
     let mut last = Instant::now();
     // Since when the producer is gone (draining), if it is.

@@ -964,7 +964,7 @@ impl Prepared {
         let mut warnings = Vec::new();
         // A gated store's file runs from the bytes digested.
         let copy = match self.pinned_file(f) {
-            Pinned::Bytes(b) => match sealed_copy(&b) {
+            Pinned::Bytes(b) => match pinned_copy(&b) {
                 Ok(fd) => Some(fd),
                 Err(e) => {
                     let why = crate::fsutil::io_kind(&e);
@@ -1067,8 +1067,8 @@ impl Prepared {
         let env = spawn_env(a.current(), base);
         let mut warnings = Vec::new();
         // A gated store's file: bash sources the bytes digested, from a
-        // sealed in-memory copy (`/proc/self/fd/N`), never the path again.
-        let copy = match pinned.as_deref().map(|b| sealed_copy(b)).transpose() {
+        // private copy ([`pinned_copy`]), never the path again.
+        let copy = match pinned.as_deref().map(|b| pinned_copy(b)).transpose() {
             Ok(c) => c,
             Err(e) => {
                 let why = crate::fsutil::io_kind(&e);
@@ -1080,12 +1080,9 @@ impl Prepared {
                 return;
             }
         };
-        let from = copy.as_ref().map(|fd| {
-            PathBuf::from(format!(
-                "/proc/self/fd/{}",
-                std::os::fd::AsRawFd::as_raw_fd(fd)
-            ))
-        });
+        let from = copy
+            .as_ref()
+            .map(|fd| crate::platform::fd_path(std::os::fd::AsFd::as_fd(fd)));
         let sourced = shell::source(
             bash,
             &f.path,
@@ -1123,10 +1120,22 @@ fn too_large(a: &mut Assembly, l: usize, f: &EnvFile) {
     a.fail(l, "larger than 16 MiB");
 }
 
-/// `bytes` in a sealed memfd that children inherit (no close-on-exec),
-/// read from its start: what a layer child runs instead of re-opening a
-/// store file by its path.
-fn sealed_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+/// `bytes` in a file only this process can reach, open read-only and
+/// inherited by children (no close-on-exec), read from its start: what a
+/// layer child runs instead of re-opening a store file by its path. On
+/// Linux a sealed memfd ([`sealed_memfd`]); on the portable path an
+/// unlinked owner-only file ([`unlinked_copy`]).
+fn pinned_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    #[cfg(target_os = "linux")]
+    if !crate::platform::portable() {
+        return sealed_memfd(bytes);
+    }
+    unlinked_copy(bytes)
+}
+
+/// `bytes` in a sealed memfd: no write, grow or shrink once sealed.
+#[cfg(target_os = "linux")]
+fn sealed_memfd(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
     use rustix::fs::{MemfdFlags, SealFlags};
     let fd = rustix::fs::memfd_create("agentenv-layer", MemfdFlags::ALLOW_SEALING)?;
     let mut done = 0;
@@ -1138,6 +1147,51 @@ fn sealed_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
         &fd,
         SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE,
     )?;
+    Ok(fd)
+}
+
+/// `bytes` in a file that has no name by the time anything runs: written
+/// into a fresh `0700` directory of the temp dir as a `0600` file created
+/// with `O_EXCL` (never through a link), opened again read-only, then
+/// unlinked with its directory; the writing descriptor is closed. Checked
+/// to be a regular file of this user with no link left and the length
+/// written. No other user can open it at any point (the directory is
+/// owner-only), and no one at all once it is unlinked; only the
+/// read-only descriptor reaches the child.
+fn unlinked_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("agentenv-layer.")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()?;
+    let path = dir.path().join("bytes");
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&path)?;
+    w.write_all(bytes)?;
+    let r = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    drop(w);
+    dir.close()?;
+    let st = rustix::fs::fstat(&r)?;
+    let odd = rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
+        || st.st_nlink != 0
+        || st.st_uid != rustix::process::geteuid().as_raw()
+        || st.st_size as u64 != bytes.len() as u64;
+    if odd {
+        return Err(std::io::Error::other(
+            "the private copy is not the file written",
+        ));
+    }
+    let fd = std::os::fd::OwnedFd::from(r);
+    rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::empty())?;
     Ok(fd)
 }
 

@@ -15,6 +15,7 @@ mod support;
 
 mod agent_hook;
 mod audit;
+mod bash32;
 mod cache;
 mod cli;
 mod compat;
@@ -36,6 +37,7 @@ mod native_vs_bash;
 mod newcomer;
 mod oracle;
 mod packaging;
+mod platform;
 mod properties;
 mod redact;
 mod refs;
