@@ -61,6 +61,9 @@ pub const DENY_REASON: &str = "agentenv: this path is an agent store (or its cac
 pub enum Client {
     Claude,
     Codex,
+    Gemini,
+    OpenCode,
+    Copilot,
 }
 
 impl Client {
@@ -68,6 +71,9 @@ impl Client {
         match s {
             "claude" => Some(Client::Claude),
             "codex" => Some(Client::Codex),
+            "gemini" => Some(Client::Gemini),
+            "opencode" => Some(Client::OpenCode),
+            "copilot" => Some(Client::Copilot),
             _ => None,
         }
     }
@@ -75,7 +81,20 @@ impl Client {
         match self {
             Client::Claude => "claude",
             Client::Codex => "codex",
+            Client::Gemini => "gemini",
+            Client::OpenCode => "opencode",
+            Client::Copilot => "copilot",
         }
+    }
+    /// Whether the rewritten command sources the prologue file (the
+    /// client has no session env file holding [`FUNCTIONS`]).
+    fn sources_prologue(self) -> bool {
+        self != Client::Claude
+    }
+    /// Whether the cache entry also carries the public variables' exports
+    /// (the client has no other way to give them to each command).
+    fn entry_has_public(self) -> bool {
+        matches!(self, Client::Codex | Client::Gemini | Client::Copilot)
     }
 }
 
@@ -83,7 +102,11 @@ impl Client {
 pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path>) -> Exit {
     match event {
         "pre-tool-use" => pre_tool_use(client),
-        "session-start" => session_start(client, export_values),
+        "after-tool" if client == Client::Gemini => super::agent_clients::after_tool(),
+        "shell-env" if client == Client::OpenCode => super::agent_clients::shell_env(),
+        "session-start" if matches!(client, Client::Claude | Client::Codex) => {
+            session_start(client, export_values)
+        }
         "daemon" => super::agent_daemon::serve(),
         "wrap" => match entry {
             Some(entry) => run_command_helper(entry),
@@ -96,9 +119,15 @@ pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path
              to load them again",
         )),
         other => Err(Failure::usage(format!(
-            "unknown hook event '{}' for {} (known: pre-tool-use, session-start)",
+            "unknown hook event '{}' for {} (known: {})",
             other.escape_debug(),
-            client.name()
+            client.name(),
+            match client {
+                Client::Claude | Client::Codex => "pre-tool-use, session-start",
+                Client::Gemini => "pre-tool-use, after-tool",
+                Client::OpenCode => "pre-tool-use, shell-env",
+                Client::Copilot => "pre-tool-use",
+            }
         ))),
     }
 }
@@ -132,8 +161,8 @@ pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment ho
 /// which the rewritten commands call.
 fn session_start(client: Client, export_values: bool) -> Exit {
     let var = match client {
-        Client::Claude => "CLAUDE_ENV_FILE",
         Client::Codex => "CODEX_ENV_FILE",
+        _ => "CLAUDE_ENV_FILE",
     };
     let base = crate::core::process_env();
     let Some(file) = crate::core::get(&base, var).filter(|v| !v.is_empty()) else {
@@ -227,7 +256,7 @@ fn pre_tool_use(client: Client) -> Exit {
     }
 }
 
-/// The file tools whose input names a path.
+/// The file tools whose input names a path (Claude Code's).
 const FILE_TOOLS: &[&str] = &[
     "Read",
     "Write",
@@ -249,6 +278,86 @@ const SHELL_TOOLS: &[&str] = &[
     "unified_exec",
 ];
 
+/// What a client's tool is to the hook: its shell, a file tool (with the
+/// input keys that name paths; `pattern` only for the glob tools, where it
+/// is a path pattern, not a regex), or something else.
+enum Tool {
+    Shell,
+    Files(&'static [&'static str]),
+    Other,
+}
+
+fn tool_kind(client: Client, tool: &str) -> Tool {
+    const PATHS: &[&str] = &["file_path", "notebook_path", "path", "glob"];
+    const GLOB: &[&str] = &["path", "pattern"];
+    match client {
+        Client::Claude | Client::Codex => {
+            if SHELL_TOOLS.contains(&tool) {
+                Tool::Shell
+            } else if tool == "Glob" {
+                Tool::Files(GLOB)
+            } else if FILE_TOOLS.contains(&tool) {
+                Tool::Files(PATHS)
+            } else {
+                Tool::Other
+            }
+        }
+        // Gemini CLI's tool names (its docs/tools).
+        Client::Gemini => match tool {
+            "run_shell_command" => Tool::Shell,
+            "glob" => Tool::Files(&["dir_path", "pattern"]),
+            "read_file" | "write_file" | "replace" | "list_directory" | "grep_search"
+            | "read_many_files" => Tool::Files(&[
+                "file_path",
+                "dir_path",
+                "path",
+                "include_pattern",
+                "include",
+                "paths",
+            ]),
+            _ => Tool::Other,
+        },
+        // OpenCode's built-in tools.
+        Client::OpenCode => match tool {
+            "bash" => Tool::Shell,
+            "glob" => Tool::Files(&["path", "pattern"]),
+            "read" | "write" | "edit" | "multiedit" | "patch" | "list" | "grep" => {
+                Tool::Files(&["filePath", "path", "include"])
+            }
+            _ => Tool::Other,
+        },
+        // Copilot CLI's (its hooks reference: tool names for matching).
+        Client::Copilot => match tool {
+            "bash" => Tool::Shell,
+            "glob" => Tool::Files(&["path", "pattern"]),
+            "view" | "create" | "edit" | "grep" => Tool::Files(&["path", "glob"]),
+            _ => Tool::Other,
+        },
+    }
+}
+
+/// The tool's name and input in a client's event: `tool_name` /
+/// `tool_input` (Claude Code, Codex, Gemini CLI, agentenv's OpenCode
+/// plugin, Copilot's PascalCase events), or Copilot's `toolName` /
+/// `toolArgs` (an object, or a JSON text of one).
+fn tool_of(obj: &Map<String, Value>) -> (String, Option<Map<String, Value>>) {
+    let tool = obj
+        .get("tool_name")
+        .or_else(|| obj.get("toolName"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let input = match obj.get("tool_input").or_else(|| obj.get("toolArgs")) {
+        Some(Value::Object(m)) => Some(m.clone()),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        },
+        _ => None,
+    };
+    (tool, input)
+}
+
 /// The answer to one PreToolUse event (`None`: nothing to say, the tool
 /// runs as asked). `Err`: a message for a soft error.
 pub fn decide(
@@ -259,8 +368,8 @@ pub fn decide(
     let Some(obj) = event.as_object() else {
         return Err("the event is not a JSON object".into());
     };
-    let tool = obj.get("tool_name").and_then(Value::as_str).unwrap_or("");
-    let Some(input) = obj.get("tool_input").and_then(Value::as_object) else {
+    let (tool, input) = tool_of(obj);
+    let Some(input) = input else {
         return Ok(None);
     };
     let cwd = obj
@@ -269,27 +378,31 @@ pub fn decide(
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
-    if FILE_TOOLS.contains(&tool) {
-        let stores = StorePaths::new(base);
-        // Glob's `pattern` is a path pattern; Grep's is a regex (its
-        // `glob` filters names under `path`).
-        let keys: &[&str] = if tool == "Glob" {
-            &["path", "pattern"]
-        } else {
-            &["file_path", "notebook_path", "path", "glob"]
+    let keys = match tool_kind(client, &tool) {
+        Tool::Other => return Ok(None),
+        Tool::Files(keys) => keys,
+        Tool::Shell => return shell(client, &input, base),
+    };
+    let stores = StorePaths::new(base);
+    for &key in keys {
+        let paths: Vec<&str> = match input.get(key) {
+            Some(Value::String(p)) => vec![p.as_str()],
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
         };
-        for &key in keys {
-            if let Some(p) = input.get(key).and_then(Value::as_str) {
-                if stores.covers(&cwd, p) {
-                    return Ok(Some(deny(client)));
-                }
-            }
+        if paths.iter().any(|p| stores.covers(&cwd, p)) {
+            return Ok(Some(deny(client)));
         }
-        return Ok(None);
     }
-    if !SHELL_TOOLS.contains(&tool) {
-        return Ok(None);
-    }
+    Ok(None)
+}
+
+/// The answer for the shell tool: its command rewritten (module doc).
+fn shell(
+    client: Client,
+    input: &Map<String, Value>,
+    base: &crate::core::Env,
+) -> Result<Option<Value>, String> {
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
@@ -305,35 +418,58 @@ pub fn decide(
         Value::String(rewrite(
             command,
             &me,
-            (client == Client::Codex).then_some(prologue.as_path()),
+            client.sources_prologue().then_some(prologue.as_path()),
             &entry,
             client,
             daemon.as_deref(),
         )),
     );
-    let mut out = json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "updatedInput": Value::Object(updated),
-        }
-    });
-    if client == Client::Codex {
+    let updated = Value::Object(updated);
+    Ok(Some(match client {
         // Codex applies updatedInput only with "allow", which there is
         // not an approval (that is the PermissionRequest hook's): the
         // command still goes through Codex's approval policy and sandbox.
-        out["hookSpecificOutput"]["permissionDecision"] = json!("allow");
-    }
-    Ok(Some(out))
+        Client::Claude | Client::Codex => {
+            let mut out = json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "updatedInput": updated,
+                }
+            });
+            if client == Client::Codex {
+                out["hookSpecificOutput"]["permissionDecision"] = json!("allow");
+            }
+            out
+        }
+        // BeforeTool: `tool_input` merges over the model's arguments.
+        Client::Gemini => json!({
+            "hookSpecificOutput": { "hookEventName": "BeforeTool", "tool_input": updated }
+        }),
+        // agentenv's own plugin reads `args`.
+        Client::OpenCode => json!({ "args": updated }),
+        // preToolUse: `modifiedArgs` replaces the arguments.
+        Client::Copilot => json!({ "modifiedArgs": updated }),
+    }))
 }
 
-fn deny(_client: Client) -> Value {
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
+fn deny(client: Client) -> Value {
+    match client {
+        Client::Claude | Client::Codex => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": DENY_REASON,
+            }
+        }),
+        // The reason goes to the agent as the tool's error.
+        Client::Gemini => json!({ "decision": "deny", "reason": DENY_REASON }),
+        // The plugin throws it.
+        Client::OpenCode => json!({ "deny": DENY_REASON }),
+        Client::Copilot => json!({
             "permissionDecision": "deny",
             "permissionDecisionReason": DENY_REASON,
-        }
-    })
+        }),
+    }
 }
 
 /// Where the stores are, for the file tools' deny rule.
@@ -589,7 +725,7 @@ pub fn rewrite(
 /// now when missing or about to expire); `None` when there are none. For
 /// Codex, which has no session env file before 0.172, the entry also
 /// holds the `export` lines of the public variables.
-fn sensitive_entry(
+pub(crate) fn sensitive_entry(
     base: &crate::core::Env,
     client: Client,
 ) -> Result<Option<(PathBuf, PathBuf)>, String> {
@@ -615,13 +751,12 @@ fn sensitive_entry(
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
     let values = session.sensitive_values();
-    let public = match client {
-        Client::Claude => String::new(),
-        Client::Codex => {
-            let mut view = super::session::session_view(&session, true);
-            super::session::keep_public(&session, &mut view);
-            crate::render::render(crate::render::Format::Export, &view)
-        }
+    let public = if client.entry_has_public() {
+        let mut view = super::session::session_view(&session, true);
+        super::session::keep_public(&session, &mut view);
+        crate::render::render(crate::render::Format::Export, &view)
+    } else {
+        String::new()
     };
     let text = entry_text(&values, &public);
     let kept = plan.keep(text.as_bytes())?;

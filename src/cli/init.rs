@@ -57,6 +57,16 @@ pub enum InitCommand {
     /// Wire Codex the same way (its hooks.json).
     #[command(after_help = super::examples::INIT_CODEX)]
     Codex(ClaudeArgs),
+    /// Wire Gemini CLI (its settings.json): BeforeTool rewrites each shell
+    /// command, AfterTool masks every tool result.
+    #[command(after_help = super::examples::INIT_GEMINI)]
+    Gemini(ClaudeArgs),
+    /// Wire OpenCode: a plugin file (shell.env, tool.execute.before).
+    #[command(after_help = super::examples::INIT_OPENCODE)]
+    Opencode(ClaudeArgs),
+    /// Wire GitHub Copilot CLI: a hooks file (preToolUse, modifiedArgs).
+    #[command(after_help = super::examples::INIT_COPILOT)]
+    Copilot(ClaudeArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,11 +116,12 @@ pub const DENY_RULES: &[&str] = &[
 /// defines).
 pub const ALLOW_RULES: &[&str] = &["Bash(__agentenv_begin:*)"];
 
-/// Which client.
+/// Which client (of those whose settings file `init` edits as JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Client {
     Claude,
     Codex,
+    Gemini,
 }
 
 impl Client {
@@ -118,15 +129,30 @@ impl Client {
         match self {
             Client::Claude => "claude",
             Client::Codex => "codex",
+            Client::Gemini => "gemini",
         }
     }
     fn env_file_var(self) -> &'static str {
         match self {
             Client::Claude => "CLAUDE_ENV_FILE",
             Client::Codex => "CODEX_ENV_FILE",
+            // No session env file: the rewrite brings the public ones too.
+            Client::Gemini => "",
+        }
+    }
+    /// agentenv's hooks in this client's settings, in order.
+    fn events(self) -> &'static [Ours] {
+        match self {
+            Client::Claude | Client::Codex => &[Ours::SessionStart, Ours::PreToolUse],
+            Client::Gemini => &[Ours::PreToolUse, Ours::AfterTool],
         }
     }
 }
+
+/// Gemini CLI's tools the BeforeTool hook sees: the shell and the file
+/// tools it denies a store's paths.
+pub const GEMINI_BEFORE_MATCHER: &str =
+    "run_shell_command|read_file|read_many_files|write_file|replace|list_directory|grep_search|glob";
 
 /// What `init` writes: the commands of the two hooks, and the deny rules.
 #[derive(Debug, Clone)]
@@ -137,6 +163,8 @@ pub struct Wiring {
     pub program: String,
     pub session_start: String,
     pub pre_tool_use: String,
+    /// Gemini CLI's AfterTool hook (masks every tool result).
+    pub after_tool: String,
     pub matcher: &'static str,
     pub deny: &'static [&'static str],
     /// `permissions.allow` rules (Claude Code's permission check then
@@ -166,18 +194,20 @@ impl Wiring {
             program: first_word(program).map(|w| w.0).unwrap_or_default(),
             session_start,
             pre_tool_use: format!("{program} hook {} pre-tool-use", client.name()),
+            after_tool: format!("{program} hook {} after-tool", client.name()),
             matcher: match client {
                 Client::Claude => CLAUDE_MATCHER,
+                Client::Gemini => GEMINI_BEFORE_MATCHER,
                 // Codex's shell tool (and its aliases) and apply_patch.
                 Client::Codex => "^(Bash|shell|exec_command|local_shell|unified_exec|apply_patch)$",
             },
             deny: match client {
                 Client::Claude => DENY_RULES,
-                Client::Codex => &[],
+                _ => &[],
             },
             allow: match client {
                 Client::Claude => ALLOW_RULES,
-                Client::Codex => &[],
+                _ => &[],
             },
         }
     }
@@ -187,6 +217,13 @@ pub fn run(c: InitCommand) -> Exit {
     match c {
         InitCommand::Claude(a) => run_init(Client::Claude, a),
         InitCommand::Codex(a) => run_init(Client::Codex, a),
+        InitCommand::Gemini(a) => run_init(Client::Gemini, a),
+        InitCommand::Opencode(a) => {
+            super::agent_clients::run_init(super::agent_clients::FileClient::OpenCode, a)
+        }
+        InitCommand::Copilot(a) => {
+            super::agent_clients::run_init(super::agent_clients::FileClient::Copilot, a)
+        }
     }
 }
 
@@ -203,7 +240,7 @@ pub enum Outcome {
 /// The first shell word of `command` (quotes removed as `sh` removes
 /// them) and the rest after it; `None` when it holds an expansion or an
 /// operator (then it is not a plain program name).
-fn first_word(command: &str) -> Option<(String, &str)> {
+pub(crate) fn first_word(command: &str) -> Option<(String, &str)> {
     let mut word = String::new();
     let mut chars = command.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -256,6 +293,7 @@ fn first_word(command: &str) -> Option<(String, &str)> {
 enum Ours {
     SessionStart,
     PreToolUse,
+    AfterTool,
 }
 
 fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
@@ -268,12 +306,18 @@ fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
     }
     let words: Vec<&str> = rest.split_whitespace().collect();
     let var = format!("\"${}\"", client.env_file_var());
+    let var = if client.env_file_var().is_empty() {
+        String::new()
+    } else {
+        var
+    };
     match words.as_slice() {
         ["env", ..] if words.windows(2).any(|w| w[0] == "--into" && w[1] == var) => {
             Some(Ours::SessionStart)
         }
         ["hook", c, "session-start", ..] if *c == client.name() => Some(Ours::SessionStart),
         ["hook", c, "pre-tool-use", ..] if *c == client.name() => Some(Ours::PreToolUse),
+        ["hook", c, "after-tool", ..] if *c == client.name() => Some(Ours::AfterTool),
         _ => None,
     }
 }
@@ -287,10 +331,20 @@ fn is_ours(hook: &Node, which: Ours, w: &Wiring) -> bool {
             == Some(which)
 }
 
-fn event_name(which: Ours) -> &'static str {
+fn event_name(which: Ours, client: Client) -> &'static str {
+    match (which, client) {
+        (Ours::PreToolUse, Client::Gemini) => "BeforeTool",
+        (Ours::SessionStart, _) => "SessionStart",
+        (Ours::PreToolUse, _) => "PreToolUse",
+        (Ours::AfterTool, _) => "AfterTool",
+    }
+}
+
+fn command_for(w: &Wiring, which: Ours) -> &String {
     match which {
-        Ours::SessionStart => "SessionStart",
-        Ours::PreToolUse => "PreToolUse",
+        Ours::SessionStart => &w.session_start,
+        Ours::PreToolUse => &w.pre_tool_use,
+        Ours::AfterTool => &w.after_tool,
     }
 }
 
@@ -300,6 +354,11 @@ fn group_for(w: &Wiring, which: Ours) -> Value {
         Ours::PreToolUse => json!({
             "matcher": w.matcher,
             "hooks": [{"type": "command", "command": w.pre_tool_use}]
+        }),
+        // Every tool's result (Gemini CLI: "*" matches all).
+        Ours::AfterTool => json!({
+            "matcher": "*",
+            "hooks": [{"type": "command", "command": w.after_tool}]
         }),
     }
 }
@@ -352,18 +411,24 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
     let (text, root) = parse_root(text)?;
     let st = Style::of(&text);
     let Some((_, hooks)) = member(&text, &root, "hooks", "hooks", false)? else {
-        let v = json!({
-            "SessionStart": [group_for(w, Ours::SessionStart)],
-            "PreToolUse": [group_for(w, Ours::PreToolUse)],
-        });
-        return Ok(Some(jsonedit::add_member(&text, &root, &st, "hooks", &v)));
+        let mut v = serde_json::Map::new();
+        for &which in w.client.events() {
+            v.insert(
+                event_name(which, w.client).into(),
+                json!([group_for(w, which)]),
+            );
+        }
+        return Ok(Some(jsonedit::add_member(
+            &text,
+            &root,
+            &st,
+            "hooks",
+            &Value::Object(v),
+        )));
     };
-    for which in [Ours::SessionStart, Ours::PreToolUse] {
-        let ev = event_name(which);
-        let want = match which {
-            Ours::SessionStart => &w.session_start,
-            Ours::PreToolUse => &w.pre_tool_use,
-        };
+    for &which in w.client.events() {
+        let ev = event_name(which, w.client);
+        let want = command_for(w, which);
         let Some((_, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
             let v = json!([group_for(w, which)]);
             return Ok(Some(jsonedit::add_member(&text, hooks, &st, ev, &v)));
@@ -453,8 +518,8 @@ fn remove_hook_at(text: &str, groups: &Node, group: &Node, list: &Node, hook: &N
 fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
     let (text, root) = parse_root(text)?;
     if let Some((hi, hooks)) = member(&text, &root, "hooks", "hooks", false)? {
-        for which in [Ours::SessionStart, Ours::PreToolUse] {
-            let ev = event_name(which);
+        for &which in w.client.events() {
+            let ev = event_name(which, w.client);
             let Some((ei, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
                 continue;
             };
@@ -567,6 +632,8 @@ fn settings_path(
     let (dir_name, file_name, var) = match client {
         Client::Claude => (".claude", "settings.json", "CLAUDE_CONFIG_DIR"),
         Client::Codex => (".codex", "hooks.json", "CODEX_HOME"),
+        // Gemini CLI: ~/.gemini/settings.json, DIR/.gemini/settings.json.
+        Client::Gemini => (".gemini", "settings.json", ""),
     };
     if let Some(dir) = &a.project {
         let dir = cwd.join(dir);
@@ -575,7 +642,7 @@ fn settings_path(
         }
         return Ok(dir.join(dir_name).join(file_name));
     }
-    if let Some(d) = crate::core::get(env, var).filter(|d| !d.is_empty()) {
+    if let Some(d) = crate::core::get(env, var).filter(|d| !d.is_empty() && !var.is_empty()) {
         return Ok(cwd.join(d).join(file_name));
     }
     match crate::core::get(env, "HOME").filter(|h| !h.is_empty()) {
@@ -586,7 +653,7 @@ fn settings_path(
 
 /// For `--project DIR`: refuse a settings file (or its directory) that a
 /// symbolic link places outside the project.
-fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
+pub(crate) fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
     let root = std::fs::canonicalize(project).map_err(|e| {
         format!(
             "--project {}: {}",
@@ -622,7 +689,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
 
 /// The program the user-settings hook names: the `PATH` entry that is this
 /// binary, else the binary's own path; `None` when it has no UTF-8 path.
-fn own_program(env: &crate::core::Env) -> Option<String> {
+pub(crate) fn own_program(env: &crate::core::Env) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let exe = std::env::current_exe().ok()?;
     let me = std::fs::metadata(&exe).ok()?;
@@ -638,6 +705,11 @@ fn own_program(env: &crate::core::Env) -> Option<String> {
 }
 
 fn run_init(client: Client, a: ClaudeArgs) -> Exit {
+    if a.export_values && client == Client::Gemini {
+        return Err(Failure::usage(
+            "init gemini: --export-values is not needed: Gemini CLI's BeforeTool hook rewrites each shell command",
+        ));
+    }
     let env = crate::core::process_env();
     let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
     let shown = path.display();
@@ -698,7 +770,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     }
     let what = match client {
         Client::Claude => "agentenv's hooks and deny rules",
-        Client::Codex => "agentenv's hooks",
+        Client::Codex | Client::Gemini => "agentenv's hooks",
     };
     match outcome {
         Outcome::AlreadyPresent => {
@@ -742,6 +814,10 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
             crate::warn!(
                 "--export-values: every value, sensitive ones too, goes into the agent's environment and command lines; each session start will say so"
             );
+        } else if client == Client::Gemini {
+            say(format_args!(
+                "each shell command gets the session's variables (a project store loads once `agentenv allow` recorded it), its output masked; every tool result is masked before the model reads it"
+            ));
         } else {
             say(format_args!(
                 "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
@@ -753,7 +829,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
 
 /// Write the settings atomically: an existing file keeps its mode; a new
 /// one is 0600 in a directory created 0700.
-fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()> {
+pub(crate) fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()> {
     use crate::fsutil::{write_atomic, Mode};
     if exists {
         return write_atomic(path, bytes, Mode::KeepOrUmask, false);

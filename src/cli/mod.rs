@@ -1,6 +1,7 @@
 //! The command line: clap definitions and dispatch. Each command's
 //! arguments and runner live in their own file.
 
+pub(crate) mod agent_clients;
 pub(crate) mod agent_daemon;
 pub(crate) mod agent_fifo;
 pub(crate) mod agent_hook;
