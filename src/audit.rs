@@ -1,4 +1,4 @@
-//! The engine of `agentenv audit` (README.md#audit-and-set): search files for
+//! The engine of `agentenv audit` (docs/audit-set.md#audit-and-set): search files for
 //! every form of the sensitive values ([`crate::mask::Masker`]'s needles) and,
 //! with `--fix`, replace each occurrence with `[REDACTED:NAME]` in place.
 //!

@@ -24,12 +24,14 @@ pub mod operator;
 pub mod render;
 pub mod session;
 
+mod agent;
 mod audit;
 mod cli;
 mod compat;
 mod expand;
 mod fsutil;
 mod hook;
+mod jsonedit;
 mod log;
 mod mask;
 mod process;
@@ -55,7 +57,7 @@ pub mod internals {
     pub use crate::session::native::{evaluate, Outcome};
     pub use crate::session::shell::SOURCE_SCRIPT;
 
-    /// The masker (README.md#keeping-secrets-out-of-the-agents-context):
+    /// The masker (docs/redact.md#keeping-secrets-out-of-the-agents-context):
     /// forms, [`Masker`](crate::mask::Masker), the streaming writer (`agentenv
     /// audit`, the tests, benches, fuzz).
     pub mod mask {
@@ -66,8 +68,8 @@ pub mod internals {
 
     /// The clap tree and man pages (`tests/it/examples.rs`, `tests/it/packaging.rs`).
     pub mod cli {
+        pub use crate::agent::wiring::HOOK_ARGS;
         pub use crate::cli::completions::completion_command;
-        pub use crate::cli::init::HOOK_ARGS;
         pub use crate::cli::man::{all_commands, command, page_name, split_after_help, Example};
     }
 }

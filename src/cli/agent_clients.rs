@@ -25,30 +25,14 @@
 //!   `reason`, which Gemini CLI sends the model instead of the result
 //!   ("Tool result blocked: …"); otherwise nothing.
 
+use super::agent::{ClaudeArgs, Client};
 use super::{say, Exit, Failure};
 use crate::compat::sh::shlex_quote;
 use serde_json::{json, Value};
 use std::io::Read;
-use std::path::{Path, PathBuf};
 
 /// The largest event read.
 const MAX_EVENT: u64 = 64 << 20;
-
-/// A client wired through a file of agentenv's own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileClient {
-    OpenCode,
-    Copilot,
-}
-
-impl FileClient {
-    fn name(self) -> &'static str {
-        match self {
-            FileClient::OpenCode => "opencode",
-            FileClient::Copilot => "copilot",
-        }
-    }
-}
 
 /// The marker on the first line of the plugin (how `init` knows it).
 const PLUGIN_MARK: &str = "// agentenv: OpenCode plugin written by `agentenv init opencode`";
@@ -91,13 +75,13 @@ export const AgentenvPlugin = async ({ directory }) => ({
 "#;
 
 /// The file's text for `program` (unquoted).
-fn file_text(client: FileClient, program: &str) -> String {
+fn file_text(client: Client, program: &str) -> String {
     match client {
-        FileClient::OpenCode => OPENCODE_PLUGIN.replace(
+        Client::OpenCode => OPENCODE_PLUGIN.replace(
             "@AGENTENV@",
             &serde_json::to_string(program).expect("a string serializes"),
         ),
-        FileClient::Copilot => {
+        _ => {
             let v = json!({
                 "version": 1,
                 "hooks": {
@@ -114,10 +98,10 @@ fn file_text(client: FileClient, program: &str) -> String {
 }
 
 /// Whether `text` is a file `init` wrote (any version, any program).
-fn is_ours(client: FileClient, text: &str) -> bool {
+fn is_ours(client: Client, text: &str) -> bool {
     match client {
-        FileClient::OpenCode => text.starts_with(PLUGIN_MARK),
-        FileClient::Copilot => {
+        Client::OpenCode => text.starts_with(PLUGIN_MARK),
+        _ => {
             let Ok(v) = serde_json::from_str::<Value>(text) else {
                 return false;
             };
@@ -135,7 +119,7 @@ fn is_ours(client: FileClient, text: &str) -> bool {
                 && hook
                     .get("bash")
                     .and_then(Value::as_str)
-                    .and_then(super::init::first_word)
+                    .and_then(crate::agent::wiring::first_word)
                     .is_some_and(|(prog, rest)| {
                         prog.rsplit('/').next() == Some("agentenv")
                             && rest.trim() == "hook copilot pre-tool-use"
@@ -144,42 +128,8 @@ fn is_ours(client: FileClient, text: &str) -> bool {
     }
 }
 
-/// The file `init` writes.
-fn file_path(
-    client: FileClient,
-    project: Option<&Path>,
-    env: &crate::core::Env,
-) -> Result<PathBuf, String> {
-    let cwd = crate::fsutil::current_dir()?;
-    let get = |k: &str| crate::core::get(env, k).filter(|v| !v.is_empty());
-    let (project_dir, file) = match client {
-        FileClient::OpenCode => (".opencode/plugins", "agentenv.js"),
-        FileClient::Copilot => (".github/hooks", "agentenv.json"),
-    };
-    if let Some(dir) = project {
-        let dir = cwd.join(dir);
-        if !dir.is_dir() {
-            return Err(format!("--project {}: not a directory", dir.display()));
-        }
-        return Ok(dir.join(project_dir).join(file));
-    }
-    let home = get("HOME").map(PathBuf::from);
-    let base = match client {
-        FileClient::OpenCode => get("XDG_CONFIG_HOME")
-            .map(|d| cwd.join(d))
-            .or_else(|| home.map(|h| h.join(".config")))
-            .map(|d| d.join("opencode").join("plugins")),
-        FileClient::Copilot => get("COPILOT_HOME")
-            .map(|d| cwd.join(d))
-            .or_else(|| home.map(|h| h.join(".copilot")))
-            .map(|d| d.join("hooks")),
-    };
-    base.map(|b| b.join(file))
-        .ok_or_else(|| "HOME is not set; name the file's project with --project DIR".into())
-}
-
 /// `init opencode|copilot [--user | --project DIR] [--dry-run] [--remove]`.
-pub fn run_init(client: FileClient, a: super::init::ClaudeArgs) -> Exit {
+pub(crate) fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     if a.export_values {
         return Err(Failure::usage(format!(
             "init {}: --export-values is not needed: the client's hook rewrites each shell command",
@@ -187,10 +137,10 @@ pub fn run_init(client: FileClient, a: super::init::ClaudeArgs) -> Exit {
         )));
     }
     let env = crate::core::process_env();
-    let path = file_path(client, a.project.as_deref(), &env).map_err(Failure::runtime)?;
+    let path = super::agent::settings_path(client, &a, &env).map_err(Failure::runtime)?;
     let shown = path.display().to_string();
     if let Some(project) = &a.project {
-        super::init::check_inside_project(project, &path)
+        super::agent::check_inside_project(project, &path)
             .map_err(|m| Failure::runtime(format!("{shown}: {m}; the file was not changed")))?;
     }
     let current = match std::fs::symlink_metadata(&path) {
@@ -223,8 +173,8 @@ pub fn run_init(client: FileClient, a: super::init::ClaudeArgs) -> Exit {
         }
     };
     let what = match client {
-        FileClient::OpenCode => "agentenv's OpenCode plugin",
-        FileClient::Copilot => "agentenv's Copilot hook",
+        Client::OpenCode => "agentenv's OpenCode plugin",
+        _ => "agentenv's Copilot hook",
     };
     let dry = if a.dry_run {
         "dry run: would have "
@@ -250,7 +200,7 @@ pub fn run_init(client: FileClient, a: super::init::ClaudeArgs) -> Exit {
     let program = if a.project.is_some() {
         "agentenv".to_string()
     } else {
-        match super::init::own_program(&env) {
+        match super::agent::own_program(&env) {
             Some(p) => p,
             None => {
                 crate::warn!("agentenv's own path is not UTF-8; the hook names it by bare name");
@@ -269,7 +219,7 @@ pub fn run_init(client: FileClient, a: super::init::ClaudeArgs) -> Exit {
         return Ok(0);
     }
     if !a.dry_run {
-        super::init::write_settings(&path, text.as_bytes(), current.is_some()).map_err(|e| {
+        super::agent::write_settings(&path, text.as_bytes(), current.is_some()).map_err(|e| {
             Failure::runtime(format!(
                 "{shown}: cannot write it ({})",
                 crate::fsutil::io_kind(&e)
@@ -324,7 +274,7 @@ fn texts(v: &Value, out: &mut Vec<String>) {
 
 /// The answer to Gemini CLI's AfterTool event: `None` when the result
 /// holds no form of a sensitive value (of `values`).
-pub fn mask_tool_result(event: &Value, values: crate::cli::agent_hook::Values) -> Option<Value> {
+pub fn mask_tool_result(event: &Value, values: crate::agent::hook::Values) -> Option<Value> {
     let response = event.get("tool_response")?;
     let mut parts = Vec::new();
     if let Some(c) = response.get("llmContent") {
@@ -346,7 +296,7 @@ pub fn mask_tool_result(event: &Value, values: crate::cli::agent_hook::Values) -
 }
 
 /// `hook gemini after-tool`.
-pub fn after_tool() -> Exit {
+pub fn after_tool(client: Client) -> Exit {
     let soft = |msg: String| {
         crate::error!("{msg}; the result is not masked by agentenv");
         Ok(1)
@@ -356,15 +306,12 @@ pub fn after_tool() -> Exit {
         Err(m) => return soft(m),
     };
     let base = crate::core::process_env();
-    let entry = match crate::cli::agent_hook::sensitive_entry(
-        &base,
-        crate::cli::agent_hook::Client::Gemini,
-    ) {
+    let entry = match crate::agent::hook::sensitive_entry(&base, client) {
         Ok(Some((entry, _))) => entry,
         Ok(None) => return Ok(0),
         Err(m) => return soft(format!("hook gemini after-tool: {m}")),
     };
-    let values = match crate::cli::agent_hook::load_entry(&entry) {
+    let values = match crate::agent::hook::load_entry(&entry) {
         Ok((_, v)) => v,
         Err(m) => return soft(format!("hook gemini after-tool: {m}")),
     };

@@ -1,5 +1,5 @@
 //! `agentenv audit [PATH…] [--fix] [--format text|json] [scope flags]
-//! [--all-stores]` (README.md#audit-and-set): find the sensitive values the
+//! [--all-stores]` (docs/audit-set.md#audit-and-set): find the sensitive values the
 //! stores hold now, in every form the masker knows, in agent transcripts and
 //! shell histories; print `FILE:LINE: NAME (form)` — never a value — and with
 //! `--fix` replace each occurrence with `[REDACTED:NAME]` in place
@@ -55,8 +55,8 @@ pub struct AuditArgs {
 }
 
 /// The default places, in order: what Claude Code, Codex and Gemini CLI
-/// keep, then the shell histories. `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME`
-/// move the first two; fish's history follows `$XDG_DATA_HOME`; `$HISTFILE`
+/// keep (the client table's `transcripts`), then the shell histories.
+/// `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME` move the first two; fish's history follows `$XDG_DATA_HOME`; `$HISTFILE`
 /// is added when set.
 pub fn default_paths(env: &crate::core::Env) -> Vec<PathBuf> {
     let abs = |k: &str| {
@@ -68,20 +68,21 @@ pub fn default_paths(env: &crate::core::Env) -> Vec<PathBuf> {
     let Some(home) = abs("HOME") else {
         return Vec::new();
     };
-    let claude = abs("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude"));
-    let codex = abs("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
     let data = abs("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
-    let mut out = vec![
-        claude.join("projects"),
-        claude.join("session-env"),
-        claude.join("history.jsonl"),
-        codex.join("sessions"),
-        codex.join("history.jsonl"),
-        home.join(".gemini/tmp"),
+    // A client's directory variable relative to where audit runs, as the
+    // client (and `init`) would take it.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| home.clone());
+    let mut out = Vec::new();
+    for &client in crate::agent::client::Client::ALL {
+        if let Some(dir) = client.user_dir(env, &cwd) {
+            out.extend(client.facts().transcripts.iter().map(|t| dir.join(t)));
+        }
+    }
+    out.extend([
         home.join(".bash_history"),
         home.join(".zsh_history"),
         data.join("fish/fish_history"),
-    ];
+    ]);
     if let Some(h) = abs("HISTFILE") {
         if !out.contains(&h) {
             out.push(h);

@@ -31,12 +31,12 @@ pub const AGENTENV: &str = examples!(
 pub const ENV: &str = examples!(
     "# Load what the stores add into this shell"
     "eval \"$(agentenv env --diff)\""
-    "# A Claude Code SessionStart hook (agentenv init claude adds it)"
-    "agentenv env --diff --cache --into \"$CLAUDE_ENV_FILE\" -q"
     "# A GitHub Actions step"
     "agentenv env --diff --format github >> \"$GITHUB_ENV\""
-    "# Only the public variables (agentenv.toml declares which)"
+    "# What an agent may see: the public variables only (agentenv.toml)"
     "agentenv env --diff --public-only --format dotenv"
+    "# Every variable of the result, as JSON"
+    "agentenv env --format json"
 );
 
 pub const EXEC: &str = examples!(
@@ -53,7 +53,7 @@ pub const EXEC: &str = examples!(
 pub const REDACT: &str = examples!(
     "# Mask the stores' secrets in a command's output"
     "env | agentenv redact"
-    "# The same masks, user store only, on a log"
+    "# The same masks, user store only, on a file"
     "agentenv redact -g < /etc/hostname"
 );
 
@@ -147,6 +147,19 @@ pub const COMPLETIONS: &str = examples!(
     "agentenv completions powershell | Out-String | Invoke-Expression"
 );
 
+/// What `hook --help` says before its examples.
+pub const HOOK_TEXT: &str = "\
+At each prompt where the directory or a file of the last load changed, the
+hook undoes the last load and loads the stores for the current directory.
+Your own stores (~/.agents, the system store) always load. A project's
+.agents is code from its repository: it loads only after `agentenv allow`
+recorded it, and only while it stays as it was then (the hook says once
+when it is not allowed, or changed since); `agentenv deny` forgets it.
+`agentenv status` shows what would load here and why.
+
+SHELL is bash, zsh or fish. (`hook claude|codex EVENT` are the agent hooks
+that `agentenv init` installs.)";
+
 pub const HOOK: &str = examples!(
     "# In ~/.bashrc"
     "eval \"$(agentenv hook bash)\""
@@ -168,6 +181,23 @@ pub const DENY: &str = examples!(
     "agentenv deny"
     "agentenv deny ~/src/project"
 );
+
+/// What `init --help` and `init claude --help` say before their examples.
+pub const INIT_TEXT: &str = "\
+init claude adds to Claude Code's settings.json, and changes nothing else:
+- a SessionStart hook: the session gets the public variables only (those
+  an agentenv.toml declares public); a project store loads once allowed;
+- a PreToolUse hook on Bash: each command runs with the sensitive
+  variables set for it alone, its stdout and stderr masked; on the file
+  tools (Read, Edit, Grep, ...): a path inside a store is refused;
+- deny rules: Read and Edit of ~/.agents/** and ./.agents/**;
+- one allow rule, Bash(__agentenv_begin:*): the form the hook rewrites each
+  command into. Claude Code checks your permission rules against the
+  command as the agent wrote it, before the rewrite, so this rule lets
+  only the rewritten form through and approves nothing your rules would
+  not.
+init codex adds the same hooks to Codex's hooks.json (Codex has no
+file-tool rules); Codex runs them once you trust them (/hooks).";
 
 pub const INIT: &str = examples!(
     "# Wire Claude Code (~/.claude/settings.json)"

@@ -31,8 +31,10 @@ const AFTER_HELP: &str = "\
 Files: $AGENT_BUNDLE_ENV_FILE (a ':' list; 'none' disables), else
 <root>/.env then <root>/.env.local. They fill only what the environment does
 not already set (a variable still equal to its --manifest-env default may be
-overridden); later files win. Then CMD replaces this process: stdin and
-stdout are the child's. Nothing is printed on stdout.
+overridden); later files win. Then CMD replaces this process: its stdin and
+stdout are the host's pipes, and agentenv prints nothing on stdout. With
+--redact agentenv stays, as CMD's parent: CMD keeps stdin, its stdout and
+stderr pass through agentenv, masked, and the exit status is CMD's.
 
 Report (--report FILE): {\"applied\": [names], \"files\": [{\"applied\"?, \"path\", \"state\"}]}
 with state absent | unreadable | loaded. Exit: the child's status; 127 CMD
@@ -193,8 +195,15 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     trace(&asm);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
-        // Every value the operator layer filled is sensitive.
-        let masker = super::session::masker_of(super::masked::operator_sensitive(&asm));
+        // Every value the operator layer filled is sensitive; masked or
+        // not as README "Masked or not" (the agentenv.toml beside the .env).
+        let mut notes = Vec::new();
+        let (masked, not) = super::masked::operator_sensitive(&asm, &opts.cwd, &mut notes);
+        crate::log::notes(&notes);
+        for (name, why) in &not {
+            crate::info!("launch: {name}: {why}");
+        }
+        let masker = super::session::masker_of(masked);
         return Ok(crate::process::run_masked(
             cmd,
             args,

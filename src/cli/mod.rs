@@ -1,17 +1,13 @@
 //! The command line: clap definitions and dispatch. Each command's
 //! arguments and runner live in their own file.
 
+pub(crate) mod agent;
 pub(crate) mod agent_clients;
-pub(crate) mod agent_daemon;
-pub(crate) mod agent_fifo;
-pub(crate) mod agent_hook;
 pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod dotenv;
 pub(crate) mod examples;
 pub(crate) mod harness;
-pub(crate) mod init;
-pub(crate) mod jsonedit;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod masked;
@@ -64,7 +60,7 @@ pub enum Command {
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Print the shell hook: eval "$(agentenv hook bash)" in ~/.bashrc.
-    #[command(after_help = examples::HOOK)]
+    #[command(after_help = examples::after(examples::HOOK_TEXT, examples::HOOK))]
     Hook(trust::HookArgs),
     /// Let the shell hook (and --require-trust) load a project's .agents as it is now.
     #[command(after_help = examples::ALLOW)]
@@ -72,10 +68,10 @@ pub enum Command {
     /// Forget an allowed project's .agents.
     #[command(after_help = examples::DENY)]
     Deny(trust::TrustArgs),
-    /// Wire agentenv into an agent: init claude adds its SessionStart hook.
+    /// Wire agentenv into an agent: its hooks, deny rules and one allow rule.
     #[command(subcommand)]
-    #[command(after_help = examples::INIT)]
-    Init(init::InitCommand),
+    #[command(after_help = examples::after(examples::INIT_TEXT, examples::INIT))]
+    Init(agent::InitCommand),
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
@@ -108,7 +104,7 @@ pub struct Failure {
 }
 
 impl Failure {
-    /// Exit 1: a runtime error the user must fix (README.md#commands).
+    /// Exit 1: a runtime error the user must fix (docs/commands.md#commands).
     pub fn runtime(message: impl Into<String>) -> Failure {
         Failure {
             code: 1,
@@ -212,16 +208,19 @@ fn finish(exit: Exit) -> i32 {
 /// A clap error prints clap's own message (with its suggestion) and exits 2,
 /// except an invalid `--format` value of a clap-parsed format (explain,
 /// status, harness sandbox-env), which is exit 1 as every bad `--format` is (a
-/// runtime error the user must fix, README.md#commands). `--help`/`--version`
+/// runtime error the user must fix, docs/commands.md#commands). `--help`/`--version`
 /// exit 0.
 pub fn main() -> i32 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if let Some(exit) = agent_hook::wrap_fast_path(std::env::args_os()) {
+    if let Some(exit) = agent::wrap_fast_path(std::env::args_os()) {
         return finish(exit);
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
+        Err(mut e) => {
+            if e.kind() == ErrorKind::InvalidSubcommand {
+                suggest_subcommand(&mut e);
+            }
             // A value given but not accepted (a missing value stays a usage
             // error).
             let bad_format = e.kind() == ErrorKind::InvalidValue
@@ -240,6 +239,43 @@ pub fn main() -> i32 {
     run(cli)
 }
 
+/// Put the nearest subcommand into clap's "a similar subcommand exists"
+/// tip. clap ranks by Jaro similarity, which in a three-letter name sees
+/// nothing in common between `evn` and `env` and suggests `deny`; here the
+/// nearest name by edit distance (a swap of two neighbours is one edit)
+/// wins, when it is at most 2 edits away and not the whole name.
+fn suggest_subcommand(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory;
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidSubcommand) else {
+        return;
+    };
+    let bad = bad.clone();
+    // The command whose subcommand was mistyped: follow the words before it.
+    let root = Cli::command();
+    let mut cmd = &root;
+    for a in std::env::args().skip(1) {
+        if a == bad {
+            break;
+        }
+        if let Some(sub) = cmd.find_subcommand(&a) {
+            cmd = sub;
+        }
+    }
+    let best = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| (strsim::osa_distance(&bad, s.get_name()), s.get_name()))
+        .filter(|&(d, name)| d <= 2 && d < name.len())
+        .min_by_key(|&(d, _)| d);
+    if let Some((_, name)) = best {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![name.to_string()]),
+        );
+    }
+}
+
 /// Run the parsed command; returns the process exit code. Every command's
 /// failure is printed here, once.
 pub fn run(cli: Cli) -> i32 {
@@ -253,9 +289,9 @@ pub fn run(cli: Cli) -> i32 {
         Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
         Command::Completions(a) => completions::run(a),
-        Command::Hook(a) => match agent_hook::Client::parse(&a.shell) {
+        Command::Hook(a) => match agent::Client::parse(&a.shell) {
             Some(client) => match &a.event {
-                Some(event) => agent_hook::run(client, event, a.export_values, a.entry.as_deref()),
+                Some(event) => agent::run(client, event, a.export_values, a.entry.as_deref()),
                 None => Err(Failure::usage(format!(
                     "hook {}: name the event (pre-tool-use)",
                     a.shell
@@ -265,7 +301,7 @@ pub fn run(cli: Cli) -> i32 {
         },
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
-        Command::Init(c) => init::run(c),
+        Command::Init(c) => agent::init(c),
         Command::Status(a) => status::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Set(a) => set::run(a),

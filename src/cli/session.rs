@@ -42,7 +42,10 @@ pub struct ScopeArgs {
 pub struct EnvArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
-    /// Output format.
+    /// Output format: auto (the parent shell's), export (also posix, sh,
+    /// bash), dotenv (env), fish, powershell (pwsh, ps), cmd (bat, batch),
+    /// json, ini, yaml; and agentenv's own github (a $GITHUB_ENV file) and
+    /// docker (docker run --env-file).
     #[arg(long = "format", value_name = "F", default_value = "auto")]
     pub format: String,
     /// Print only what differs from the current environment.
@@ -217,9 +220,9 @@ pub fn run_env(a: EnvArgs) -> Exit {
         };
     }
     let session = assemble_shown(&plan);
-    let mut view = session_view(&session, a.diff);
+    let mut view = session.view(a.diff);
     if a.public_only {
-        let left_out = keep_public(&session, &mut view);
+        let left_out = session.keep_public(&mut view);
         if !left_out.is_empty() {
             crate::info!(
                 "--public-only left out {} variable(s) that are not public: {}",
@@ -261,36 +264,6 @@ fn write_into(path: &std::path::Path, text: &str) -> Exit {
             )))
         }
     }
-}
-
-/// What `env` renders of an assembled session: `--diff` or full mode
-/// (inherited `DOTAGENTS_*` hidden).
-pub(crate) fn session_view(session: &crate::session::Session, diff: bool) -> crate::render::View {
-    let base = session.assembly.base();
-    let changes = session.assembly.result();
-    if diff {
-        crate::render::View::diff(base, changes)
-    } else {
-        crate::render::View::full(base, changes, Some("DOTAGENTS_"))
-    }
-}
-
-/// `--public-only`: drop every assignment whose variable is not public
-/// (a sensitive value a layer set, or a base-environment value no layer
-/// set); removals carry no value and stay. Returns the names left out.
-pub(crate) fn keep_public(
-    session: &crate::session::Session,
-    view: &mut crate::render::View,
-) -> Vec<String> {
-    let mut left_out = Vec::new();
-    view.assignments.retain(|(k, _)| {
-        let public = session.is_public(k);
-        if !public {
-            left_out.push(k.to_string_lossy().into_owned());
-        }
-        public
-    });
-    left_out
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {

@@ -1,5 +1,5 @@
 //! `agentenv set NAME [--user | --project DIR] [--file FILE]`
-//! (README.md#audit-and-set): a value typed at the controlling terminal, never
+//! (docs/audit-set.md#audit-and-set): a value typed at the controlling terminal, never
 //! echoed, written into a store's plain file. Without a terminal it refuses:
 //! an agent cannot hand a value over through its context.
 

@@ -1,5 +1,5 @@
 //! `agentenv status [DIR] [--format text|json]`
-//! (README.md#what-would-load-agentenv-status, like `direnv status`): what
+//! (docs/integrations.md#what-would-load-agentenv-status, like `direnv status`): what
 //! `agentenv env` would walk from DIR (default: the current directory) — the
 //! project root and the rule that chose it, the shell hook's root, every store
 //! (present, absent or skipped and why, and the project store's trust state),

@@ -1,5 +1,5 @@
 //! `agentenv allow [DIR]`, `agentenv deny [DIR]`, `agentenv hook SHELL`
-//! (README.md#the-shell-hook-and-trust). The trust gate itself is the
+//! (docs/shells.md#the-shell-hook-and-trust). The trust gate itself is the
 //! session's (`session::plan`).
 
 use super::{Exit, Failure};

@@ -1,5 +1,5 @@
 //! Every merge of the harness (fullsend's merge rules,
-//! README.md#harness-runners: base composition, forge blocks, host files by
+//! docs/harness.md#harness-runners: base composition, forge blocks, host files by
 //! dest, each base layer resolved first, `validation_loop` by field): a flat
 //! base layer into the layer that names it (`mergeBaseIntoChild`: the
 //! overriding layer wins), and a forge block or overlay entry over the top

@@ -2,7 +2,7 @@
 //! `env.runner` (host-side scripts) and `env.sandbox` (the agent sandbox),
 //! composed through `base:` chains, `forge.<platform>` blocks and CEL-guarded
 //! `overlays:`, with Go `os.Expand` expansion. It follows fullsend main as of
-//! 2026-10-01 (README.md#harness-runners).
+//! 2026-10-01 (docs/harness.md#harness-runners).
 //!
 //! Pipeline ([`resolve`]):
 //! env files → platform → load the chain (`base.rs`) → per layer, deepest
@@ -439,7 +439,7 @@ impl Resolved {
         explain::render_json(self, only, show_values)
     }
 
-    /// The `resolve` JSON (README.md#what-each-command-does), as text.
+    /// The `resolve` JSON (docs/harness.md#what-each-command-does), as text.
     pub fn to_json_string(&self) -> String {
         let files = self
             .host_files

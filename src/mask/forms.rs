@@ -1,4 +1,4 @@
-//! The forms of a value (README.md#keeping-secrets-out-of-the-agents-context):
+//! The forms of a value (docs/redact.md#keeping-secrets-out-of-the-agents-context):
 //! the value itself, each line of a multi-line value, and the encodings a tool
 //! is likely to print it in.
 //!

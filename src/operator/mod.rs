@@ -9,7 +9,7 @@
 //! manifest defaults < `.env` < `.env.local` < the host's environment.
 //!
 //! It is a port of agent-bundle's `launch-env` module
-//! (README.md#launching-mcp-servers-and-plugins):
+//! (docs/operator.md#launching-mcp-servers-and-plugins):
 //!
 //! - [`plugin_root`]: a non-blank `AGENT_BUNDLE_PLUGIN_ROOT` without an
 //!   unexpanded `${…}` token, used untrimmed, else the fallback; both

@@ -1,5 +1,5 @@
 //! Contract A: which stores a session walks, their overlays, and the
-//! precedence walk with name specs (README.md#the-walk-and-the-tiers).
+//! precedence walk with name specs (docs/session.md#the-walk-and-the-tiers).
 //!
 //! Not for: evaluating anything found by the walk (see `assemble`).
 
@@ -167,7 +167,7 @@ pub enum SystemSkip {
     Writable,
 }
 
-/// The system store candidate and what the rule (README.md#stores: only when
+/// The system store candidate and what the rule (docs/session.md#stores: only when
 /// administrators alone can write it) says of it: the one decision `env` and
 /// `status` share.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -490,7 +490,7 @@ impl Scope {
         self.level == "user"
     }
 
-    /// The precedence walk (README.md#the-walk-and-the-tiers).
+    /// The precedence walk (docs/session.md#the-walk-and-the-tiers).
     pub fn walk(&self, specs: &[NameSpec<'_>], include_missing: bool) -> Vec<WalkEntry> {
         let mut out = Vec::new();
         let mut add = |loc: &Path, level: &str, kind: LocationKind| {

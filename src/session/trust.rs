@@ -1,4 +1,4 @@
-//! The trust gate (README.md#the-shell-hook-and-trust): a project store is
+//! The trust gate (docs/shells.md#the-shell-hook-and-trust): a project store is
 //! code, so the shell hook (and `env`/`exec`/`explain` under
 //! `--require-trust`) loads it only after `agentenv allow` recorded a digest
 //! of everything under it.

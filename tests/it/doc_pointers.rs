@@ -3,7 +3,7 @@
 //! in it, so a section sign (U+00A7) in a comment, as in "SPEC" or
 //! "reference" followed by it and a number, points nowhere a reader can
 //! follow: say what the rule is, or point at a section of a document here
-//! by its path and anchor, as `README.md#commands` does. Every such anchor
+//! by its path and anchor, as `docs/commands.md#commands` does. Every such anchor
 //! must be a heading of that file.
 
 use std::path::{Path, PathBuf};
@@ -165,4 +165,192 @@ fn no_document_points_at_a_section_of_a_document_outside_the_repository() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// GitHub's anchors of a Markdown text: each heading's slug, a repeated one
+/// with `-1`, `-2`… appended.
+fn anchors(md: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for h in headings(md) {
+        let base = anchor(h);
+        let mut slug = base.clone();
+        let mut n = 0;
+        while out.contains(&slug) {
+            n += 1;
+            slug = format!("{base}-{n}");
+        }
+        out.push(slug);
+    }
+    out
+}
+
+/// The targets of the inline links (`[text](target)`) and reference
+/// definitions (`[label]: target`) of a Markdown text, with their line
+/// numbers; code blocks and code spans are left out.
+fn link_targets(md: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    // A link's text may span a line break: join the prose, keeping the
+    // number of the line each link's `](` is on.
+    let mut prose: Vec<(usize, String)> = Vec::new();
+    for (i, l) in md.lines().enumerate() {
+        if l.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        // Drop code spans (`…`), which may hold `](` of their own.
+        let mut text = String::new();
+        let mut in_span = false;
+        for c in l.chars() {
+            if c == '`' {
+                in_span = !in_span;
+            } else if !in_span {
+                text.push(c);
+            }
+        }
+        let t = text.trim_start();
+        if t.starts_with('[') {
+            if let Some(at) = t.find("]: ") {
+                if !t[..at].contains('(') {
+                    out.push((i + 1, t[at + 3..].trim().to_string()));
+                    continue;
+                }
+            }
+        }
+        prose.push((i + 1, text));
+    }
+    for (n, l) in prose {
+        let mut rest = l.as_str();
+        while let Some(at) = rest.find("](") {
+            let tail = &rest[at + 2..];
+            let end = tail.find(')').unwrap_or(tail.len());
+            let target = tail[..end].split_whitespace().next().unwrap_or("");
+            out.push((n, target.to_string()));
+            rest = &tail[end..];
+        }
+    }
+    out
+}
+
+/// The README, the repository's top-level documents and every chapter of the
+/// docs book.
+fn markdown_documents() -> Vec<PathBuf> {
+    let mut docs: Vec<PathBuf> = [
+        "README.md",
+        "SECURITY.md",
+        "ARCHITECTURE.md",
+        "BENCHMARKS.md",
+        "CHANGELOG.md",
+    ]
+    .iter()
+    .map(|d| repo().join(d))
+    .collect();
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(repo().join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    chapters.sort();
+    docs.extend(chapters);
+    docs
+}
+
+#[test]
+fn every_relative_link_and_anchor_of_the_readme_and_the_book_resolves() {
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for d in markdown_documents() {
+        let text = std::fs::read_to_string(&d).unwrap();
+        let name = d.strip_prefix(repo()).unwrap().display().to_string();
+        let dir = d.parent().unwrap();
+        for (n, target) in link_targets(&text) {
+            if target.is_empty()
+                || target.contains("://")
+                || target.starts_with("mailto:")
+                || target.starts_with('<')
+            {
+                continue;
+            }
+            checked += 1;
+            let (path, frag) = match target.split_once('#') {
+                Some((p, f)) => (p, Some(f)),
+                None => (target.as_str(), None),
+            };
+            let file = if path.is_empty() {
+                d.clone()
+            } else {
+                dir.join(path)
+            };
+            if !file.exists() {
+                bad.push(format!("{name}:{n}: {target}: {path} does not exist"));
+                continue;
+            }
+            let Some(frag) = frag else { continue };
+            if file.extension().is_none_or(|e| e != "md") {
+                bad.push(format!(
+                    "{name}:{n}: {target}: an anchor into a file that is not Markdown"
+                ));
+                continue;
+            }
+            let md = std::fs::read_to_string(&file).unwrap();
+            if !anchors(&md).iter().any(|a| a == frag) {
+                bad.push(format!("{name}:{n}: {target}: no heading #{frag} there"));
+            }
+        }
+    }
+    assert!(checked > 50, "found only {checked} relative links");
+    assert!(
+        bad.is_empty(),
+        "links that lead nowhere:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn every_chapter_of_the_book_is_in_its_summary_and_every_entry_exists() {
+    let docs = repo().join("docs");
+    let summary = std::fs::read_to_string(docs.join("SUMMARY.md")).unwrap();
+    let listed: Vec<String> = link_targets(&summary).into_iter().map(|(_, t)| t).collect();
+    for t in &listed {
+        assert!(
+            docs.join(t).is_file(),
+            "SUMMARY.md lists {t}, which does not exist"
+        );
+    }
+    let mut missing = Vec::new();
+    for e in std::fs::read_dir(&docs).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.ends_with(".md") && name != "SUMMARY.md" && !listed.contains(&name) {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "chapters not in docs/SUMMARY.md: {missing:?}"
+    );
+}
+
+#[test]
+fn the_readme_stays_short() {
+    let text = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let lines = text.lines().count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines; move detail into docs/"
+    );
+}
+
+#[test]
+fn the_link_check_finds_a_broken_link_and_a_broken_anchor() {
+    let md = "# Top\n\nSee [a](#top), [b](#nowhere) and `[c](#code)`.\n\n```\n[d](#fence)\n```\n[e]: other.md#x\n";
+    let targets: Vec<String> = link_targets(md).into_iter().map(|(_, t)| t).collect();
+    assert_eq!(targets, ["other.md#x", "#top", "#nowhere"]);
+    assert_eq!(
+        anchors("# A b\n## A b\n### `x` & y!\n"),
+        ["a-b", "a-b-1", "x--y"]
+    );
 }

@@ -1,5 +1,5 @@
 //! Integrations (docs/render.md#agentenvs-own-formats-github-and-docker,
-//! README.md#integrations): `--format github` and `--format docker` read back
+//! docs/integrations.md#integrations): `--format github` and `--format docker` read back
 //! by readers that follow their consumers' parsing code, on generated values,
 //! through the library and the binary.
 //!
@@ -1173,7 +1173,7 @@ mod status {
 
     #[test]
     fn a_bad_format_is_exit_1_listing_the_accepted_values() {
-        // As for every command (README.md#commands).
+        // As for every command (docs/commands.md#commands).
         let t = tree();
         status(&t, &["--format", "yaml"])
             .status(1)
@@ -1373,8 +1373,21 @@ const README_DOCKER: &str = "docker run --env-file <(agentenv env --diff --forma
 const README_DIRENV: &str = r#"eval "$(agentenv env --diff)""#;
 const README_CODEX: &str = "agentenv exec --agent codex -- codex";
 
+/// The README and the docs book, where these examples now live.
 fn readme() -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap()
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut chapters: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    chapters.sort();
+    for c in chapters {
+        text.push_str(&std::fs::read_to_string(c).unwrap());
+    }
+    text
 }
 
 /// A store, and a PATH that finds this agentenv as `agentenv`.

@@ -33,6 +33,7 @@ mod launch_node;
 mod library_quiet;
 mod mask;
 mod native_vs_bash;
+mod newcomer;
 mod oracle;
 mod packaging;
 mod properties;

@@ -1,4 +1,4 @@
-//! The masker (README.md#keeping-secrets-out-of-the-agents-context) on its
+//! The masker (docs/redact.md#keeping-secrets-out-of-the-agents-context) on its
 //! own: each form against the real encoders (python3's base64, binascii,
 //! urllib.parse.quote, json.dumps; node's JSON.stringify and
 //! encodeURIComponent), and a property: any chunking of random text with

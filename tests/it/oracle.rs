@@ -6,7 +6,7 @@
 //! Two parts: hand-written cases for every rule of the stores, the walk, the
 //! layers, the default output and the command (`cases`), and generated trees
 //! from a seeded xorshift (`generated`; seed from `AGENTENV_ORACLE_SEED`,
-//! count from `AGENTENV_ORACLE_TREES`). Deliberate differences (README,
+//! count from `AGENTENV_ORACLE_TREES`). Deliberate differences (docs/compat.md,
 //! "Deliberate differences from dotagents env 0.8.2") are never generated: the
 //! base env always pins `AGENTS_PYTHON`, no store has a `.pyvenv`, nothing
 //! times out, stderr is not compared.
@@ -428,7 +428,7 @@ fn cases() -> Vec<Case> {
             .file("home/.agents/overlays/tool/env", "FROM=user\n"),
     );
     // agentenv's own declarations file
-    // (README.md#sensitive-and-public-values): the reference does not read it,
+    // (docs/session.md#sensitive-and-public-values): the reference does not read it,
     // and without --public-only it changes nothing here.
     v.push(
         Case::new("agentenv-toml-is-not-a-layer")
@@ -1291,7 +1291,7 @@ fn generated_trees_match_the_reference() {
 
 /// The harness must see a difference where one exists: with `AGENTS_PYTHON`
 /// unset the reference emits its own interpreter, agentenv its default
-/// (a deliberate difference, the README).
+/// (a deliberate difference, docs/compat.md).
 #[test]
 #[cfg_attr(missing = "venv", ignore = "needs the test venv")]
 fn harness_detects_a_difference() {

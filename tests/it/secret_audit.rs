@@ -165,7 +165,7 @@ fn no_canary_reaches_stderr_reports_or_explain() {
         "proj/.agents/pre.local.env",
         &format!("import time\nX={v}\n$(exit 3)\n"),
     );
-    // Declarations (README.md#sensitive-and-public-values): malformed entries
+    // Declarations (docs/session.md#sensitive-and-public-values): malformed entries
     // holding canaries, a file that is not TOML, and a project store that
     // tries to make public what the user store, an overlay and the caller set.
     // Nothing here is public, so `env --public-only` prints no canary.
@@ -270,7 +270,7 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     );
     a.run(&["exec", "--", "/nonexistent/cmd"], &caller_env, false);
     // exec --redact and redact
-    // (README.md#keeping-secrets-out-of-the-agents-context): their diagnostics
+    // (docs/redact.md#keeping-secrets-out-of-the-agents-context): their diagnostics
     // (-v counts,
     // -vv names) hold no value, and the values the stores set are masked
     // in what the child prints, on both streams.
@@ -935,7 +935,7 @@ fn no_canary_reaches_stderr_reports_or_explain() {
     assert!(a.planted.len() >= 40);
 }
 
-/// `audit` and `set` (README.md#audit-and-set): canaries held by the stores
+/// `audit` and `set` (docs/audit-set.md#audit-and-set): canaries held by the stores
 /// and planted in transcripts in several forms never reach audit's output
 /// (text, JSON, `--fix`, `--all-stores`, the refusals) or set's (its usage
 /// errors, the refusal without a terminal, the prompts on a terminal where one

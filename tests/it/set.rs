@@ -1,4 +1,4 @@
-//! `agentenv set` (README.md#audit-and-set) through a pseudo-terminal
+//! `agentenv set` (docs/audit-set.md#audit-and-set) through a pseudo-terminal
 //! (`tests/it/support/pty_run.py`, Python's stdlib `pty`): the value is typed
 //! twice with echo off, written into the store file in place (0600, every
 //! other line kept), an allowed store stays allowed; without a terminal it

@@ -1,5 +1,5 @@
 //! `agentenv allow`/`deny` and the `--require-trust` gate of `env`, `exec` and
-//! `explain` (README.md#the-shell-hook-and-trust), through the binary.
+//! `explain` (docs/shells.md#the-shell-hook-and-trust), through the binary.
 
 use crate::support;
 
@@ -88,7 +88,7 @@ fn an_edit_blocks_the_store_until_it_is_allowed_again() {
 fn the_digest_covers_agentenv_toml() {
     // The declarations decide what `env --public-only` shows: adding or
     // editing them is a change like any other
-    // (README.md#sensitive-and-public-values).
+    // (docs/session.md#sensitive-and-public-values).
     let t = tree().file(
         "proj/.agents/agentenv.toml",
         "[vars]\nFROM_PROJ = { public = true }\n",

@@ -1,5 +1,5 @@
 //! `agentenv init claude|codex [--user | --project DIR] [--dry-run] [--remove]
-//! [--export-values]` (README.md#integrations): wire an agent so that its
+//! [--export-values]` (docs/integrations.md#integrations): wire an agent so that its
 //! session holds no sensitive value.
 //!
 //! Claude Code (`settings.json`) gets:
@@ -43,116 +43,12 @@
 //! earlier READMEs) / `"$CODEX_ENV_FILE"`, or `hook claude|codex …`.
 //! Re-running updates such an entry in place; `--remove` takes them out.
 
-use super::jsonedit::{self, Node, Style};
-use super::{say, Exit, Failure};
-use crate::compat::sh::shlex_quote;
+pub use super::client::Client;
+use crate::jsonedit::{self, Node, Style};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-
-#[derive(Debug, clap::Subcommand)]
-pub enum InitCommand {
-    /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
-    #[command(after_help = super::examples::INIT_CLAUDE)]
-    Claude(ClaudeArgs),
-    /// Wire Codex the same way (its hooks.json).
-    #[command(after_help = super::examples::INIT_CODEX)]
-    Codex(ClaudeArgs),
-    /// Wire Gemini CLI (its settings.json): BeforeTool rewrites each shell
-    /// command, AfterTool masks every tool result.
-    #[command(after_help = super::examples::INIT_GEMINI)]
-    Gemini(ClaudeArgs),
-    /// Wire OpenCode: a plugin file (shell.env, tool.execute.before).
-    #[command(after_help = super::examples::INIT_OPENCODE)]
-    Opencode(ClaudeArgs),
-    /// Wire GitHub Copilot CLI: a hooks file (preToolUse, modifiedArgs).
-    #[command(after_help = super::examples::INIT_COPILOT)]
-    Copilot(ClaudeArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ClaudeArgs {
-    /// Edit the user's file: Claude Code's $CLAUDE_CONFIG_DIR/settings.json,
-    /// else ~/.claude/settings.json; Codex's $CODEX_HOME/hooks.json, else
-    /// ~/.codex/hooks.json (the default).
-    #[arg(long = "user", conflicts_with = "project")]
-    pub user: bool,
-    /// Edit DIR/.claude/settings.json (DIR/.codex/hooks.json), shared with
-    /// the project; the hooks name `agentenv` by bare name there.
-    #[arg(long = "project", value_name = "DIR")]
-    pub project: Option<PathBuf>,
-    /// Print the resulting file on stdout; write nothing.
-    #[arg(long = "dry-run")]
-    pub dry_run: bool,
-    /// Take out agentenv's entries (only those).
-    #[arg(long = "remove")]
-    pub remove: bool,
-    /// The earlier wiring: every value (sensitive ones too) in the agent's
-    /// environment, for a client that cannot rewrite commands. Each session
-    /// start then warns the user.
-    #[arg(long = "export-values", conflicts_with = "remove")]
-    pub export_values: bool,
-}
 
 /// The Claude SessionStart command after the program.
 pub const HOOK_ARGS: &str = " hook claude session-start";
-
-/// Largest settings file read.
-const MAX_SETTINGS: u64 = 16 << 20;
-
-/// The file tools the PreToolUse hook watches besides the shell.
-const CLAUDE_MATCHER: &str =
-    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|NotebookRead|Grep|Glob|LS";
-
-/// `permissions.deny` rules of the Claude settings.
-pub const DENY_RULES: &[&str] = &[
-    "Read(~/.agents/**)",
-    "Edit(~/.agents/**)",
-    "Read(./.agents/**)",
-    "Edit(./.agents/**)",
-];
-
-/// `permissions.allow` rules of the Claude settings: the call that starts
-/// each rewritten command (a shell function the session-start hook
-/// defines).
-pub const ALLOW_RULES: &[&str] = &["Bash(__agentenv_begin:*)"];
-
-/// Which client (of those whose settings file `init` edits as JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-impl Client {
-    fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-            Client::Gemini => "gemini",
-        }
-    }
-    fn env_file_var(self) -> &'static str {
-        match self {
-            Client::Claude => "CLAUDE_ENV_FILE",
-            Client::Codex => "CODEX_ENV_FILE",
-            // No session env file: the rewrite brings the public ones too.
-            Client::Gemini => "",
-        }
-    }
-    /// agentenv's hooks in this client's settings, in order.
-    fn events(self) -> &'static [Ours] {
-        match self {
-            Client::Claude | Client::Codex => &[Ours::SessionStart, Ours::PreToolUse],
-            Client::Gemini => &[Ours::PreToolUse, Ours::AfterTool],
-        }
-    }
-}
-
-/// Gemini CLI's tools the BeforeTool hook sees: the shell and the file
-/// tools it denies a store's paths.
-pub const GEMINI_BEFORE_MATCHER: &str =
-    "run_shell_command|read_file|read_many_files|write_file|replace|list_directory|grep_search|glob";
 
 /// What `init` writes: the commands of the two hooks, and the deny rules.
 #[derive(Debug, Clone)]
@@ -165,7 +61,7 @@ pub struct Wiring {
     pub pre_tool_use: String,
     /// Gemini CLI's AfterTool hook (masks every tool result).
     pub after_tool: String,
-    pub matcher: &'static str,
+    pub matcher: String,
     pub deny: &'static [&'static str],
     /// `permissions.allow` rules (Claude Code's permission check then
     /// lets the rewrite's one call through; the command's own words are
@@ -174,55 +70,27 @@ pub struct Wiring {
 }
 
 impl Wiring {
-    /// The wiring naming agentenv as `program` (already shell-quoted).
+    /// The wiring naming agentenv as `program` (already shell-quoted):
+    /// the start hook (`env --public-only --require-trust --diff --cache
+    /// --into "$CLAUDE_ENV_FILE"` plus the functions the rewritten
+    /// commands call; every value with `--export-values`), the
+    /// `PreToolUse` hook on the client's tools, its permission rules.
     pub fn new(client: Client, program: &str, export_values: bool) -> Wiring {
-        let var = client.env_file_var();
-        let session_start = if export_values {
-            format!(
-                "{program} hook {} session-start --export-values",
-                client.name()
-            )
+        let name = client.name();
+        let flag = if export_values {
+            " --export-values"
         } else {
-            // `env --public-only --require-trust --diff --cache --into
-            // "$CLAUDE_ENV_FILE"`, plus the functions the rewritten
-            // commands call; quiet where Codex has no $CODEX_ENV_FILE.
-            let _ = var;
-            format!("{program} hook {} session-start", client.name())
+            ""
         };
         Wiring {
             client,
             program: first_word(program).map(|w| w.0).unwrap_or_default(),
-            session_start,
-            pre_tool_use: format!("{program} hook {} pre-tool-use", client.name()),
-            after_tool: format!("{program} hook {} after-tool", client.name()),
-            matcher: match client {
-                Client::Claude => CLAUDE_MATCHER,
-                Client::Gemini => GEMINI_BEFORE_MATCHER,
-                // Codex's shell tool (and its aliases) and apply_patch.
-                Client::Codex => "^(Bash|shell|exec_command|local_shell|unified_exec|apply_patch)$",
-            },
-            deny: match client {
-                Client::Claude => DENY_RULES,
-                _ => &[],
-            },
-            allow: match client {
-                Client::Claude => ALLOW_RULES,
-                _ => &[],
-            },
-        }
-    }
-}
-
-pub fn run(c: InitCommand) -> Exit {
-    match c {
-        InitCommand::Claude(a) => run_init(Client::Claude, a),
-        InitCommand::Codex(a) => run_init(Client::Codex, a),
-        InitCommand::Gemini(a) => run_init(Client::Gemini, a),
-        InitCommand::Opencode(a) => {
-            super::agent_clients::run_init(super::agent_clients::FileClient::OpenCode, a)
-        }
-        InitCommand::Copilot(a) => {
-            super::agent_clients::run_init(super::agent_clients::FileClient::Copilot, a)
+            session_start: format!("{program} hook {name} session-start{flag}"),
+            pre_tool_use: format!("{program} hook {name} pre-tool-use"),
+            after_tool: format!("{program} hook {name} after-tool"),
+            matcher: client.matcher(),
+            deny: client.facts().deny_rules,
+            allow: client.facts().allow_rules,
         }
     }
 }
@@ -296,6 +164,31 @@ enum Ours {
     AfterTool,
 }
 
+impl Wiring {
+    /// agentenv's hooks in this client's settings, in order (the events
+    /// the client's row names).
+    fn events(&self) -> Vec<Ours> {
+        let f = self.client.facts();
+        let mut v = Vec::new();
+        if !f.session_start_event.is_empty() {
+            v.push(Ours::SessionStart);
+        }
+        v.push(Ours::PreToolUse);
+        if !f.after_tool_event.is_empty() {
+            v.push(Ours::AfterTool);
+        }
+        v
+    }
+
+    fn command(&self, which: Ours) -> &String {
+        match which {
+            Ours::SessionStart => &self.session_start,
+            Ours::PreToolUse => &self.pre_tool_use,
+            Ours::AfterTool => &self.after_tool,
+        }
+    }
+}
+
 fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
     let (prog, rest) = first_word(command)?;
     if prog.rsplit('/').next() != Some("agentenv") && prog != own {
@@ -305,19 +198,17 @@ fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
         return None;
     }
     let words: Vec<&str> = rest.split_whitespace().collect();
-    let var = format!("\"${}\"", client.env_file_var());
-    let var = if client.env_file_var().is_empty() {
-        String::new()
-    } else {
-        var
-    };
+    let var = format!("\"${}\"", client.facts().env_file_var);
     match words.as_slice() {
-        ["env", ..] if words.windows(2).any(|w| w[0] == "--into" && w[1] == var) => {
+        ["env", ..]
+            if !client.facts().env_file_var.is_empty()
+                && words.windows(2).any(|w| w[0] == "--into" && w[1] == var) =>
+        {
             Some(Ours::SessionStart)
         }
+        ["hook", c, "after-tool", ..] if *c == client.name() => Some(Ours::AfterTool),
         ["hook", c, "session-start", ..] if *c == client.name() => Some(Ours::SessionStart),
         ["hook", c, "pre-tool-use", ..] if *c == client.name() => Some(Ours::PreToolUse),
-        ["hook", c, "after-tool", ..] if *c == client.name() => Some(Ours::AfterTool),
         _ => None,
     }
 }
@@ -331,20 +222,12 @@ fn is_ours(hook: &Node, which: Ours, w: &Wiring) -> bool {
             == Some(which)
 }
 
-fn event_name(which: Ours, client: Client) -> &'static str {
-    match (which, client) {
-        (Ours::PreToolUse, Client::Gemini) => "BeforeTool",
-        (Ours::SessionStart, _) => "SessionStart",
-        (Ours::PreToolUse, _) => "PreToolUse",
-        (Ours::AfterTool, _) => "AfterTool",
-    }
-}
-
-fn command_for(w: &Wiring, which: Ours) -> &String {
+fn event_name(w: &Wiring, which: Ours) -> &'static str {
+    let f = w.client.facts();
     match which {
-        Ours::SessionStart => &w.session_start,
-        Ours::PreToolUse => &w.pre_tool_use,
-        Ours::AfterTool => &w.after_tool,
+        Ours::SessionStart => f.session_start_event,
+        Ours::PreToolUse => f.pre_tool_use_event,
+        Ours::AfterTool => f.after_tool_event,
     }
 }
 
@@ -355,7 +238,7 @@ fn group_for(w: &Wiring, which: Ours) -> Value {
             "matcher": w.matcher,
             "hooks": [{"type": "command", "command": w.pre_tool_use}]
         }),
-        // Every tool's result (Gemini CLI: "*" matches all).
+        // Every tool's result (Gemini CLI: "*" matches every tool).
         Ours::AfterTool => json!({
             "matcher": "*",
             "hooks": [{"type": "command", "command": w.after_tool}]
@@ -412,23 +295,15 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
     let st = Style::of(&text);
     let Some((_, hooks)) = member(&text, &root, "hooks", "hooks", false)? else {
         let mut v = serde_json::Map::new();
-        for &which in w.client.events() {
-            v.insert(
-                event_name(which, w.client).into(),
-                json!([group_for(w, which)]),
-            );
+        for which in w.events() {
+            v.insert(event_name(w, which).into(), json!([group_for(w, which)]));
         }
-        return Ok(Some(jsonedit::add_member(
-            &text,
-            &root,
-            &st,
-            "hooks",
-            &Value::Object(v),
-        )));
+        let v = Value::Object(v);
+        return Ok(Some(jsonedit::add_member(&text, &root, &st, "hooks", &v)));
     };
-    for &which in w.client.events() {
-        let ev = event_name(which, w.client);
-        let want = command_for(w, which);
+    for which in w.events() {
+        let ev = event_name(w, which);
+        let want = w.command(which);
         let Some((_, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
             let v = json!([group_for(w, which)]);
             return Ok(Some(jsonedit::add_member(&text, hooks, &st, ev, &v)));
@@ -518,8 +393,8 @@ fn remove_hook_at(text: &str, groups: &Node, group: &Node, list: &Node, hook: &N
 fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
     let (text, root) = parse_root(text)?;
     if let Some((hi, hooks)) = member(&text, &root, "hooks", "hooks", false)? {
-        for &which in w.client.events() {
-            let ev = event_name(which, w.client);
+        for which in w.events() {
+            let ev = event_name(w, which);
             let Some((ei, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
                 continue;
             };
@@ -622,233 +497,10 @@ pub fn remove_wiring(text: &str, w: &Wiring) -> Result<(String, Outcome), String
     ))
 }
 
-/// The file `init` edits.
-fn settings_path(
-    client: Client,
-    a: &ClaudeArgs,
-    env: &crate::core::Env,
-) -> Result<PathBuf, String> {
-    let cwd = crate::fsutil::current_dir()?;
-    let (dir_name, file_name, var) = match client {
-        Client::Claude => (".claude", "settings.json", "CLAUDE_CONFIG_DIR"),
-        Client::Codex => (".codex", "hooks.json", "CODEX_HOME"),
-        // Gemini CLI: ~/.gemini/settings.json, DIR/.gemini/settings.json.
-        Client::Gemini => (".gemini", "settings.json", ""),
-    };
-    if let Some(dir) = &a.project {
-        let dir = cwd.join(dir);
-        if !dir.is_dir() {
-            return Err(format!("--project {}: not a directory", dir.display()));
-        }
-        return Ok(dir.join(dir_name).join(file_name));
-    }
-    if let Some(d) = crate::core::get(env, var).filter(|d| !d.is_empty() && !var.is_empty()) {
-        return Ok(cwd.join(d).join(file_name));
-    }
-    match crate::core::get(env, "HOME").filter(|h| !h.is_empty()) {
-        Some(h) => Ok(Path::new(h).join(dir_name).join(file_name)),
-        None => Err("HOME is not set; name the file's project with --project DIR".into()),
-    }
-}
-
-/// For `--project DIR`: refuse a settings file (or its directory) that a
-/// symbolic link places outside the project.
-pub(crate) fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
-    let root = std::fs::canonicalize(project).map_err(|e| {
-        format!(
-            "--project {}: {}",
-            project.display(),
-            crate::fsutil::io_kind(&e)
-        )
-    })?;
-    let dir = path.parent().expect("DIR/.claude/…");
-    // The directory: where it really is (when it exists).
-    let real_dir = match std::fs::canonicalize(dir) {
-        Ok(d) => d,
-        Err(_) => return Ok(()), // created by init, inside the project
-    };
-    let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let t = std::fs::read_link(path).map_err(|e| crate::fsutil::io_kind(&e))?;
-        let t = real_dir.join(t);
-        match std::fs::canonicalize(&t) {
-            Ok(c) => c,
-            Err(_) => super::agent_hook::normalize(&t),
-        }
-    } else {
-        real_dir.join(path.file_name().expect("a file name"))
-    };
-    if target.starts_with(&root) {
-        Ok(())
-    } else {
-        Err(format!(
-            "it is a symbolic link (or in one) that leads out of the project, to {}; not written (edit that file yourself, or replace the link)",
-            target.display()
-        ))
-    }
-}
-
-/// The program the user-settings hook names: the `PATH` entry that is this
-/// binary, else the binary's own path; `None` when it has no UTF-8 path.
-pub(crate) fn own_program(env: &crate::core::Env) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let exe = std::env::current_exe().ok()?;
-    let me = std::fs::metadata(&exe).ok()?;
-    let on_path = crate::core::get(env, "PATH").and_then(|p| {
-        std::env::split_paths(p)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join("agentenv"))
-            .find(|c| {
-                std::fs::metadata(c).is_ok_and(|m| m.dev() == me.dev() && m.ino() == me.ino())
-            })
-    });
-    on_path.unwrap_or(exe).into_os_string().into_string().ok()
-}
-
-fn run_init(client: Client, a: ClaudeArgs) -> Exit {
-    if a.export_values && client == Client::Gemini {
-        return Err(Failure::usage(
-            "init gemini: --export-values is not needed: Gemini CLI's BeforeTool hook rewrites each shell command",
-        ));
-    }
-    let env = crate::core::process_env();
-    let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
-    let shown = path.display();
-    let unchanged =
-        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
-    if let Some(project) = &a.project {
-        check_inside_project(project, &path).map_err(unchanged)?;
-    }
-    let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
-        Ok(b) => (b, true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
-        Err(e) => {
-            return Err(Failure::runtime(format!(
-                "{shown}: cannot read it ({})",
-                crate::fsutil::io_kind(&e)
-            )));
-        }
-    };
-    // A UTF-8 byte order mark is kept.
-    const BOM: &[u8] = b"\xef\xbb\xbf";
-    let bom = bytes.starts_with(BOM);
-    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
-    let text = match std::str::from_utf8(body) {
-        Ok(t) => t,
-        Err(e) => {
-            let (l, c) = jsonedit::line_col(body, e.valid_up_to());
-            return Err(unchanged(format!(
-                "not valid JSON: not UTF-8 at line {l}, column {c}"
-            )));
-        }
-    };
-    let program = if a.project.is_some() {
-        "agentenv".to_string()
-    } else {
-        match own_program(&env) {
-            Some(p) => shlex_quote(&p),
-            None => {
-                crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
-                "agentenv".to_string()
-            }
-        }
-    };
-    let wiring = Wiring::new(client, &program, a.export_values);
-    let (mut out, outcome) = if a.remove {
-        remove_wiring(text, &wiring)
-    } else {
-        add_wiring(text, &wiring)
-    }
-    .map_err(unchanged)?;
-    if !exists && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    if bom {
-        out.insert(0, '\u{feff}');
-    }
-    if a.dry_run {
-        super::write_stdout(out.as_bytes())?;
-    }
-    let what = match client {
-        Client::Claude => "agentenv's hooks and deny rules",
-        Client::Codex | Client::Gemini => "agentenv's hooks",
-    };
-    match outcome {
-        Outcome::AlreadyPresent => {
-            say(format_args!(
-                "{what} are already in {shown}; nothing changed"
-            ));
-            return Ok(0);
-        }
-        Outcome::NotPresent => {
-            say(format_args!("none of {what} in {shown}; nothing changed"));
-            return Ok(0);
-        }
-        _ => {}
-    }
-    if !a.dry_run {
-        write_settings(&path, out.as_bytes(), exists).map_err(|e| {
-            Failure::runtime(format!(
-                "{shown}: cannot write it ({})",
-                crate::fsutil::io_kind(&e)
-            ))
-        })?;
-    }
-    let did = match outcome {
-        Outcome::Added => "added",
-        Outcome::Updated => "updated",
-        _ => "removed",
-    };
-    let to = if outcome == Outcome::Removed {
-        "from"
-    } else {
-        "in"
-    };
-    let dry = if a.dry_run {
-        "dry run: would have "
-    } else {
-        ""
-    };
-    say(format_args!("{dry}{did} {what} {to} {shown}"));
-    if outcome != Outcome::Removed {
-        if a.export_values {
-            crate::warn!(
-                "--export-values: every value, sensitive ones too, goes into the agent's environment and command lines; each session start will say so"
-            );
-        } else if client == Client::Gemini {
-            say(format_args!(
-                "each shell command gets the session's variables (a project store loads once `agentenv allow` recorded it), its output masked; every tool result is masked before the model reads it"
-            ));
-        } else {
-            say(format_args!(
-                "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
-            ));
-        }
-    }
-    Ok(0)
-}
-
-/// Write the settings atomically: an existing file keeps its mode; a new
-/// one is 0600 in a directory created 0700.
-pub(crate) fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()> {
-    use crate::fsutil::{write_atomic, Mode};
-    if exists {
-        return write_atomic(path, bytes, Mode::KeepOrUmask, false);
-    }
-    if let Some(dir) = path.parent() {
-        if !dir.is_dir() {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-        }
-    }
-    write_atomic(path, bytes, Mode::Exactly(0o600), false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compat::sh::shlex_quote;
 
     fn w() -> Wiring {
         Wiring::new(Client::Claude, "/opt/bin/agentenv", false)
