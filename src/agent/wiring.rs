@@ -95,6 +95,29 @@ impl Wiring {
     }
 }
 
+/// The events of `client` whose hooks in the settings `text` are
+/// agentenv's (any program path), in the order `init` writes them;
+/// nothing for a file that is not JSON (`status`).
+pub fn found_events(text: &str, client: Client) -> Vec<&'static str> {
+    let Ok(v) = serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')) else {
+        return Vec::new();
+    };
+    let w = Wiring::new(client, "agentenv", false);
+    let mut out = Vec::new();
+    for which in w.events() {
+        let ev = event_name(&w, which);
+        let groups = v["hooks"][ev].as_array().into_iter().flatten();
+        let ours = groups
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+            .filter_map(|h| h["command"].as_str())
+            .any(|c| classify(c, client, &w.program) == Some(which));
+        if ours {
+            out.push(ev);
+        }
+    }
+    out
+}
+
 /// What an edit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

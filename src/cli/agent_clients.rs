@@ -98,7 +98,7 @@ fn file_text(client: Client, program: &str) -> String {
 }
 
 /// Whether `text` is a file `init` wrote (any version, any program).
-fn is_ours(client: Client, text: &str) -> bool {
+pub(crate) fn is_ours(client: Client, text: &str) -> bool {
     match client {
         Client::OpenCode => text.starts_with(PLUGIN_MARK),
         _ => {
@@ -343,4 +343,43 @@ pub fn shell_env() -> Exit {
         public_only: true,
     };
     super::session::run_env(args)
+}
+
+/// `status`: agentenv's wiring of each client found in the user's
+/// settings and in `project`'s: `{client, file, scope, events}` (events:
+/// the client's own names of the hooks found; for a file of agentenv's
+/// own, its event).
+pub(crate) fn wiring_found(project: Option<&std::path::Path>) -> Vec<Value> {
+    use crate::agent::client::Setup;
+    let env = crate::core::process_env();
+    let cwd = crate::fsutil::current_dir().unwrap_or_default();
+    let mut out = Vec::new();
+    for &client in Client::ALL {
+        let f = client.facts();
+        let mut places = Vec::new();
+        if let Some(d) = client.user_dir(&env, &cwd) {
+            places.push(("user", d.join(f.settings_file)));
+        }
+        if let Some(p) = project {
+            places.push(("project", p.join(f.settings_dir).join(f.settings_file)));
+        }
+        for (scope, path) in places {
+            let Ok(bytes) = crate::fsutil::read_input(&path, MAX_EVENT) else {
+                continue;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            let events: Vec<&str> = match f.setup {
+                Setup::Settings => crate::agent::wiring::found_events(&text, client),
+                Setup::OwnFile if is_ours(client, &text) => vec![f.pre_tool_use_event],
+                Setup::OwnFile => Vec::new(),
+            };
+            if !events.is_empty() {
+                out.push(json!({
+                    "client": client.name(), "scope": scope,
+                    "file": path.display().to_string(), "events": events,
+                }));
+            }
+        }
+    }
+    out
 }

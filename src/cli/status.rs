@@ -58,7 +58,12 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let plan = super::session::planned(&req)?;
     let status = plan.status(crate::render::detect_auto().name())?;
     crate::log::notes(&status.notes);
-    Ok(serde_json::to_value(&status).expect("a Status serializes"))
+    let mut v = serde_json::to_value(&status).expect("a Status serializes");
+    // The agent clients agentenv's hooks are wired into (user settings,
+    // and the project's).
+    let project = v["project_root"].as_str().map(PathBuf::from);
+    v["agent_wiring"] = Value::Array(super::agent_clients::wiring_found(project.as_deref()));
+    Ok(v)
 }
 
 fn text(r: &Value) -> String {
@@ -135,6 +140,27 @@ fn text(r: &Value) -> String {
             };
             o.push_str(&format!("  {}  {e}\n", st(&x["path"])));
         }
+    }
+    o.push_str("agent wiring (init CLIENT):");
+    let wired = r["agent_wiring"].as_array().cloned().unwrap_or_default();
+    if wired.is_empty() {
+        o.push_str(" (none found)");
+    }
+    o.push('\n');
+    for x in &wired {
+        let events: Vec<String> = x["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(st)
+            .collect();
+        o.push_str(&format!(
+            "  {:<8} {:<7} {}  {}\n",
+            st(&x["client"]),
+            st(&x["scope"]),
+            st(&x["file"]),
+            events.join(", ")
+        ));
     }
     let c = &r["cache"];
     let usable = match c["why"].as_str() {

@@ -503,3 +503,56 @@ fn unknown_events_are_named_per_client() {
         s(&out.stderr)
     );
 }
+
+#[test]
+fn status_names_the_client_wiring_it_finds() {
+    let w = World::new();
+    std::fs::create_dir_all(w.proj().join(".agents")).unwrap();
+    for args in [
+        &["init", "gemini", "--project", "."][..],
+        &["init", "copilot", "--user"],
+        &["allow", "."],
+    ] {
+        let out = w.run(args, b"");
+        assert!(out.status.success(), "{args:?}: {}", s(&out.stderr));
+    }
+    let out = w.run(&["status", "--format", "json"], b"");
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<(String, String, Value)> = v["agent_wiring"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["client"].as_str().unwrap().to_string(),
+                x["scope"].as_str().unwrap().to_string(),
+                x["events"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&(
+            "gemini".into(),
+            "project".into(),
+            json!(["BeforeTool", "AfterTool"])
+        )),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("copilot".into(), "user".into(), json!(["preToolUse"]))),
+        "{found:?}"
+    );
+    let out = w.run(&["status"], b"");
+    assert!(
+        s(&out.stdout).contains("agent wiring (init CLIENT):\n  gemini"),
+        "{}",
+        s(&out.stdout)
+    );
+    // Taken out: nothing found.
+    w.run(&["init", "gemini", "--project", ".", "--remove"], b"");
+    w.run(&["init", "copilot", "--remove"], b"");
+    let out = w.run(&["status", "--format", "json"], b"");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["agent_wiring"], json!([]));
+}
