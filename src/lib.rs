@@ -34,6 +34,7 @@ mod hook;
 mod jsonedit;
 mod log;
 mod mask;
+mod mcp;
 mod process;
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub(crate) mod harness;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod masked;
+pub(crate) mod mcp;
 pub(crate) mod session;
 pub(crate) mod set;
 pub(crate) mod status;
@@ -79,6 +80,10 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Type a secret into a store file at the terminal, echo off.
     Set(set::SetArgs),
+    /// Find literal secrets in MCP server configurations; move them into a store.
+    #[command(subcommand)]
+    #[command(after_help = examples::MCP)]
+    Mcp(mcp::McpCommand),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
 }
@@ -305,6 +310,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Status(a) => status::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Set(a) => set::run(a),
+        Command::Mcp(c) => mcp::run(c),
         Command::Man(a) => man::run(a),
     })
 }

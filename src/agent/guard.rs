@@ -1,0 +1,195 @@
+//! The file-tool guard: a file tool (Read, Edit, Grep, Glob, …) or a patch
+//! (Codex's `apply_patch`) aimed at a store is denied. Where the stores are
+//! is the session's own rule ([`crate::session::store_roots`]: `~`
+//! expanded, the default system store included), plus any directory named
+//! `.agents` (a project's store), before or after resolving links.
+
+use super::client::Client;
+use serde_json::{Map, Value};
+use std::path::{Path, PathBuf};
+
+/// The paths a guarded tool's input names; `None` when the client's
+/// `tool` is not a file or patch tool (a shell command is the rewrite's).
+pub fn guards<'a>(
+    client: Client,
+    tool: &str,
+    input: &'a Map<String, Value>,
+) -> Option<Vec<&'a str>> {
+    let facts = client.facts();
+    let text = |k: &str| input.get(k).and_then(Value::as_str);
+    if facts.patch_tools.contains(&tool) {
+        return Some(text("command").map(patch_paths).unwrap_or_default());
+    }
+    if !facts.file_tools.contains(&tool) {
+        return None;
+    }
+    // A glob tool's `pattern` is a path pattern; a grep's is a regex (its
+    // `glob` / `include` filters names under `path`). A key may hold a
+    // list of paths (Gemini's read_many_files `include`).
+    let pattern: &[&str] = if facts.glob_tools.contains(&tool) {
+        &["pattern"]
+    } else {
+        &[]
+    };
+    Some(
+        facts
+            .path_keys
+            .iter()
+            .chain(pattern)
+            .flat_map(|k| match input.get(*k) {
+                Some(Value::String(p)) => vec![p.as_str()],
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            })
+            .collect(),
+    )
+}
+
+/// The files a patch (Codex's `apply_patch` format) adds, updates, deletes
+/// or moves to.
+fn patch_paths(patch: &str) -> Vec<&str> {
+    const HEADS: [&str; 4] = [
+        "*** Add File: ",
+        "*** Update File: ",
+        "*** Delete File: ",
+        "*** Move to: ",
+    ];
+    patch
+        .lines()
+        .filter_map(|l| HEADS.iter().find_map(|h| l.strip_prefix(h)).map(str::trim))
+        .collect()
+}
+
+/// Where the stores are, for the deny rule.
+pub struct Guard {
+    roots: Vec<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+impl Guard {
+    pub fn new(base: &crate::core::Env) -> Guard {
+        let mut roots = crate::session::store_roots(base);
+        let canon: Vec<PathBuf> = roots
+            .iter()
+            .filter_map(|r| std::fs::canonicalize(r).ok())
+            .collect();
+        roots.extend(canon);
+        let home = crate::core::get(base, "HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        Guard { roots, home }
+    }
+
+    /// Whether `p` (relative to `cwd`, `~/` the session's home; a glob
+    /// pattern counts by its literal part) is in a store: under a store
+    /// root, or through a directory named `.agents`, before or after
+    /// resolving links.
+    pub fn covers(&self, cwd: &Path, p: &str) -> bool {
+        let p = p.trim_start_matches('!');
+        let expanded = match (p.strip_prefix("~/"), &self.home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => PathBuf::from(p),
+        };
+        let abs = cwd.join(expanded);
+        let lexical = normalize(&abs);
+        let mut candidates = vec![lexical.clone()];
+        // The longest existing prefix, resolved (a link into a store).
+        let mut probe = lexical.clone();
+        loop {
+            if let Ok(c) = std::fs::canonicalize(&probe) {
+                let rest = lexical.strip_prefix(&probe).unwrap_or(Path::new(""));
+                candidates.push(c.join(rest));
+                break;
+            }
+            if !probe.pop() {
+                break;
+            }
+        }
+        candidates.iter().any(|c| {
+            c.components().any(|x| x.as_os_str() == ".agents")
+                || self.roots.iter().any(|r| c.starts_with(r))
+        })
+    }
+}
+
+/// `.` and `..` taken out lexically.
+pub(crate) fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &Path)]) -> crate::core::Env {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), v.as_os_str().to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn store_paths_are_recognised() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        std::fs::create_dir_all(home.join(".agents")).unwrap();
+        std::fs::create_dir_all(t.path().join("p/.agents")).unwrap();
+        std::os::unix::fs::symlink(home.join(".agents"), t.path().join("p/link")).unwrap();
+        let s = Guard::new(&env(&[("HOME", &home)]));
+        let cwd = t.path().join("p");
+        for p in [
+            ".agents/env",
+            "./.agents/local.env",
+            "sub/../.agents",
+            "link/env",
+            "link",
+            "~/.agents/env",
+        ] {
+            assert!(s.covers(&cwd, p), "{p}");
+        }
+        assert!(s.covers(
+            &cwd,
+            &home.join(".agents/.cache/env/x").display().to_string()
+        ));
+        for p in ["src/main.rs", "agents/env", ".agentsx/env", "/etc/passwd"] {
+            assert!(!s.covers(&cwd, p), "{p}");
+        }
+    }
+
+    #[test]
+    fn the_default_system_store_and_tilde_roots_are_stores() {
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("home");
+        let cwd = t.path().join("p");
+        // The default system store, though it does not exist here.
+        let s = Guard::new(&env(&[("HOME", &home)]));
+        assert!(s.covers(&cwd, "/etc/agents/env"));
+        // `~`-spelled roots are the session's home.
+        let s = Guard::new(&env(&[
+            ("HOME", &home),
+            ("AGENTS_SYSTEM_ROOT", Path::new("~/sys")),
+            ("AGENTS_HOME", Path::new("~/mine")),
+        ]));
+        for p in ["sys/env", "mine/env", "mine/.cache/x"] {
+            assert!(s.covers(&cwd, &home.join(p).display().to_string()), "{p}");
+        }
+        assert!(!s.covers(&cwd, "/etc/agents/env"), "moved by the variable");
+    }
+
+    #[test]
+    fn a_patch_names_each_file_it_touches() {
+        let p = "*** Begin Patch\n*** Add File: a\n+x\n*** Update File: b\n*** Move to: c\n@@\n-*** Delete File: no\n*** Delete File: d \n*** End Patch\n";
+        assert_eq!(patch_paths(p), ["a", "b", "c", "d"]);
+    }
+}
