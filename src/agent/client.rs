@@ -214,22 +214,47 @@ static CODEX: Facts = Facts {
     allow_rules: &[],
 };
 
-/// Gemini CLI (docs/hooks/reference.md of its package): BeforeTool
-/// rewrites the shell command and denies the file tools a store; AfterTool
-/// (every tool) masks the result; no session env file, so the rewrite
-/// sources the functions and brings the public variables too.
-static GEMINI: Facts = Facts {
-    name: "gemini",
-    settings_dir: ".gemini",
+/// What the clients without a session env file share (Gemini CLI,
+/// OpenCode, Copilot CLI): no start hook, so the rewrite sources the
+/// functions (the prologue file); no permission rules; a glob tool named
+/// `glob`. Each row below sets the rest.
+const NO_ENV_FILE: Facts = Facts {
+    name: "",
+    settings_dir: "",
     home_dir: "",
     dir_var_sub: "",
     setup: Setup::Settings,
-    settings_file: "settings.json",
+    settings_file: "",
     dir_var: "",
-    transcripts: &["tmp"],
+    transcripts: &[],
     env_file_var: "",
     env_file_optional: true,
     session_start_event: "",
+    pre_tool_use_event: "",
+    after_tool_event: "",
+    answer: Answer::PreToolUse,
+    shell_tools: &[],
+    file_tools: &[],
+    path_keys: &[],
+    glob_tools: &["glob"],
+    patch_tools: &[],
+    matcher_style: MatcherStyle::Alternation,
+    functions: Functions::Prologue,
+    allow_with_update: false,
+    public_in_entry: true,
+    deny_rules: &[],
+    allow_rules: &[],
+};
+
+/// Gemini CLI (docs/hooks/reference.md of its package): BeforeTool
+/// rewrites the shell command and denies the file tools a store; AfterTool
+/// (every tool) masks the result; the rewrite brings the public variables
+/// too.
+static GEMINI: Facts = Facts {
+    name: "gemini",
+    settings_dir: ".gemini",
+    settings_file: "settings.json",
+    transcripts: &["tmp"],
     pre_tool_use_event: "BeforeTool",
     after_tool_event: "AfterTool",
     answer: Answer::BeforeTool,
@@ -250,18 +275,12 @@ static GEMINI: Facts = Facts {
         "include",
         "include_pattern",
     ],
-    glob_tools: &["glob"],
-    patch_tools: &[],
-    matcher_style: MatcherStyle::Alternation,
-    functions: Functions::Prologue,
-    allow_with_update: false,
-    public_in_entry: true,
-    deny_rules: &[],
-    allow_rules: &[],
+    ..NO_ENV_FILE
 };
 
 /// OpenCode: a plugin file of agentenv's (`shell.env` gives each shell
-/// call the public variables, `tool.execute.before` asks the hook).
+/// call the public variables, so the entry holds the sensitive ones only;
+/// `tool.execute.before` asks the hook).
 static OPENCODE: Facts = Facts {
     name: "opencode",
     settings_dir: ".opencode/plugins",
@@ -270,12 +289,7 @@ static OPENCODE: Facts = Facts {
     setup: Setup::OwnFile,
     settings_file: "agentenv.js",
     dir_var: "XDG_CONFIG_HOME",
-    transcripts: &[],
-    env_file_var: "",
-    env_file_optional: true,
-    session_start_event: "",
     pre_tool_use_event: "tool.execute.before",
-    after_tool_event: "",
     answer: Answer::Plugin,
     shell_tools: &["bash"],
     file_tools: &[
@@ -289,14 +303,8 @@ static OPENCODE: Facts = Facts {
         "glob",
     ],
     path_keys: &["filePath", "path", "include"],
-    glob_tools: &["glob"],
-    patch_tools: &[],
-    matcher_style: MatcherStyle::Alternation,
-    functions: Functions::Prologue,
-    allow_with_update: false,
     public_in_entry: false,
-    deny_rules: &[],
-    allow_rules: &[],
+    ..NO_ENV_FILE
 };
 
 /// GitHub Copilot CLI (its CLI hooks reference): a hooks file of
@@ -309,24 +317,12 @@ static COPILOT: Facts = Facts {
     setup: Setup::OwnFile,
     settings_file: "agentenv.json",
     dir_var: "COPILOT_HOME",
-    transcripts: &[],
-    env_file_var: "",
-    env_file_optional: true,
-    session_start_event: "",
     pre_tool_use_event: "preToolUse",
-    after_tool_event: "",
     answer: Answer::ModifiedArgs,
     shell_tools: &["bash"],
     file_tools: &["view", "create", "edit", "grep", "glob"],
     path_keys: &["path", "glob"],
-    glob_tools: &["glob"],
-    patch_tools: &[],
-    matcher_style: MatcherStyle::Alternation,
-    functions: Functions::Prologue,
-    allow_with_update: false,
-    public_in_entry: true,
-    deny_rules: &[],
-    allow_rules: &[],
+    ..NO_ENV_FILE
 };
 
 impl Client {

@@ -89,20 +89,11 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         }
         return Ok(0);
     };
-    let args = super::session::EnvArgs {
-        scope: super::session::ScopeArgs {
-            global: false,
-            agents_dir: None,
-            timeout: None,
-            require_trust: true,
-        },
-        format: "export".into(),
-        diff: true,
-        cache: true,
-        into: Some(PathBuf::from(file)),
-        public_only: !export_values,
-    };
-    let status = super::session::run_env(args)?;
+    let status = super::session::run_env(hook_env_args(
+        "export",
+        Some(PathBuf::from(file)),
+        !export_values,
+    ))?;
     // The functions the rewritten commands call (no value in them).
     let path = Path::new(file);
     let current = std::fs::read_to_string(path).unwrap_or_default();
@@ -119,6 +110,28 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         super::write_stdout(msg.as_bytes())?;
     }
     Ok(status)
+}
+
+/// What a hook's `env` renders: the session with the trust gate, only
+/// what differs from the client's environment, from the cache.
+pub(crate) fn hook_env_args(
+    format: &str,
+    into: Option<PathBuf>,
+    public_only: bool,
+) -> super::session::EnvArgs {
+    super::session::EnvArgs {
+        scope: super::session::ScopeArgs {
+            global: false,
+            agents_dir: None,
+            timeout: None,
+            require_trust: true,
+        },
+        format: format.into(),
+        diff: true,
+        cache: true,
+        into,
+        public_only,
+    }
 }
 
 /// A non-blocking hook error: the message on stderr, exit 1. The client

@@ -329,20 +329,7 @@ pub fn after_tool(client: Client) -> Exit {
 /// object (`env --public-only --require-trust --diff --cache --format
 /// json`), for the plugin's `shell.env`.
 pub fn shell_env() -> Exit {
-    let args = super::session::EnvArgs {
-        scope: super::session::ScopeArgs {
-            global: false,
-            agents_dir: None,
-            timeout: None,
-            require_trust: true,
-        },
-        format: "json".into(),
-        diff: true,
-        cache: true,
-        into: None,
-        public_only: true,
-    };
-    super::session::run_env(args)
+    super::session::run_env(super::agent::hook_env_args("json", None, true))
 }
 
 /// `status`: agentenv's wiring of each client found in the user's

@@ -141,25 +141,21 @@ fn text(r: &Value) -> String {
             o.push_str(&format!("  {}  {e}\n", st(&x["path"])));
         }
     }
-    o.push_str("agent wiring (init CLIENT):");
     let wired = r["agent_wiring"].as_array().cloned().unwrap_or_default();
-    if wired.is_empty() {
-        o.push_str(" (none found)");
-    }
-    o.push('\n');
+    let none = if wired.is_empty() {
+        " (none found)"
+    } else {
+        ""
+    };
+    o.push_str(&format!("agent wiring (init CLIENT):{none}\n"));
     for x in &wired {
-        let events: Vec<String> = x["events"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(st)
-            .collect();
+        let events = x["events"].as_array().map_or(String::new(), |a| {
+            a.iter().map(st).collect::<Vec<_>>().join(", ")
+        });
+        let (client, scope) = (st(&x["client"]), st(&x["scope"]));
         o.push_str(&format!(
-            "  {:<8} {:<7} {}  {}\n",
-            st(&x["client"]),
-            st(&x["scope"]),
-            st(&x["file"]),
-            events.join(", ")
+            "  {client:<8} {scope:<7} {}  {events}\n",
+            st(&x["file"])
         ));
     }
     let c = &r["cache"];
