@@ -112,6 +112,50 @@ impl Guard {
     }
 }
 
+/// The reason a file tool is denied a process's environment or memory.
+pub const PROC_DENY_REASON: &str = "agentenv: /proc/PID/environ, mem and cmdline hold a process's environment and memory (the secret values of the commands the agent runs); the file tools may not read them. Use the variable by name in a shell command (e.g. \"$GH_TOKEN\").";
+
+/// Whether `p` (relative to `cwd`, before or after resolving links;
+/// a pattern counts by its text) names a process's `environ`, `mem` or
+/// `cmdline` under `/proc` (`/proc/PID/…`, `/proc/self/…`,
+/// `/proc/PID/task/TID/…`), or searches `/proc` for one of them.
+pub fn proc_secret(cwd: &Path, p: &str) -> bool {
+    let abs = normalize(&cwd.join(p));
+    let mut candidates = vec![abs.clone()];
+    if let Ok(c) = std::fs::canonicalize(&abs) {
+        candidates.push(c);
+    }
+    // A pattern or a search under /proc (Grep/Glob `path: /proc`, a glob
+    // `*/environ`): by its words.
+    let worded = ["environ", "mem", "cmdline"];
+    let pidish = |w: &str| {
+        w == "self"
+            || w == "thread-self"
+            || (!w.is_empty() && w.bytes().all(|b| b.is_ascii_digit()))
+    };
+    candidates.iter().any(|c| {
+        let mut parts = c.components().map(|x| x.as_os_str().to_string_lossy());
+        if parts.nth(1).as_deref() != Some("proc") {
+            return false;
+        }
+        let rest: Vec<String> = parts.map(|x| x.into_owned()).collect();
+        match rest.first() {
+            // All of /proc searched.
+            None => true,
+            Some(first) if pidish(first) => {
+                rest.len() == 1
+                    || (rest[1] == "task" && rest.len() <= 3)
+                    || rest[1..]
+                        .iter()
+                        .any(|w| worded.iter().any(|n| w.contains(n)))
+            }
+            Some(_) => false,
+        }
+    }) || (p.contains("/proc/")
+        && p.contains(['*', '?', '[', '{'])
+        && worded.iter().any(|n| p.contains(n)))
+}
+
 /// `.` and `..` taken out lexically.
 pub(crate) fn normalize(p: &Path) -> PathBuf {
     use std::path::Component;
@@ -137,6 +181,37 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).into(), v.as_os_str().to_owned()))
             .collect()
+    }
+
+    #[test]
+    fn process_environments_are_recognised() {
+        let cwd = Path::new("/home/u/p");
+        for p in [
+            "/proc/1234/environ",
+            "/proc/self/environ",
+            "/proc/thread-self/mem",
+            "/proc/1234/cmdline",
+            "/proc/1234/task/1235/environ",
+            "/proc/1234/task/1235",
+            "/proc/1234",
+            "/proc",
+            "/proc/",
+            "../../../../proc/99/environ",
+            "/proc/*/environ",
+            "/proc/[0-9]*/cmdline",
+        ] {
+            assert!(proc_secret(cwd, p), "{p}");
+        }
+        for p in [
+            "/proc/cpuinfo",
+            "/proc/meminfo",
+            "/proc/1234/status",
+            "/home/u/project/memo.txt",
+            "environ.md",
+            "src/proc/mem.rs",
+        ] {
+            assert!(!proc_secret(cwd, p), "{p}");
+        }
     }
 
     #[test]

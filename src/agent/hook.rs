@@ -78,8 +78,13 @@ pub fn decide(
     let facts = client.facts();
     if let Some(guarded) = super::guard::guards(client, tool, input) {
         let guard = super::guard::Guard::new(base);
-        let denied = guarded.iter().any(|p| guard.covers(&cwd, p));
-        return Ok(denied.then(|| deny(client)));
+        if guarded.iter().any(|p| guard.covers(&cwd, p)) {
+            return Ok(Some(deny(client, DENY_REASON)));
+        }
+        if guarded.iter().any(|p| super::guard::proc_secret(&cwd, p)) {
+            return Ok(Some(deny(client, super::guard::PROC_DENY_REASON)));
+        }
+        return Ok(None);
     }
     if !facts.shell_tools.contains(&tool) {
         return Ok(None);
@@ -153,21 +158,21 @@ fn tool_of(obj: &Map<String, Value>) -> (String, Option<Map<String, Value>>) {
     (tool, input)
 }
 
-fn deny(client: Client) -> Value {
+fn deny(client: Client, reason: &str) -> Value {
     match client.facts().answer {
         Answer::PreToolUse => json!({
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
-                "permissionDecisionReason": DENY_REASON,
+                "permissionDecisionReason": reason,
             }
         }),
         // The reason reaches the agent as the tool's error.
-        Answer::BeforeTool => json!({ "decision": "deny", "reason": DENY_REASON }),
-        Answer::Plugin => json!({ "deny": DENY_REASON }),
+        Answer::BeforeTool => json!({ "decision": "deny", "reason": reason }),
+        Answer::Plugin => json!({ "deny": reason }),
         Answer::ModifiedArgs => json!({
             "permissionDecision": "deny",
-            "permissionDecisionReason": DENY_REASON,
+            "permissionDecisionReason": reason,
         }),
     }
 }

@@ -373,6 +373,11 @@ struct Report {
     bytes: u64,
 }
 
+/// A path for the text report, its control bytes escaped (`log::escape_controls`).
+fn escaped(p: &std::path::Path) -> String {
+    crate::log::escape_controls(&p.to_string_lossy(), false).into_owned()
+}
+
 impl Report {
     /// Count one file read and each of its findings.
     fn record(
@@ -420,33 +425,42 @@ impl Report {
             let _ = writeln!(
                 s,
                 "{}:{}: {} ({})",
-                l.file.display(),
+                escaped(&l.file),
                 l.line,
                 l.name,
                 l.form
             );
         }
         for (p, r) in &self.fixes {
+            // A hostile file name drives no terminal (ESC, BEL, CR).
+            let p = escaped(p);
             match r {
-                Ok(f) if f.left == 0 => {
-                    let _ = writeln!(
+                Ok(f) => {
+                    let _ = write!(
                         s,
-                        "fixed {}: {} replaced",
-                        p.display(),
+                        "fixed {p}: {} replaced",
                         plural(f.replaced, "occurrence", "occurrences")
                     );
-                }
-                Ok(f) => {
-                    let _ = writeln!(
-                        s,
-                        "fixed {}: {} replaced, {} left (not inside one JSON string; edit by hand)",
-                        p.display(),
-                        plural(f.replaced, "occurrence", "occurrences"),
-                        f.left
-                    );
+                    if f.left > 0 {
+                        let _ = write!(
+                            s,
+                            ", {} left (not inside one JSON string; edit by hand)",
+                            f.left
+                        );
+                    }
+                    if f.other_links > 0 && f.replaced > 0 {
+                        let _ = write!(
+                            s,
+                            "; {} of the old file {} the old content (find them: find / -xdev -inum {})",
+                            plural(f.other_links, "other hard link", "other hard links"),
+                            if f.other_links == 1 { "keeps" } else { "keep" },
+                            f.inode
+                        );
+                    }
+                    s.push('\n');
                 }
                 Err(why) => {
-                    let _ = writeln!(s, "not fixed {}: {why}; left untouched", p.display());
+                    let _ = writeln!(s, "not fixed {p}: {why}; left untouched");
                 }
             }
         }
@@ -496,6 +510,7 @@ impl Report {
                     "fixed": true,
                     "replaced": f.replaced,
                     "left": f.left,
+                    "other_links": if f.replaced > 0 { f.other_links } else { 0 },
                 }),
                 Err(why) => json!({
                     "file": p.to_string_lossy(),

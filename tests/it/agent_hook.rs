@@ -1147,7 +1147,7 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
         let env = w.home().join(".agents/env");
         let mut text = std::fs::read_to_string(&env).unwrap();
         text.push_str(
-            "ARGC=zqCANARY_argc_9\nUSERNAME=nobody\npath=/nowhere\nZZ_LAST=zqCANARY_last_77\n",
+            "ARGC=zqCANARY_argc_9\nUSERNAME=nobody-zq-77\npath=/nowhere/zq\nZZ_LAST=zqCANARY_last_77\n",
         );
         std::fs::write(&env, text).unwrap();
         let cmd = "id -un; echo \"$GH_TOKEN $ZZ_LAST\"; printenv PATH USERNAME";
