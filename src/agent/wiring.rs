@@ -62,11 +62,6 @@ pub struct Wiring {
     /// Gemini CLI's AfterTool hook (masks every tool result).
     pub after_tool: String,
     pub matcher: String,
-    pub deny: &'static [&'static str],
-    /// `permissions.allow` rules (Claude Code's permission check then
-    /// lets the rewrite's one call through; the command's own words are
-    /// checked as ever).
-    pub allow: &'static [&'static str],
 }
 
 impl Wiring {
@@ -89,8 +84,6 @@ impl Wiring {
             pre_tool_use: format!("{program} hook {name} pre-tool-use"),
             after_tool: format!("{program} hook {name} after-tool"),
             matcher: client.matcher(),
-            deny: client.facts().deny_rules,
-            allow: client.facts().allow_rules,
         }
     }
 }
@@ -362,7 +355,11 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
             )));
         }
     }
-    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+    // The client's permission rules (`allow`: Claude Code then lets the
+    // rewrite's one call through; the command's own words are checked as
+    // ever).
+    let f = w.client.facts();
+    for (key, rules) in [("deny", f.deny_rules), ("allow", f.allow_rules)] {
         if rules.is_empty() {
             continue;
         }
@@ -445,7 +442,11 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
             }
         }
     }
-    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+    // The client's permission rules (`allow`: Claude Code then lets the
+    // rewrite's one call through; the command's own words are checked as
+    // ever).
+    let f = w.client.facts();
+    for (key, rules) in [("deny", f.deny_rules), ("allow", f.allow_rules)] {
         if rules.is_empty() {
             continue;
         }

@@ -3,8 +3,9 @@
 //! work is `crate::agent`'s.
 
 use super::{say, Exit, Failure};
+use crate::agent::entry::load_entry;
 pub(crate) use crate::agent::hook::Client;
-use crate::agent::hook::{decide, load_entry, with_functions};
+use crate::agent::hook::{decide, with_functions};
 use crate::agent::wiring::{add_wiring, remove_wiring, Outcome, Wiring};
 use crate::compat::sh::shlex_quote;
 use crate::jsonedit;
@@ -130,6 +131,7 @@ pub(crate) fn hook_env_args(
         diff: true,
         cache: true,
         into,
+        append: None,
         public_only,
     }
 }

@@ -274,7 +274,7 @@ fn texts(v: &Value, out: &mut Vec<String>) {
 
 /// The answer to Gemini CLI's AfterTool event: `None` when the result
 /// holds no form of a sensitive value (of `values`).
-pub fn mask_tool_result(event: &Value, values: crate::agent::hook::Values) -> Option<Value> {
+pub fn mask_tool_result(event: &Value, values: crate::agent::entry::Values) -> Option<Value> {
     let response = event.get("tool_response")?;
     let mut parts = Vec::new();
     if let Some(c) = response.get("llmContent") {
@@ -306,12 +306,12 @@ pub fn after_tool(client: Client) -> Exit {
         Err(m) => return soft(m),
     };
     let base = crate::core::process_env();
-    let entry = match crate::agent::hook::sensitive_entry(&base, client) {
+    let entry = match crate::agent::entry::make(&base, client) {
         Ok(Some((entry, _))) => entry,
         Ok(None) => return Ok(0),
         Err(m) => return soft(format!("hook gemini after-tool: {m}")),
     };
-    let values = match crate::agent::hook::load_entry(&entry) {
+    let values = match crate::agent::entry::load_entry(&entry) {
         Ok((_, v)) => v,
         Err(m) => return soft(format!("hook gemini after-tool: {m}")),
     };

@@ -2,8 +2,10 @@
 //! in a byte stream, every form of a sensitive value with `[REDACTED:NAME]`.
 //!
 //! - [`forms`] lists the forms of one value ([`Form`]).
-//! - [`Masker`] holds the needles of a set of `(name, value)` pairs in one
-//!   Aho-Corasick automaton (leftmost-longest) and masks a whole buffer.
+//! - [`Masker`] holds the needles of a set of `(name, value)` pairs and
+//!   masks a whole buffer, leftmost-longest: a sampled q-gram search over
+//!   the long needles (`search.rs`, whose doc gives the invariant), the
+//!   `aho-corasick` crate for needles of 4–7 bytes.
 //! - [`MaskWriter`] does the same on a stream: bytes in, bytes out; a
 //!   complete line is released as soon as it ends, the tail of an
 //!   unfinished line as soon as further bytes decide it (or on
@@ -21,8 +23,8 @@ mod forms;
 mod search;
 mod stream;
 
-#[allow(unused_imports)]
-pub(crate) use forms::{base64_at, base64_padded};
+#[cfg(test)]
+pub(crate) use forms::base64_padded;
 pub use forms::{forms, Form, MIN_LEN};
 pub(crate) use stream::FdOut;
 pub use stream::{pump, MaskWriter, IDLE};
