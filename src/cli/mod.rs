@@ -2,7 +2,6 @@
 //! arguments and runner live in their own file.
 
 pub(crate) mod agent;
-pub(crate) mod agent_clients;
 pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod dotenv;
