@@ -13,6 +13,7 @@
 
 mod support;
 
+mod agent_clients;
 mod agent_hook;
 mod audit;
 mod bash32;
