@@ -12,13 +12,19 @@
 //! The library and the binary never read these cfgs; the published crate
 //! does not ship this file (see `include` in Cargo.toml), so it has no build
 //! script at all.
+//!
+//! One more development aid: `AGENTENV_PORTABLE=1 cargo test` builds a
+//! binary whose default is the portable path (docs/platforms.md; `src/platform.rs`),
+//! because most tests run the binary in a cleared environment, where the
+//! variable itself would not reach it. The variable, when set at run time,
+//! still decides.
 
 use std::path::{Path, PathBuf};
 
 /// Every name a test may ask for (`missing = "…"`).
 const TOOLS: &[&str] = &[
     "bash", "dash", "zsh", "fish", "node", "strace", "docker", "direnv", "man", "groff", "python3",
-    "xxd",
+    "xxd", "age", "pass",
 ];
 
 fn main() {
@@ -26,6 +32,14 @@ fn main() {
     // only what decides the output.
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=AGENTENV_REQUIRE_ALL");
+    println!("cargo::rerun-if-env-changed=AGENTENV_PORTABLE");
+    println!("cargo::rustc-check-cfg=cfg(agentenv_portable)");
+    if std::env::var_os("AGENTENV_PORTABLE").is_some_and(|v| v == "1") {
+        // The binary's default, and `cfg(agentenv_portable)` for the
+        // tests that only hold on one path (the masking daemon).
+        println!("cargo::rustc-env=AGENTENV_PORTABLE_BUILD=1");
+        println!("cargo::rustc-cfg=agentenv_portable");
+    }
     let names: Vec<String> = TOOLS
         .iter()
         .chain(&["venv", "root", "python311"])

@@ -17,7 +17,9 @@
 # from wait4 of the shell, leave it out). A wrapped command goes through
 # the masking daemon (one per user and binary, started by the first hook);
 # WRAP=helper benchmarks the per-command helper instead
-# (AGENTENV_NO_DAEMON=1, what a command falls back to). AGENT_SHELL=zsh
+# (AGENTENV_NO_DAEMON=1, what a command falls back to); WRAP=portable
+# the portable path (AGENTENV_PORTABLE=1, what a Mac runs: the helper,
+# no memfd, no /dev/shm, no pipe sizing; docs/platforms.md). AGENT_SHELL=zsh
 # runs the commands in zsh (Claude Code's shell when it is the user's
 # $SHELL) instead of bash.
 set -euo pipefail
@@ -36,6 +38,7 @@ for b in "$@"; do
   E="env -i HOME=$W/home PATH=/usr/bin:/bin TMPDIR=$W LANG=C.UTF-8"
   words=5
   if [ "${WRAP:-daemon}" = helper ]; then E="$E AGENTENV_NO_DAEMON=1"; words=4; fi
+  if [ "${WRAP:-daemon}" = portable ]; then E="$E AGENTENV_PORTABLE=1"; words=4; fi
   (cd "$W/proj" && $E CLAUDE_ENV_FILE="$W/envfile.sh" "$B" hook claude session-start)
   for c in true 'seq 1 20000'; do
     n=${c%% *}

@@ -269,9 +269,7 @@ fn write_stamp(state: &Path, pid: u32) -> Option<PathBuf> {
                 let Some(p) = n.to_str().ok().and_then(|s| s.parse::<u32>().ok()) else {
                     continue;
                 };
-                if p == pid
-                    || n.to_bytes() != p.to_string().as_bytes()
-                    || Path::new("/proc").join(p.to_string()).exists()
+                if p == pid || n.to_bytes() != p.to_string().as_bytes() || crate::platform::alive(p)
                 {
                     continue;
                 }

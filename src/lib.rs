@@ -35,7 +35,9 @@ mod jsonedit;
 mod log;
 mod mask;
 mod mcp;
+mod platform;
 mod process;
+mod refs;
 
 #[cfg(test)]
 mod import_graph;

@@ -81,19 +81,98 @@ impl std::fmt::Display for RunError {
 /// group holds it open, and the child's exit). On expiry the group is
 /// killed.
 ///
-/// One thread does it all: `poll` on the stdout pipe and on a pidfd for
-/// the child's exit (Linux ≥ 5.3). Where `pidfd_open` is refused, the exit
-/// is awaited after stdout closes with a short `try_wait` backoff.
+/// One thread reads stdout and notices the exit: `poll` on the stdout
+/// pipe and on an exit notice ([`ExitWatch`]: a pidfd on Linux ≥ 5.3, else
+/// a pipe a waiting thread closes when the child exits). No sleeping loop
+/// on any path.
 pub fn run_captured(cmd: Command, timeout: Duration, limit: usize) -> Result<Captured, RunError> {
-    run_captured_with(cmd, timeout, limit, true)
+    let how = if crate::platform::portable() {
+        Watch::Thread
+    } else {
+        Watch::Pidfd
+    };
+    run_captured_with(cmd, timeout, limit, how)
 }
 
-/// [`run_captured`], with `use_pidfd: false` forcing the fallback (tests).
+/// How [`run_captured`] learns of the child's exit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Watch {
+    /// A pidfd (Linux); a waiting thread where `pidfd_open` is refused.
+    Pidfd,
+    /// A waiting thread (the portable path: macOS, FreeBSD,
+    /// `AGENTENV_PORTABLE=1`).
+    Thread,
+}
+
+/// A readable-on-exit descriptor for a child that is not reaped yet.
+enum ExitWatch {
+    /// Linux's pidfd: readable once the child has exited.
+    #[cfg(target_os = "linux")]
+    Pidfd(std::os::fd::OwnedFd),
+    /// The read end of a pipe whose write end a thread holds while it
+    /// waits for the exit with `waitid(WEXITED | WNOWAIT)` (the child stays
+    /// unreaped, so its pid stays its own); the pipe hangs up on exit.
+    Thread {
+        pipe: io::PipeReader,
+        waiter: Option<std::thread::JoinHandle<()>>,
+    },
+}
+
+impl ExitWatch {
+    fn new(child: &std::process::Child, how: Watch) -> io::Result<ExitWatch> {
+        let pid = rustix::process::Pid::from_child(child);
+        #[cfg(target_os = "linux")]
+        if how == Watch::Pidfd {
+            if let Ok(fd) = rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+                return Ok(ExitWatch::Pidfd(fd));
+            }
+        }
+        let _ = how;
+        let (pipe, notify) = io::pipe()?;
+        let waiter = std::thread::Builder::new()
+            .name("agentenv-wait".into())
+            .spawn(move || {
+                while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+                    rustix::process::WaitId::Pid(pid),
+                    rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
+                ) {}
+                drop(notify);
+            })?;
+        Ok(ExitWatch::Thread {
+            pipe,
+            waiter: Some(waiter),
+        })
+    }
+
+    fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        match self {
+            #[cfg(target_os = "linux")]
+            ExitWatch::Pidfd(fd) => fd.as_fd(),
+            ExitWatch::Thread { pipe, .. } => pipe.as_fd(),
+        }
+    }
+
+    /// The child has exited (or was killed): let the waiting thread end
+    /// before the child is reaped, so its `waitid` never sees another
+    /// process under a reused pid.
+    #[allow(irrefutable_let_patterns)] // one variant off Linux
+    fn join(&mut self) {
+        if let ExitWatch::Thread { waiter, .. } = self {
+            if let Some(t) = waiter.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+/// [`run_captured`] with the way of awaiting the exit chosen (tests take
+/// both).
 fn run_captured_with(
     mut cmd: Command,
     timeout: Duration,
     limit: usize,
-    use_pidfd: bool,
+    how: Watch,
 ) -> Result<Captured, RunError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -103,28 +182,33 @@ fn run_captured_with(
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let pipe = child.stdout.take().expect("stdout is piped");
     // Not yet reaped, so the pid is still this child's.
-    let pidfd = use_pidfd
-        .then(|| {
-            rustix::process::pidfd_open(
-                rustix::process::Pid::from_child(&child),
-                rustix::process::PidfdFlags::empty(),
-            )
-            .ok()
-        })
-        .flatten();
-    let (stdout, exited_seen) = read_stdout(&mut child, pipe, pidfd.as_ref(), deadline, limit)?;
-    if let (Some(fd), false) = (&pidfd, exited_seen) {
-        await_exit(&mut child, fd, deadline)?;
+    let mut watch = match ExitWatch::new(&child, how) {
+        Ok(w) => w,
+        Err(e) => {
+            drop(pipe);
+            kill(&mut child, None);
+            return Err(RunError::Io(e));
+        }
+    };
+    let (stdout, exited_seen) = read_stdout(&mut child, pipe, &mut watch, deadline, limit)?;
+    if !exited_seen {
+        await_exit(&mut child, &mut watch, deadline)?;
     }
-    let status = reap(&mut child, deadline)?;
+    watch.join();
+    // It has exited: `wait` reaps it at once.
+    let status = child.wait().map_err(RunError::Io)?;
     Ok(Captured { status, stdout })
 }
 
-/// Kill the child's whole group and reap it.
-fn kill(child: &mut std::process::Child) {
+/// Kill the child's whole group and reap it (after the waiting thread, if
+/// any, has seen it go).
+fn kill(child: &mut std::process::Child, watch: Option<&mut ExitWatch>) {
     let pid = rustix::process::Pid::from_child(child);
     let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     let _ = child.kill();
+    if let Some(w) = watch {
+        w.join();
+    }
     let _ = child.wait();
 }
 
@@ -138,51 +222,55 @@ fn poll_timeout(deadline: Instant) -> rustix::event::Timespec {
 }
 
 /// Phase 1 of [`run_captured`]: read the child's stdout to its end (at
-/// most `limit` bytes), noticing its exit on the way when there is a
-/// pidfd. The output, and whether the exit was seen. On an error the pipe
-/// is dropped first (so an over-long writer gets EPIPE), then the group
-/// killed.
+/// most `limit` bytes), noticing its exit on the way. The output, and
+/// whether the exit was seen. On an error the pipe is dropped first (so
+/// an over-long writer gets EPIPE), then the group killed.
 fn read_stdout(
     child: &mut std::process::Child,
     pipe: std::process::ChildStdout,
-    pidfd: Option<&std::os::fd::OwnedFd>,
+    watch: &mut ExitWatch,
     deadline: Instant,
     limit: usize,
 ) -> Result<(Vec<u8>, bool), RunError> {
     let mut out = Some(pipe);
-    let mut fail = |out: &mut Option<std::process::ChildStdout>, e: RunError| {
-        // Dropping the pipe (an escaped descendant may still hold its
-        // other end) and killing the group.
-        drop(out.take());
-        kill(child);
-        Err(e)
-    };
+    let mut fail =
+        |out: &mut Option<std::process::ChildStdout>, watch: &mut ExitWatch, e: RunError| {
+            // Dropping the pipe (an escaped descendant may still hold its
+            // other end) and killing the group.
+            drop(out.take());
+            kill(child, Some(watch));
+            Err(e)
+        };
     let mut exited_seen = false;
     let mut stdout = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     while let Some(pipe) = out.as_mut() {
         if Instant::now() >= deadline {
-            return fail(&mut out, RunError::Timeout);
+            return fail(&mut out, watch, RunError::Timeout);
         }
         let ts = poll_timeout(deadline);
-        let watch_exit = !exited_seen && pidfd.is_some();
+        let watch_exit = !exited_seen;
+        let exit_fd = watch.fd();
         let mut fds = [
             PollFd::new(&*pipe, PollFlags::IN),
-            match (pidfd, watch_exit) {
-                (Some(fd), true) => PollFd::new(fd, PollFlags::IN),
-                _ => PollFd::new(&*pipe, PollFlags::empty()),
+            if watch_exit {
+                PollFd::from_borrowed_fd(exit_fd, PollFlags::IN)
+            } else {
+                PollFd::new(&*pipe, PollFlags::empty())
             },
         ];
         let n = if watch_exit { 2 } else { 1 };
-        match rustix::event::poll(&mut fds[..n], Some(&ts)) {
+        let polled = rustix::event::poll(&mut fds[..n], Some(&ts));
+        let pipe_ready = !fds[0].revents().is_empty();
+        let exit_ready = watch_exit && !fds[1].revents().is_empty();
+        match polled {
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return fail(&mut out, RunError::Io(e.into())),
+            Err(e) => return fail(&mut out, watch, RunError::Io(e.into())),
         }
-        let pipe_ready = !fds[0].revents().is_empty();
         // Not reaped yet: while it is a zombie its pid cannot be reused, so
         // killing its group on a later timeout cannot hit another process.
-        exited_seen |= watch_exit && !fds[1].revents().is_empty();
+        exited_seen |= exit_ready;
         if !pipe_ready {
             continue;
         }
@@ -192,57 +280,36 @@ fn read_stdout(
             Ok(k) => {
                 stdout.extend_from_slice(&chunk[..k]);
                 if stdout.len() > limit {
-                    return fail(&mut out, RunError::TooLarge);
+                    return fail(&mut out, watch, RunError::TooLarge);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return fail(&mut out, RunError::Io(e)),
+            Err(e) => return fail(&mut out, watch, RunError::Io(e)),
         }
     }
     Ok((stdout, exited_seen))
 }
 
-/// Phase 2: stdout is closed; wait on the pidfd for the exit.
+/// Phase 2: stdout is closed; wait on the exit notice.
 fn await_exit(
     child: &mut std::process::Child,
-    fd: &std::os::fd::OwnedFd,
+    watch: &mut ExitWatch,
     deadline: Instant,
 ) -> Result<(), RunError> {
     loop {
         if Instant::now() >= deadline {
-            kill(child);
+            kill(child, Some(watch));
             return Err(RunError::Timeout);
         }
         let ts = poll_timeout(deadline);
-        let mut fds = [PollFd::new(fd, PollFlags::IN)];
+        let mut fds = [PollFd::from_borrowed_fd(watch.fd(), PollFlags::IN)];
         match rustix::event::poll(&mut fds, Some(&ts)) {
             Ok(0) | Err(rustix::io::Errno::INTR) => continue,
             Ok(_) => return Ok(()),
             Err(e) => {
-                kill(child);
+                kill(child, Some(watch));
                 return Err(RunError::Io(e.into()));
             }
-        }
-    }
-}
-
-/// Phase 3: reap the child. With a pidfd it has exited (`try_wait`
-/// succeeds at once); without, poll with a backoff from 10 µs up to
-/// 200 µs until the deadline.
-fn reap(child: &mut std::process::Child, deadline: Instant) -> Result<ExitStatus, RunError> {
-    let mut pause = Duration::from_micros(10);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(status),
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_micros(200));
-            }
-            Ok(None) => {
-                kill(child);
-                return Err(RunError::Timeout);
-            }
-            Err(e) => return Err(RunError::Io(e)),
         }
     }
 }
@@ -479,7 +546,7 @@ pub fn run_masked(
     // Larger pipes: fewer wake-ups per MiB on both hops (best effort; the
     // system's pipe-max-size may refuse).
     for fd in [child_out.as_fd(), out_fd.as_fd()] {
-        let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
+        crate::platform::set_pipe_size(fd, PIPE_SIZE);
     }
     let (stop_r, stop_w) = match io::pipe() {
         Ok(p) => p,
@@ -564,10 +631,10 @@ mod tests {
         c
     }
 
-    /// Both ways of awaiting the exit: pidfd, and the fallback.
+    /// Both ways of awaiting the exit: pidfd, and the waiting thread.
     fn both(f: impl Fn(&dyn Fn(Command, Duration, usize) -> Result<Captured, RunError>)) {
-        f(&|c, t, l| run_captured_with(c, t, l, true));
-        f(&|c, t, l| run_captured_with(c, t, l, false));
+        f(&|c, t, l| run_captured_with(c, t, l, Watch::Pidfd));
+        f(&|c, t, l| run_captured_with(c, t, l, Watch::Thread));
     }
 
     /// `script` is stopped at a 300 ms timeout, well before it would end.

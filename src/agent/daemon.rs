@@ -60,9 +60,15 @@ use super::protocol::{
 /// The directory of this user's daemon for this agentenv binary (the
 /// protocol's version and a hash of the executable's path in its name, so
 /// two builds never serve each other's shells), or `None` when there is
-/// no owner-only place for it, or `AGENTENV_NO_DAEMON` is set.
+/// no owner-only place for it, or `AGENTENV_NO_DAEMON` is set, or on the
+/// portable path (macOS, FreeBSD, `AGENTENV_PORTABLE=1`): without
+/// `/proc/PID/fd` the daemon cannot open the shell's stdout, so every
+/// command takes the per-command helper.
 pub fn dir() -> Option<PathBuf> {
     if std::env::var_os("AGENTENV_NO_DAEMON").is_some_and(|v| !v.is_empty() && v != "0") {
+        return None;
+    }
+    if crate::platform::portable() {
         return None;
     }
     let exe = std::env::current_exe().ok()?;

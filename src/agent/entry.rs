@@ -43,11 +43,23 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    let entry = Entry {
+    let mut entry = Entry {
         vars: session.sensitive_unmasked_too(),
         masked: session.values_to_mask(),
         public: String::new(),
     };
+    // A secret reference's value never goes into a file, and this entry
+    // is one: the wrapped commands run without it (for now; a warning
+    // names them).
+    let refs = session.reference_names(true);
+    if !refs.is_empty() {
+        entry.vars.retain(|(k, _)| !refs.contains(&k.as_str()));
+        entry.masked.retain(|(k, _)| !refs.contains(&k.as_str()));
+        crate::warn!(
+            "the agent's commands run without the secret references {} (their values are never written to the cache entry)",
+            refs.join(", ")
+        );
+    }
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
         session.keep_public(&mut view);
@@ -73,25 +85,7 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
     }
 }
 
-fn hex(b: &[u8]) -> String {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(H[(x >> 4) as usize] as char);
-        s.push(H[(x & 15) as usize] as char);
-    }
-    s
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+use crate::refs::cache::{hex, unhex};
 
 /// Sensitive variables: names and values.
 pub(crate) type Values = Vec<(String, Vec<u8>)>;

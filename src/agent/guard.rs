@@ -23,14 +23,26 @@ pub fn guards<'a>(
     if !facts.file_tools.contains(&tool) {
         return None;
     }
-    // Glob's `pattern` is a path pattern; Grep's is a regex (its `glob`
-    // filters names under `path`).
-    let keys: &[&str] = if tool == "Glob" {
-        &["path", "pattern"]
+    // A glob tool's `pattern` is a path pattern; a grep's is a regex (its
+    // `glob` / `include` filters names under `path`). A key may hold a
+    // list of paths (Gemini's read_many_files `include`).
+    let pattern: &[&str] = if facts.glob_tools.contains(&tool) {
+        &["pattern"]
     } else {
-        &["file_path", "notebook_path", "path", "glob"]
+        &[]
     };
-    Some(keys.iter().filter_map(|k| text(k)).collect())
+    Some(
+        facts
+            .path_keys
+            .iter()
+            .chain(pattern)
+            .flat_map(|k| match input.get(*k) {
+                Some(Value::String(p)) => vec![p.as_str()],
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            })
+            .collect(),
+    )
 }
 
 /// The files a patch (Codex's `apply_patch` format) adds, updates, deletes

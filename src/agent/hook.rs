@@ -39,7 +39,7 @@
 //! client's environment, so a command on a cache hit runs no layer.
 
 pub use super::client::Client;
-use super::client::Functions;
+use super::client::{Answer, Functions};
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -56,10 +56,12 @@ pub fn decide(
     let Some(obj) = event.as_object() else {
         return Err("the event is not a JSON object".into());
     };
-    let tool = obj.get("tool_name").and_then(Value::as_str).unwrap_or("");
-    let Some(input) = obj.get("tool_input").and_then(Value::as_object) else {
+    let (tool, input) = tool_of(obj);
+    let tool = tool.as_str();
+    let Some(input) = input else {
         return Ok(None);
     };
+    let input = &input;
     let cwd = obj
         .get("cwd")
         .and_then(Value::as_str)
@@ -102,29 +104,71 @@ pub fn decide(
             daemon.as_deref(),
         )),
     );
-    let mut out = json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "updatedInput": Value::Object(updated),
+    let updated = Value::Object(updated);
+    let out = match facts.answer {
+        Answer::PreToolUse => {
+            let mut out = json!({
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "updatedInput": updated,
+                }
+            });
+            if facts.allow_with_update {
+                // Codex applies updatedInput only with "allow", which there is
+                // not an approval (that is the PermissionRequest hook's): the
+                // command still goes through Codex's approval policy and sandbox.
+                out["hookSpecificOutput"]["permissionDecision"] = json!("allow");
+            }
+            out
         }
-    });
-    if facts.allow_with_update {
-        // Codex applies updatedInput only with "allow", which there is
-        // not an approval (that is the PermissionRequest hook's): the
-        // command still goes through Codex's approval policy and sandbox.
-        out["hookSpecificOutput"]["permissionDecision"] = json!("allow");
-    }
+        Answer::BeforeTool => json!({
+            "hookSpecificOutput": { "hookEventName": "BeforeTool", "tool_input": updated }
+        }),
+        Answer::Plugin => json!({ "args": updated }),
+        Answer::ModifiedArgs => json!({ "modifiedArgs": updated }),
+    };
     Ok(Some(out))
 }
 
-fn deny(_client: Client, reason: &str) -> Value {
-    json!({
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
+/// The tool's name and input in a client's event: `tool_name` /
+/// `tool_input` (Claude Code, Codex, Gemini CLI, agentenv's OpenCode
+/// plugin, Copilot's PascalCase events), or Copilot's camelCase
+/// `toolName` / `toolArgs` (an object, or the JSON text of one).
+fn tool_of(obj: &Map<String, Value>) -> (String, Option<Map<String, Value>>) {
+    let tool = obj
+        .get("tool_name")
+        .or_else(|| obj.get("toolName"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let input = match obj.get("tool_input").or_else(|| obj.get("toolArgs")) {
+        Some(Value::Object(m)) => Some(m.clone()),
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(m)) => Some(m),
+            _ => None,
+        },
+        _ => None,
+    };
+    (tool, input)
+}
+
+fn deny(client: Client, reason: &str) -> Value {
+    match client.facts().answer {
+        Answer::PreToolUse => json!({
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": reason,
+            }
+        }),
+        // The reason reaches the agent as the tool's error.
+        Answer::BeforeTool => json!({ "decision": "deny", "reason": reason }),
+        Answer::Plugin => json!({ "deny": reason }),
+        Answer::ModifiedArgs => json!({
             "permissionDecision": "deny",
             "permissionDecisionReason": reason,
-        }
-    })
+        }),
+    }
 }
 
 /// This binary's path, for the rewrite (the `PATH` the agent's shell has

@@ -61,7 +61,8 @@ impl Drop for FifoDir {
 }
 
 /// Where the directory may go, in order: the [`memory_dirs`], then the
-/// temp dir (when [`shared_safely`]).
+/// temp dir (when [`shared_safely`]; on macOS the per-user `$TMPDIR`,
+/// which is owner-only).
 fn base_dirs() -> Vec<PathBuf> {
     let mut dirs = memory_dirs();
     let tmp = std::env::temp_dir();
@@ -101,10 +102,13 @@ pub(crate) fn memory_dirs() -> Vec<PathBuf> {
             }
         }
     }
+    // Not on the portable path: macOS and FreeBSD have no `/dev/shm`.
     let shm = Path::new("/dev/shm");
-    if let Ok(md) = std::fs::symlink_metadata(shm) {
-        if shared_safely(&md) {
-            dirs.push(shm.to_path_buf());
+    if !crate::platform::portable() {
+        if let Ok(md) = std::fs::symlink_metadata(shm) {
+            if shared_safely(&md) {
+                dirs.push(shm.to_path_buf());
+            }
         }
     }
     dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
@@ -120,15 +124,9 @@ fn random_name() -> String {
     format!("agentenv-cmd-{:016x}", h.finish())
 }
 
-/// Make an owner-only FIFO at `p`.
+/// Make an owner-only FIFO at `p` ([`crate::platform::make_fifo`]).
 pub(crate) fn make_fifo(p: &Path) -> io::Result<()> {
-    Ok(rustix::fs::mknodat(
-        CWD,
-        p,
-        rustix::fs::FileType::Fifo,
-        Mode::from_raw_mode(0o600),
-        0,
-    )?)
+    crate::platform::make_fifo(p)
 }
 
 /// [`make_fifo`], and its read end opened non-blocking: it opens at once,

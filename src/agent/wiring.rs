@@ -59,6 +59,8 @@ pub struct Wiring {
     pub program: String,
     pub session_start: String,
     pub pre_tool_use: String,
+    /// Gemini CLI's AfterTool hook (masks every tool result).
+    pub after_tool: String,
     pub matcher: String,
 }
 
@@ -80,9 +82,33 @@ impl Wiring {
             program: first_word(program).map(|w| w.0).unwrap_or_default(),
             session_start: format!("{program} hook {name} session-start{flag}"),
             pre_tool_use: format!("{program} hook {name} pre-tool-use"),
+            after_tool: format!("{program} hook {name} after-tool"),
             matcher: client.matcher(),
         }
     }
+}
+
+/// The events of `client` whose hooks in the settings `text` are
+/// agentenv's (any program path), in the order `init` writes them;
+/// nothing for a file that is not JSON (`status`).
+pub fn found_events(text: &str, client: Client) -> Vec<&'static str> {
+    let Ok(v) = serde_json::from_str::<Value>(text.trim_start_matches('\u{feff}')) else {
+        return Vec::new();
+    };
+    let w = Wiring::new(client, "agentenv", false);
+    let mut out = Vec::new();
+    for which in w.events() {
+        let ev = event_name(&w, which);
+        let groups = v["hooks"][ev].as_array().into_iter().flatten();
+        let ours = groups
+            .flat_map(|g| g["hooks"].as_array().into_iter().flatten())
+            .filter_map(|h| h["command"].as_str())
+            .any(|c| classify(c, client, &w.program) == Some(which));
+        if ours {
+            out.push(ev);
+        }
+    }
+    out
 }
 
 /// What an edit did.
@@ -98,7 +124,7 @@ pub enum Outcome {
 /// The first shell word of `command` (quotes removed as `sh` removes
 /// them) and the rest after it; `None` when it holds an expansion or an
 /// operator (then it is not a plain program name).
-fn first_word(command: &str) -> Option<(String, &str)> {
+pub(crate) fn first_word(command: &str) -> Option<(String, &str)> {
     let mut word = String::new();
     let mut chars = command.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
@@ -151,6 +177,32 @@ fn first_word(command: &str) -> Option<(String, &str)> {
 enum Ours {
     SessionStart,
     PreToolUse,
+    AfterTool,
+}
+
+impl Wiring {
+    /// agentenv's hooks in this client's settings, in order (the events
+    /// the client's row names).
+    fn events(&self) -> Vec<Ours> {
+        let f = self.client.facts();
+        let mut v = Vec::new();
+        if !f.session_start_event.is_empty() {
+            v.push(Ours::SessionStart);
+        }
+        v.push(Ours::PreToolUse);
+        if !f.after_tool_event.is_empty() {
+            v.push(Ours::AfterTool);
+        }
+        v
+    }
+
+    fn command(&self, which: Ours) -> &String {
+        match which {
+            Ours::SessionStart => &self.session_start,
+            Ours::PreToolUse => &self.pre_tool_use,
+            Ours::AfterTool => &self.after_tool,
+        }
+    }
 }
 
 fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
@@ -164,9 +216,13 @@ fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
     let words: Vec<&str> = rest.split_whitespace().collect();
     let var = format!("\"${}\"", client.facts().env_file_var);
     match words.as_slice() {
-        ["env", ..] if words.windows(2).any(|w| w[0] == "--into" && w[1] == var) => {
+        ["env", ..]
+            if !client.facts().env_file_var.is_empty()
+                && words.windows(2).any(|w| w[0] == "--into" && w[1] == var) =>
+        {
             Some(Ours::SessionStart)
         }
+        ["hook", c, "after-tool", ..] if *c == client.name() => Some(Ours::AfterTool),
         ["hook", c, "session-start", ..] if *c == client.name() => Some(Ours::SessionStart),
         ["hook", c, "pre-tool-use", ..] if *c == client.name() => Some(Ours::PreToolUse),
         _ => None,
@@ -187,6 +243,7 @@ fn event_name(w: &Wiring, which: Ours) -> &'static str {
     match which {
         Ours::SessionStart => f.session_start_event,
         Ours::PreToolUse => f.pre_tool_use_event,
+        Ours::AfterTool => f.after_tool_event,
     }
 }
 
@@ -196,6 +253,11 @@ fn group_for(w: &Wiring, which: Ours) -> Value {
         Ours::PreToolUse => json!({
             "matcher": w.matcher,
             "hooks": [{"type": "command", "command": w.pre_tool_use}]
+        }),
+        // Every tool's result (Gemini CLI: "*" matches every tool).
+        Ours::AfterTool => json!({
+            "matcher": "*",
+            "hooks": [{"type": "command", "command": w.after_tool}]
         }),
     }
 }
@@ -248,22 +310,16 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
     let (text, root) = parse_root(text)?;
     let st = Style::of(&text);
     let Some((_, hooks)) = member(&text, &root, "hooks", "hooks", false)? else {
-        let (start, pre) = (
-            event_name(w, Ours::SessionStart),
-            event_name(w, Ours::PreToolUse),
-        );
-        let v = json!({
-            start: [group_for(w, Ours::SessionStart)],
-            pre: [group_for(w, Ours::PreToolUse)],
-        });
+        let mut v = serde_json::Map::new();
+        for which in w.events() {
+            v.insert(event_name(w, which).into(), json!([group_for(w, which)]));
+        }
+        let v = Value::Object(v);
         return Ok(Some(jsonedit::add_member(&text, &root, &st, "hooks", &v)));
     };
-    for which in [Ours::SessionStart, Ours::PreToolUse] {
+    for which in w.events() {
         let ev = event_name(w, which);
-        let want = match which {
-            Ours::SessionStart => &w.session_start,
-            Ours::PreToolUse => &w.pre_tool_use,
-        };
+        let want = w.command(which);
         let Some((_, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
             let v = json!([group_for(w, which)]);
             return Ok(Some(jsonedit::add_member(&text, hooks, &st, ev, &v)));
@@ -357,7 +413,7 @@ fn remove_hook_at(text: &str, groups: &Node, group: &Node, list: &Node, hook: &N
 fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
     let (text, root) = parse_root(text)?;
     if let Some((hi, hooks)) = member(&text, &root, "hooks", "hooks", false)? {
-        for which in [Ours::SessionStart, Ours::PreToolUse] {
+        for which in w.events() {
             let ev = event_name(w, which);
             let Some((ei, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
                 continue;

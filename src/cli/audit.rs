@@ -94,7 +94,6 @@ pub fn default_paths(env: &crate::core::Env) -> Vec<PathBuf> {
         }
     }
     out.extend([
-        home.join(".gemini/tmp"),
         home.join(".bash_history"),
         home.join(".zsh_history"),
         data.join("fish/fish_history"),

@@ -222,6 +222,27 @@ pub const INIT_CODEX: &str = examples!(
     "agentenv init codex --dry-run"
 );
 
+pub const INIT_GEMINI: &str = examples!(
+    "# Wire ~/.gemini/settings.json (BeforeTool and AfterTool hooks)"
+    "agentenv init gemini"
+    "# This project's .gemini/settings.json, shown first"
+    "agentenv init gemini --project . --dry-run"
+);
+
+pub const INIT_OPENCODE: &str = examples!(
+    "# Write ~/.config/opencode/plugins/agentenv.js"
+    "agentenv init opencode"
+    "# Take it out again"
+    "agentenv init opencode --remove"
+);
+
+pub const INIT_COPILOT: &str = examples!(
+    "# Write ~/.copilot/hooks/agentenv.json"
+    "agentenv init copilot"
+    "# This repository's .github/hooks/agentenv.json"
+    "agentenv init copilot --project ."
+);
+
 pub const STATUS: &str = examples!(
     "# What env would walk here: root, stores, trust, files, cache"
     "agentenv status"

@@ -219,6 +219,13 @@ pub fn main() -> i32 {
     if let Some(exit) = agent::wrap_fast_path(std::env::args_os()) {
         return finish(exit);
     }
+    // The secret references' value cache (hidden: started by a load).
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(crate::refs::cache::SERVE_ARG))
+        && std::env::args_os().len() == 2
+    {
+        return crate::refs::cache::serve();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(mut e) => {

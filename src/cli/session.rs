@@ -72,6 +72,10 @@ pub struct EnvArgs {
     /// left out silently (-v names them); removals are kept.
     #[arg(long = "public-only")]
     pub public_only: bool,
+    /// Exit 1, printing nothing, when a secret reference of a store's
+    /// agentenv.toml could not be resolved (each is a warning either way).
+    #[arg(long = "strict")]
+    pub strict: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -267,6 +271,16 @@ pub fn run_env(a: EnvArgs) -> Exit {
         };
     }
     let session = assemble_shown(&plan);
+    if a.strict {
+        let failed = session.reference_names(false);
+        if !failed.is_empty() {
+            return Err(Failure::runtime(format!(
+                "--strict: {} secret reference(s) not resolved: {}",
+                failed.len(),
+                failed.join(", ")
+            )));
+        }
+    }
     let mut view = session.view(a.diff);
     if a.public_only {
         let left_out = session.keep_public(&mut view);
@@ -435,19 +449,55 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
     for r in reports.iter_mut().filter(|r| r.value.is_some()) {
         r.sensitivity = Some(session.sensitivity(&r.name));
     }
+    // A secret reference's touch says what it is and where the value
+    // came from; one that did not resolve is a note (no touch).
+    let mut notes: Vec<String> = note.into_iter().collect();
+    for rec in session.references() {
+        let name = std::ffi::OsStr::new(&rec.name);
+        match &rec.outcome {
+            Ok((source, at)) => {
+                let touch = reports
+                    .iter_mut()
+                    .filter(|r| r.name == name)
+                    .flat_map(|r| r.touches.iter_mut())
+                    .filter(|t| t.layer.kind == crate::core::LayerKind::References.as_str())
+                    .find(|t| t.line == Some(rec.line));
+                if let Some(t) = touch {
+                    t.detail = Some(format!(
+                        "from {}: resolved from {} (fetched {})",
+                        rec.text,
+                        source.as_str(),
+                        crate::refs::clock(*at)
+                    ));
+                }
+            }
+            Err(why) => {
+                if vars.is_empty() || vars.iter().any(|v| v == name) {
+                    notes.push(format!(
+                        "{}: from {} ({}:{}): not resolved: {why}",
+                        rec.name,
+                        rec.text,
+                        rec.store.join("agentenv.toml").display(),
+                        rec.line
+                    ));
+                }
+            }
+        }
+    }
     let failed = explain::failed_layers(&session.assembly);
     let text = if json {
         let text = explain::render_json(&reports, &failed, a.show_values);
-        match note {
-            None => text,
-            Some(n) => with_json_note(&text, &n),
+        if notes.is_empty() {
+            text
+        } else {
+            with_json_notes(&text, &notes)
         }
     } else {
         let mut text = explain::render_text_with_failures(&reports, &failed, a.show_values);
-        if let Some(n) = note {
-            if !text.is_empty() {
-                text.push('\n');
-            }
+        if !notes.is_empty() && !text.is_empty() {
+            text.push('\n');
+        }
+        for n in notes {
             text.push_str(&format!("note: {n}\n"));
         }
         text
@@ -455,11 +505,11 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
     super::print(text.as_bytes())
 }
 
-/// `explain --format json` with `"notes": [note]` added to the object.
-fn with_json_note(text: &str, note: &str) -> String {
+/// `explain --format json` with `"notes": [note, …]` added to the object.
+fn with_json_notes(text: &str, notes: &[String]) -> String {
     match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Object(mut m)) => {
-            m.insert("notes".into(), serde_json::json!([note]));
+            m.insert("notes".into(), serde_json::json!(notes));
             let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
                 .unwrap_or_else(|_| text.to_string());
             out.push('\n');

@@ -36,6 +36,13 @@ pub struct SetArgs {
     /// env in the user store.
     #[arg(long = "file", value_name = "FILE")]
     pub file: Option<String>,
+    #[arg(
+        long = "to",
+        value_name = "REF",
+        conflicts_with = "file",
+        help = "Put the value at REF (vault://, age:, pass:, keychain:) and its reference in agentenv.toml"
+    )]
+    pub to: Option<String>,
 }
 
 /// Which store and file `set` (and `mcp migrate`) writes.
@@ -203,6 +210,9 @@ pub fn run(a: SetArgs) -> Exit {
     }
     let t = target(&a)?;
     no_link_in_store(&t)?;
+    if let Some(text) = &a.to {
+        return set_reference(&t, name, text);
+    }
     // Refuse a file the edit cannot follow before asking for anything.
     let before = read_store_file(&t.file)?;
     storefile::set_assignment(&before, name, b"x").map_err(|e| edit_failure(&t.file, name, e))?;
@@ -243,12 +253,23 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
     );
     after.fill(0);
     written?;
+    keep_trust(t, trust, &env, &t.file)
+}
+
+/// After an edit of `t`'s store: an allowed, unchanged store stays
+/// allowed; any other state is a warning.
+fn keep_trust(
+    t: &Target,
+    trust: Option<crate::session::Edit>,
+    env: &crate::core::Env,
+    file: &Path,
+) -> Result<(), Failure> {
     match trust {
         Some(edit) if edit.before == crate::session::trust::TrustState::Allowed => {
-            edit.allow_again(&t.store, &env).map_err(|e| {
+            edit.allow_again(&t.store, env).map_err(|e| {
                 Failure::runtime(format!(
                     "set: wrote {} but could not keep {} allowed: {e}; run agentenv allow",
-                    t.file.display(),
+                    file.display(),
                     t.store.display()
                 ))
             })?;
@@ -263,6 +284,62 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
         None => {}
     }
     Ok(())
+}
+
+/// `set NAME --to REF`: the typed value into the backend at REF, then
+/// `NAME = { from = "REF" }` into the store's `agentenv.toml` (an
+/// existing one-line entry of NAME replaced, every other line kept).
+fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
+    let r =
+        crate::refs::Ref::parse(text).map_err(|why| Failure::usage(format!("set: --to: {why}")))?;
+    if matches!(r, crate::refs::Ref::Op(_)) {
+        return Err(Failure::usage(
+            "set: --to op://… is not supported (op takes values in its arguments); store it with the 1Password app, then write the reference into agentenv.toml",
+        ));
+    }
+    let toml = t.store.join(crate::session::DECLARATIONS);
+    let before = read_store_file(&toml)?;
+    let before = String::from_utf8(before).map_err(|_| {
+        Failure::runtime(format!(
+            "set: {} is not UTF-8; nothing written",
+            toml.display()
+        ))
+    })?;
+    let after = crate::session::with_reference(&before, name, text).map_err(|why| {
+        Failure::runtime(format!(
+            "set: cannot add {name} to {}: {why}; nothing written",
+            toml.display()
+        ))
+    })?;
+    let mut value = read_value_twice(name)?;
+    let env = crate::core::process_env();
+    let cwd = super::current_dir()?;
+    let ctx = crate::refs::Ctx {
+        env: &env,
+        store: &t.store,
+        cwd: &cwd,
+        timeout: crate::refs::seconds(&env, "AGENTENV_REF_TIMEOUT", crate::refs::DEFAULT_TIMEOUT),
+    };
+    let stored = crate::refs::provider(&r).write(&r, &value, &ctx);
+    value.fill(0);
+    stored
+        .map_err(|why| Failure::runtime(format!("set: {name}: {text}: {why}; nothing written")))?;
+    let trust = (t.project && t.store.is_dir())
+        .then(|| crate::session::before_edit(&t.store, &env))
+        .flatten();
+    super::write_file(
+        &toml,
+        after.as_bytes(),
+        crate::fsutil::Mode::KeepOrUmask,
+        true,
+        |file, kind| format!("set: stored {name} at {text} but cannot write {file}: {kind}"),
+    )?;
+    keep_trust(t, trust, &env, &toml)?;
+    super::say(format_args!(
+        "set {name} at {text}, referenced in {}",
+        toml.display()
+    ));
+    Ok(0)
 }
 
 /// The controlling terminal, or the refusal every non-interactive caller

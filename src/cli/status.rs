@@ -58,7 +58,12 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     let plan = super::session::planned(&req)?;
     let status = plan.status(crate::render::detect_auto().name())?;
     crate::log::notes(&status.notes);
-    Ok(serde_json::to_value(&status).expect("a Status serializes"))
+    let mut v = serde_json::to_value(&status).expect("a Status serializes");
+    // The agent clients agentenv's hooks are wired into (user settings,
+    // and the project's).
+    let project = v["project_root"].as_str().map(PathBuf::from);
+    v["agent_wiring"] = Value::Array(super::agent::wiring_found(project.as_deref()));
+    Ok(v)
 }
 
 fn text(r: &Value) -> String {
@@ -135,6 +140,40 @@ fn text(r: &Value) -> String {
             };
             o.push_str(&format!("  {}  {e}\n", st(&x["path"])));
         }
+    }
+    let refs = r["references"].as_array().cloned().unwrap_or_default();
+    if !refs.is_empty() {
+        o.push_str("secret references (backends a load contacts):\n");
+        for x in &refs {
+            let contact = if x["contacted"] == json!(true) {
+                st(&x["backend"])
+            } else {
+                format!("not contacted: {}", st(&x["why"]))
+            };
+            o.push_str(&format!(
+                "  {:<8} {}  {}  {contact}\n",
+                st(&x["level"]),
+                st(&x["name"]),
+                st(&x["reference"])
+            ));
+        }
+    }
+    let wired = r["agent_wiring"].as_array().cloned().unwrap_or_default();
+    let none = if wired.is_empty() {
+        " (none found)"
+    } else {
+        ""
+    };
+    o.push_str(&format!("agent wiring (init CLIENT):{none}\n"));
+    for x in &wired {
+        let events = x["events"].as_array().map_or(String::new(), |a| {
+            a.iter().map(st).collect::<Vec<_>>().join(", ")
+        });
+        let (client, scope) = (st(&x["client"]), st(&x["scope"]));
+        o.push_str(&format!(
+            "  {client:<8} {scope:<7} {}  {events}\n",
+            st(&x["file"])
+        ));
     }
     let c = &r["cache"];
     let usable = match c["why"].as_str() {

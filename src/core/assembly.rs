@@ -28,6 +28,9 @@ pub enum LayerKind {
     PlainFile,
     /// Session: the proxy model's variables.
     Proxy,
+    /// Session: a store's secret references (`from` in its
+    /// `agentenv.toml`), resolved at load.
+    References,
     /// A dotenv file (`launch`'s `.env`/`.env.local`, `harness --env-file`).
     DotenvFile,
     /// A harness block (`runner_env`, `env.runner`, the `run` child's rules).
@@ -49,6 +52,7 @@ impl LayerKind {
             LayerKind::EnvScript => "env.py",
             LayerKind::PlainFile => "plain file",
             LayerKind::Proxy => "proxy",
+            LayerKind::References => "references",
             LayerKind::DotenvFile => "dotenv file",
             LayerKind::Harness => "harness",
             LayerKind::Literal => "literal",

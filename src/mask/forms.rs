@@ -767,25 +767,26 @@ mod tests {
 
     #[test]
     fn bash_double_quotes_printf_q_and_go_json() {
-        let v = b"pw$R\"q\\b`t~#!{}";
-        assert_eq!(
-            form(v, Form::BashDoubleQuoted),
-            vec![b"pw\\$R\\\"q\\\\b\\`t~#!{}".to_vec()]
-        );
-        assert_eq!(
-            form(v, Form::BashPrintfQ),
-            vec![b"pw\\$R\\\"q\\\\b\\`t~#\\!\\{\\}".to_vec()]
-        );
-        assert_eq!(
-            form(b"~a:~b=~c#d e!f", Form::BashPrintfQ),
-            vec![b"\\~a:\\~b=\\~c#d\\ e\\!f".to_vec()]
-        );
+        let v: &[u8] = b"pw$R\"q\\b`t~#!{}";
+        let cases: [(&[u8], Form, &[u8]); 4] = [
+            (v, Form::BashDoubleQuoted, b"pw\\$R\\\"q\\\\b\\`t~#!{}"),
+            (v, Form::BashPrintfQ, b"pw\\$R\\\"q\\\\b\\`t~#\\!\\{\\}"),
+            (
+                b"~a:~b=~c#d e!f",
+                Form::BashPrintfQ,
+                b"\\~a:\\~b=\\~c#d\\ e\\!f",
+            ),
+            (
+                b"a&b<c>d\xff\xe2\x80\xa8",
+                Form::GoJson,
+                b"a\\u0026b\\u003cc\\u003ed\\ufffd\\u2028",
+            ),
+        ];
+        for (value, f, want) in cases {
+            assert_eq!(form(value, f), vec![want.to_vec()], "{f}");
+        }
         // Nothing to escape: the same as the value, left out.
         assert!(form(b"plainvalue", Form::BashDoubleQuoted).is_empty());
-        assert_eq!(
-            form(b"a&b<c>d\xff\xe2\x80\xa8", Form::GoJson),
-            vec![b"a\\u0026b\\u003cc\\u003ed\\ufffd\\u2028".to_vec()]
-        );
     }
 
     #[test]

@@ -235,7 +235,7 @@ pub fn pump<W: Write>(
     // 64 KiB: a fast producer fills it while the masker works, and each
     // read takes up to the whole buffer (fewer reads, writes and
     // wake-ups). Not a pipe, or not allowed: it stays as it is.
-    let _ = rustix::pipe::fcntl_setpipe_size(src, PIPE_SIZE);
+    crate::platform::set_pipe_size(src, PIPE_SIZE);
     let mut buf = vec![0u8; PIPE_SIZE];
     let mut last = Instant::now();
     // Since when the producer is gone (draining), if it is.
@@ -319,8 +319,8 @@ mod tests {
     }
 
     /// `input` written in three pieces, split at every pair of offsets,
-    /// comes out as `whole`.
-    fn every_three_way_split_gives(m: &Arc<Masker>, input: &[u8], whole: &[u8]) {
+    /// masks to `whole`.
+    fn every_split_equals(m: &Arc<Masker>, input: &[u8], whole: &[u8]) {
         for a in 0..input.len() {
             for b in a..input.len() {
                 let mut w = MaskWriter::new(m.clone(), Vec::new());
@@ -337,7 +337,7 @@ mod tests {
         let m = masker(&[("TOKEN", b"s3cr3t-t0ken"), ("LONG", b"s3cr3t-t0ken-longer")]);
         let input = b"pre s3cr3t-t0ken mid czNjcjN0LXQwa2Vu s3cr3t-t0ken-longer\nand s3cr3t-t0k";
         let whole = m.mask(input);
-        every_three_way_split_gives(&m, input, &whole);
+        every_split_equals(&m, input, &whole);
         assert_eq!(chunked(&m, input, &[1]), whole);
     }
 
@@ -352,7 +352,12 @@ mod tests {
             String::from_utf8_lossy(&whole),
             "{\"port\":\"[REDACTED:PORT]\",\"t\":\"[REDACTED:TOKEN]\"}\n[\"[REDACTED:PORT]\"]\r\n\"[REDACTED:PORT]\"\nx [REDACTED:PORT] y"
         );
-        every_three_way_split_gives(&m, input, &whole);
+        every_split_equals(&m, input, &whole);
+        // The end of a line whose start was released is no JSON text of
+        // its own (`a` then `3000`; LONGER keeps `3000` held to the end).
+        let m2 = masker(&[("PORT", b"3000"), ("LONGER", b"3000-and-more")]);
+        every_split_equals(&m2, b"a3000", b"a[REDACTED:PORT]");
+        assert_eq!(chunked(&m2, b"a3000", &[1]), b"a[REDACTED:PORT]");
         // A prompt that is not JSON still goes out at once.
         let mut w = MaskWriter::new(m.clone(), Vec::new());
         w.write_all(b"Password: ").unwrap();

@@ -35,8 +35,12 @@ pub(crate) fn shell_format(comm: &str) -> Option<Format> {
     })
 }
 
-/// `/proc/<pid>/comm` decoded as ASCII with replacement, stripped.
+/// `/proc/<pid>/comm` decoded as ASCII with replacement, stripped (not on
+/// the portable path: macOS has no `/proc`, and `ps` answers there).
 fn proc_comm(pid: u32) -> Option<String> {
+    if crate::platform::portable() {
+        return None;
+    }
     let bytes = std::fs::read(format!("/proc/{pid}/comm")).ok()?;
     let s: String = bytes
         .iter()

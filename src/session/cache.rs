@@ -164,12 +164,12 @@ pub fn key_with(
             (false, true) => "full public-only",
         })
         .item(p.agent.as_deref().unwrap_or(""));
-    if public_only {
-        let dirs = s.stores.iter().map(|st| &st.path);
-        for dir in dirs.chain(s.overlays.iter().map(|o| &o.path)) {
-            let toml = s.cwd.join(dir).join(super::sensitive::FILE_NAME);
-            k.file("declarations", &toml);
-        }
+    // Every key covers the declarations: `--public-only`'s output
+    // depends on them, and every output on their secret references.
+    let dirs = s.stores.iter().map(|st| &st.path);
+    for dir in dirs.chain(s.overlays.iter().map(|o| &o.path)) {
+        let toml = s.cwd.join(dir).join(super::sensitive::FILE_NAME);
+        k.file("declarations", &toml);
     }
     for o in &s.overlays {
         k.parts(&[b"overlay", o.name.as_bytes(), o.path.as_os_str().as_bytes()]);

@@ -41,10 +41,13 @@ use crate::session::trust::Pinned;
 pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 // The rest of the face the CLI and the shell hook use (the session's inner
 // modules stay its own).
-pub(crate) use gate::{allow, before_edit};
+pub(crate) use gate::{allow, before_edit, Edit};
+/// The declarations file of a store (`agentenv.toml`).
+pub(crate) const DECLARATIONS: &str = sensitive::FILE_NAME;
 pub(crate) use into::write_into;
 pub(crate) use native::bash_special;
 use scope::{Scope, WalkEntry};
+pub(crate) use sensitive::with_reference;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -164,9 +167,49 @@ pub struct Session {
     /// the caller holds a store's secret ([`Session::values_to_mask`]).
     /// With each, whether that store declares it `sensitive = true`.
     held: Vec<(OsString, bool)>,
+    /// The secret references of the load and what became of each.
+    references: Vec<RefRecord>,
+}
+
+/// One secret reference of a load (docs/team-secrets.md#team-secrets): no value.
+#[derive(Debug, Clone)]
+pub(crate) struct RefRecord {
+    pub name: String,
+    /// The reference as written.
+    pub text: String,
+    /// The store that declares it.
+    pub store: PathBuf,
+    pub line: u32,
+    /// Resolved (from where, when), or why not.
+    pub outcome: Result<(crate::refs::Source, std::time::SystemTime), String>,
+}
+
+impl RefRecord {
+    fn refused(r: &sensitive::Reference, store: &Path, why: &str) -> RefRecord {
+        RefRecord {
+            name: r.name.clone(),
+            text: r.text.clone(),
+            store: store.to_path_buf(),
+            line: r.line,
+            outcome: Err(why.to_string()),
+        }
+    }
 }
 
 impl Session {
+    /// The load's secret references and what became of each.
+    pub(crate) fn references(&self) -> &[RefRecord] {
+        &self.references
+    }
+
+    /// The names of the references that resolved (`true`) or did not.
+    pub(crate) fn reference_names(&self, resolved: bool) -> Vec<&str> {
+        let refs = self.references.iter();
+        refs.filter(|r| r.outcome.is_ok() == resolved)
+            .map(|r| r.name.as_str())
+            .collect()
+    }
+
     /// The full result (set + removed) of the assembly.
     pub fn changes(&self) -> &ChangeSet {
         self.assembly.result()
@@ -288,15 +331,7 @@ impl Session {
     /// `exec --only` keeps from the child unless it is named. Same order
     /// and rule for the base environment as [`Session::sensitive_values`].
     pub fn sensitive_unmasked_too(&self) -> Vec<(String, Vec<u8>)> {
-        self.assembly
-            .result()
-            .assigned()
-            .iter()
-            .filter(|(k, _)| !self.is_public(k))
-            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
-            .collect::<BTreeMap<_, _>>()
-            .into_iter()
-            .collect()
+        self.sensitive_where(|_| true)
     }
 
     /// The values to mask: `(name, final value bytes)` of every variable
@@ -311,15 +346,33 @@ impl Session {
     /// shell that already exported the stores' values, those values are
     /// the caller's.
     pub fn sensitive_values(&self) -> Vec<(String, Vec<u8>)> {
+        self.sensitive_where(crate::core::Masking::is_masked)
+    }
+
+    /// The sensitive values the result assigns whose masking `keep`
+    /// accepts, in byte order of the names.
+    fn sensitive_where(
+        &self,
+        keep: impl Fn(crate::core::Masking) -> bool,
+    ) -> Vec<(String, Vec<u8>)> {
         self.assembly
             .result()
             .assigned()
             .iter()
-            .filter(|(k, _)| !self.is_public(k) && self.masking(k).is_masked())
+            .filter(|(k, _)| !self.is_public(k) && keep(self.masking(k)))
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
             .collect::<BTreeMap<_, _>>()
             .into_iter()
             .collect()
+    }
+
+    /// The sensitive values that are not masked (docs/masking.md#masked-or-not:
+    /// short, a number, a boolean word, only sensitive by default), as
+    /// [`Session::sensitive_values`] lists the masked ones: what the agent
+    /// hook hands a command besides the values to mask (they stay out of
+    /// `CLAUDE_ENV_FILE`, yet the command needs them).
+    pub fn unmasked_values(&self) -> Vec<(String, Vec<u8>)> {
+        self.sensitive_where(|m| !m.is_masked())
     }
 
     /// The values to mask — what `redact`, `exec --redact`, the agent
@@ -623,39 +676,80 @@ impl Prepared {
                 Pinned::TooLarge | Pinned::Bytes(_) => true,
             })
             .collect();
-        for f in present {
-            self.env_file(&mut a, &mut run, f, &base);
+        // The declarations (`agentenv.toml`) of every store and overlay,
+        // read once: the references' layers and the sensitivity use them.
+        let mut decl_notes = Vec::new();
+        let decls = self.declarations(&mut decl_notes);
+        // A store's references resolve after its last main-tier file.
+        let ends: Vec<(usize, &scope::Store)> = s
+            .stores
+            .iter()
+            .filter_map(|st| {
+                let last = self.env_files.iter().rposition(|f| {
+                    f.tier == Tier::Main && f.path.parent() == Some(st.path.as_path())
+                })?;
+                Some((last, st))
+            })
+            .collect();
+        let mut references = Vec::new();
+        for (i, f) in self.env_files.iter().enumerate() {
+            if present.iter().any(|p| std::ptr::eq(*p, f)) {
+                self.env_file(&mut a, &mut run, f, &base);
+            }
+            for (_, st) in ends.iter().filter(|(last, _)| *last == i) {
+                self.resolve_references(&mut a, st, &decls, &base, &mut references);
+            }
         }
 
         computed(&mut a, info(LayerKind::Proxy), identity::proxy);
 
-        let (sensitivity, held) = self.classify(&mut a, &run.held);
+        for n in decl_notes {
+            a.note(n);
+        }
+        let (sensitivity, held) = self.classify(&mut a, &decls, &run.held);
         Session {
             prepared: self,
             assembly: a,
             sensitivity,
+            references,
             held,
         }
     }
 
-    /// Read the `agentenv.toml` of every store and overlay in scope and
-    /// decide each set variable's sensitivity; the files' warnings become
-    /// notes.
-    fn classify(
-        &self,
-        a: &mut Assembly,
-        held: &[(OsString, usize)],
-    ) -> (BTreeMap<OsString, Sensitivity>, Vec<(OsString, bool)>) {
+    /// The `agentenv.toml` of every store and overlay in scope (a gated
+    /// store's from the bytes its digest read).
+    fn declarations(&self, notes: &mut Vec<Note>) -> BTreeMap<PathBuf, sensitive::Declarations> {
         let s = &self.scope;
-        let mut notes = Vec::new();
         let mut decls = BTreeMap::new();
         let dirs = s.stores.iter().map(|st| &st.path);
         for dir in dirs.chain(s.overlays.iter().map(|o| &o.path)) {
-            if let Some(d) = sensitive::Declarations::load(dir, &s.cwd, &mut notes) {
+            let file = dir.join(sensitive::FILE_NAME);
+            let pinned = match &self.pinned {
+                Some(snap) => snap.file(&paths::at(&file, &s.cwd)),
+                None => Pinned::Elsewhere,
+            };
+            let d = match pinned {
+                Pinned::Bytes(b) => Some(sensitive::Declarations::parse(&file, &b, notes)),
+                Pinned::Absent | Pinned::TooLarge => None,
+                Pinned::Elsewhere => sensitive::Declarations::load(dir, &s.cwd, notes),
+            };
+            if let Some(d) = d {
                 decls.insert(dir.clone(), d);
             }
         }
-        let out = sensitive::classify(a, &decls, &mut notes);
+        decls
+    }
+
+    /// Decide each set variable's sensitivity (the warnings become
+    /// notes), and which store values the caller already holds.
+    fn classify(
+        &self,
+        a: &mut Assembly,
+        decls: &BTreeMap<PathBuf, sensitive::Declarations>,
+        held: &[(OsString, usize)],
+    ) -> (BTreeMap<OsString, Sensitivity>, Vec<(OsString, bool)>) {
+        let mut notes = Vec::new();
+        let out = sensitive::classify(a, decls, &mut notes);
         for n in notes {
             a.note(n);
         }
@@ -692,6 +786,121 @@ impl Prepared {
             }
         }
         (out, kept)
+    }
+
+    /// The secret references of `store` (docs/team-secrets.md#team-secrets): a layer
+    /// of their own after the store's files. A project store's resolve
+    /// only once it is allowed: with the trust gate, from the bytes it
+    /// allowed; without, when its digest is allowed now (its references
+    /// then read from that digest's bytes). A refusal contacts no backend.
+    fn resolve_references(
+        &self,
+        a: &mut Assembly,
+        store: &scope::Store,
+        decls: &BTreeMap<PathBuf, sensitive::Declarations>,
+        base: &Env,
+        records: &mut Vec<RefRecord>,
+    ) {
+        let Some(d) = decls.get(&store.path) else {
+            return;
+        };
+        let mut refs = d.references();
+        if refs.is_empty() {
+            return;
+        }
+        let cwd = &self.scope.cwd;
+        let file = store.path.join(sensitive::FILE_NAME);
+        if store.level == "project" && self.pinned.is_none() {
+            let root = self
+                .scope
+                .project_root
+                .clone()
+                .unwrap_or_else(|| cwd.clone());
+            let bounds = trust::Bounds::from_env(base);
+            let allowed = (store.path == root.join(".agents"))
+                .then(|| {
+                    gate::decide(&paths::at(&root, cwd), base, bounds)
+                        .verdict
+                        .ok()
+                })
+                .flatten();
+            let Some(allowed) = allowed else {
+                for r in &refs {
+                    a.warn(format!(
+                        "{}: reference {} not resolved: the project store {} is not allowed (agentenv allow {}); left unset",
+                        r.name,
+                        r.text,
+                        store.path.display(),
+                        root.display()
+                    ));
+                    records.push(RefRecord::refused(
+                        r,
+                        &store.path,
+                        "the project store is not allowed",
+                    ));
+                }
+                return;
+            };
+            // The references the allowed digest holds.
+            let mut notes = Vec::new();
+            refs = match allowed
+                .snapshot
+                .file(&allowed.snapshot.store.join(sensitive::FILE_NAME))
+            {
+                Pinned::Bytes(b) => {
+                    sensitive::Declarations::parse(&file, &b, &mut notes).references()
+                }
+                _ => Vec::new(),
+            };
+        }
+        let l = a.add_layer(
+            LayerInfo::new(LayerKind::References)
+                .with_path(&file)
+                .with_level(store.level),
+        );
+        let started = std::time::Instant::now();
+        let env = spawn_env(a.current(), base);
+        let timeout =
+            crate::refs::seconds(&env, "AGENTENV_REF_TIMEOUT", crate::refs::DEFAULT_TIMEOUT);
+        let abs_store = paths::at(&store.path, cwd);
+        let ctx = crate::refs::Ctx {
+            env: &env,
+            store: &abs_store,
+            cwd,
+            timeout,
+        };
+        let pairs: Vec<(&str, &crate::refs::Ref)> =
+            refs.iter().map(|r| (r.text.as_str(), &r.parsed)).collect();
+        let resolved = crate::refs::resolve(&pairs, &ctx, started + timeout.min(self.timeout));
+        let mut cs = ChangeSet::new();
+        for (r, res) in refs.iter().zip(resolved) {
+            match &res.value {
+                Ok(v) => cs.set_at(r.name.clone(), OsStr::from_bytes(v).to_os_string(), r.line),
+                Err(why) => a.warn(format!(
+                    "{}: reference {} not resolved: {why}; left unset",
+                    r.name, r.text
+                )),
+            }
+            records.push(RefRecord {
+                name: r.name.clone(),
+                text: r.text.clone(),
+                store: store.path.clone(),
+                line: r.line,
+                outcome: match res.value {
+                    Ok(_) => Ok((res.source, res.at)),
+                    Err(why) => Err(why),
+                },
+            });
+        }
+        a.apply(l, &cs);
+        let note = trace::layer(
+            LayerKind::References.as_str(),
+            store.level,
+            &file,
+            None,
+            started.elapsed(),
+        );
+        a.note(note);
     }
 
     /// What the trust digest read at `f` (`Elsewhere` without a gate).
@@ -756,7 +965,7 @@ impl Prepared {
         let mut warnings = Vec::new();
         // A gated store's file runs from the bytes digested.
         let copy = match self.pinned_file(f) {
-            Pinned::Bytes(b) => match sealed_copy(&b) {
+            Pinned::Bytes(b) => match pinned_copy(&b) {
                 Ok(fd) => Some(fd),
                 Err(e) => {
                     let why = crate::fsutil::io_kind(&e);
@@ -859,8 +1068,8 @@ impl Prepared {
         let env = spawn_env(a.current(), base);
         let mut warnings = Vec::new();
         // A gated store's file: bash sources the bytes digested, from a
-        // sealed in-memory copy (`/proc/self/fd/N`), never the path again.
-        let copy = match pinned.as_deref().map(|b| sealed_copy(b)).transpose() {
+        // private copy ([`pinned_copy`]), never the path again.
+        let copy = match pinned.as_deref().map(|b| pinned_copy(b)).transpose() {
             Ok(c) => c,
             Err(e) => {
                 let why = crate::fsutil::io_kind(&e);
@@ -872,12 +1081,9 @@ impl Prepared {
                 return;
             }
         };
-        let from = copy.as_ref().map(|fd| {
-            PathBuf::from(format!(
-                "/proc/self/fd/{}",
-                std::os::fd::AsRawFd::as_raw_fd(fd)
-            ))
-        });
+        let from = copy
+            .as_ref()
+            .map(|fd| crate::platform::fd_path(std::os::fd::AsFd::as_fd(fd)));
         let sourced = shell::source(
             bash,
             &f.path,
@@ -915,10 +1121,22 @@ fn too_large(a: &mut Assembly, l: usize, f: &EnvFile) {
     a.fail(l, "larger than 16 MiB");
 }
 
-/// `bytes` in a sealed memfd that children inherit (no close-on-exec),
-/// read from its start: what a layer child runs instead of re-opening a
-/// store file by its path.
-fn sealed_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+/// `bytes` in a file only this process can reach, open read-only and
+/// inherited by children (no close-on-exec), read from its start: what a
+/// layer child runs instead of re-opening a store file by its path. On
+/// Linux a sealed memfd ([`sealed_memfd`]); on the portable path an
+/// unlinked owner-only file ([`unlinked_copy`]).
+fn pinned_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    #[cfg(target_os = "linux")]
+    if !crate::platform::portable() {
+        return sealed_memfd(bytes);
+    }
+    unlinked_copy(bytes)
+}
+
+/// `bytes` in a sealed memfd: no write, grow or shrink once sealed.
+#[cfg(target_os = "linux")]
+fn sealed_memfd(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
     use rustix::fs::{MemfdFlags, SealFlags};
     let fd = rustix::fs::memfd_create("agentenv-layer", MemfdFlags::ALLOW_SEALING)?;
     let mut done = 0;
@@ -930,6 +1148,51 @@ fn sealed_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
         &fd,
         SealFlags::SEAL | SealFlags::SHRINK | SealFlags::GROW | SealFlags::WRITE,
     )?;
+    Ok(fd)
+}
+
+/// `bytes` in a file that has no name by the time anything runs: written
+/// into a fresh `0700` directory of the temp dir as a `0600` file created
+/// with `O_EXCL` (never through a link), opened again read-only, then
+/// unlinked with its directory; the writing descriptor is closed. Checked
+/// to be a regular file of this user with no link left and the length
+/// written. No other user can open it at any point (the directory is
+/// owner-only), and no one at all once it is unlinked; only the
+/// read-only descriptor reaches the child.
+fn unlinked_copy(bytes: &[u8]) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("agentenv-layer.")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+        .tempdir()?;
+    let path = dir.path().join("bytes");
+    let mut w = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&path)?;
+    w.write_all(bytes)?;
+    let r = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(&path)?;
+    std::fs::remove_file(&path)?;
+    drop(w);
+    dir.close()?;
+    let st = rustix::fs::fstat(&r)?;
+    let odd = rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::RegularFile
+        || st.st_nlink != 0
+        || st.st_uid != rustix::process::geteuid().as_raw()
+        || st.st_size as u64 != bytes.len() as u64;
+    if odd {
+        return Err(std::io::Error::other(
+            "the private copy is not the file written",
+        ));
+    }
+    let fd = std::os::fd::OwnedFd::from(r);
+    rustix::io::fcntl_setfd(&fd, rustix::io::FdFlags::empty())?;
     Ok(fd)
 }
 

@@ -108,6 +108,9 @@ pub struct Plan {
     decision: Option<gate::Decision>,
     probe: Probe,
     notes: Vec<Note>,
+    /// The assembled session had secret references: nothing of it is
+    /// kept in the cache (their values never touch the disk).
+    no_store: std::cell::Cell<bool>,
 }
 
 /// Decide root → trust → scope → cache probe for `req` over `base`. Runs
@@ -161,6 +164,7 @@ pub fn plan(req: &Request, base: &Env) -> Result<Plan, Error> {
         decision,
         probe,
         notes,
+        no_store: std::cell::Cell::new(false),
     })
 }
 
@@ -307,12 +311,19 @@ impl Plan {
 
     /// Run the layers. Their notes are on the session's assembly.
     pub fn assemble(&self) -> Session {
-        self.prepared.clone().assemble(self.base.clone())
+        let s = self.prepared.clone().assemble(self.base.clone());
+        if !s.references().is_empty() {
+            self.no_store.set(true);
+        }
+        s
     }
 
     /// Keep `rendering` for the next identical run (after a miss; nothing
     /// otherwise).
     pub fn store(&self, rendering: &[u8]) {
+        if self.no_store.get() {
+            return;
+        }
         if let Probe::Miss { dir, key } = &self.probe {
             cache::store(dir, key, rendering);
         }
@@ -607,7 +618,8 @@ mod tests {
                 "files",
                 "bin",
                 "lib",
-                "cache"
+                "cache",
+                "references"
             ]
         );
         assert_eq!(

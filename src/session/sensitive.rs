@@ -53,6 +53,19 @@ struct Entry {
     sensitive: bool,
     description: Option<String>,
     line: u32,
+    /// `from = "SCHEME…"`: a secret reference (crate::refs), its text.
+    from: Option<String>,
+}
+
+/// One secret reference a store declares: `NAME = { from = "…" }`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Reference {
+    pub name: String,
+    /// The reference as written (not a secret: shown by `explain`).
+    pub text: String,
+    pub parsed: crate::refs::Ref,
+    /// The entry's line in `agentenv.toml`.
+    pub line: u32,
 }
 
 /// One store's or overlay's declarations.
@@ -97,6 +110,7 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
         sensitive: false,
         description: None,
         line,
+        from: None,
     };
     for (field, value) in fields.iter() {
         let fat = field.span().start;
@@ -116,6 +130,13 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
                 None
             }
             ("description", _) => Some("description is not a string"),
+            ("from", DeValue::String(s)) => {
+                entry.from = Some(s.to_string());
+                None
+            }
+            ("from", _) => {
+                Some("from is not a string (a reference like \"vault://secret/app#token\")")
+            }
             _ => Some(FIELDS),
         };
         if let Some(why) = bad {
@@ -139,7 +160,7 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
 }
 
 /// What an unknown field's warning says.
-const FIELDS: &str = "unknown field (only public, sensitive and description)";
+const FIELDS: &str = "unknown field (only public, sensitive, description and from)";
 
 impl Declarations {
     /// Parse `text` (the content of `file`). Every problem is a warning in
@@ -170,6 +191,7 @@ impl Declarations {
                 return out;
             }
         };
+        let text_of_doc = text;
         // Collected with their lines and given in file order (the
         // parser's tables are sorted by key).
         let mut found: Vec<(u32, String)> = Vec::new();
@@ -223,6 +245,33 @@ impl Declarations {
                     warn(&mut found, fat, &printed);
                     continue;
                 }
+                let mut entry = entry;
+                if let Some(text) = entry.from.clone() {
+                    let problem = if is_prefix {
+                        Some("from needs a variable name, not a PREFIX_*".to_string())
+                    } else {
+                        crate::refs::Ref::parse(&text).err()
+                    };
+                    if let Some(why) = problem {
+                        let printed = if is_prefix {
+                            format!("{key}*")
+                        } else {
+                            key.to_string()
+                        };
+                        warn(&mut found, at, &format!("{printed}: from: {why}"));
+                        continue;
+                    }
+                    // Always sensitive, masked from 4 bytes.
+                    entry.sensitive = true;
+                    if entry.public {
+                        let line = line_of(text_of_doc, at);
+                        found.push((
+                            line,
+                            format!("{shown}:{line}: {key}: public = true is ignored beside from (a reference is always sensitive)"),
+                        ));
+                        entry.public = false;
+                    }
+                }
                 if is_prefix {
                     out.prefixes.push((key.to_string(), entry));
                 } else {
@@ -265,6 +314,25 @@ impl Declarations {
         }
     }
 
+    /// The secret references (`from`), in file order.
+    pub(crate) fn references(&self) -> Vec<Reference> {
+        let mut out: Vec<Reference> = self
+            .exact
+            .iter()
+            .filter_map(|(name, e)| {
+                let text = e.from.clone()?;
+                Some(Reference {
+                    name: name.clone(),
+                    parsed: crate::refs::Ref::parse(&text).ok()?,
+                    text,
+                    line: e.line,
+                })
+            })
+            .collect();
+        out.sort_by_key(|r| r.line);
+        out
+    }
+
     /// What the entry covering `name` declares: `(public, sensitive)`
     /// (`None`: no entry covers it).
     pub(crate) fn declared(&self, name: &[u8]) -> Option<(bool, bool)> {
@@ -284,6 +352,92 @@ impl Declarations {
             .find(|(p, _)| name.starts_with(p.as_bytes()))
             .map(|(_, e)| e)
     }
+}
+
+/// `text` (an `agentenv.toml`) with `NAME = { from = "REF" }`: a one-line
+/// entry of NAME in `[vars]` replaced, else the line added right after the
+/// `[vars]` header (the table made at the end when there is none); every
+/// other line kept byte for byte.
+pub(crate) fn with_reference(text: &str, name: &str, reference: &str) -> Result<String, String> {
+    let quoted: String = reference
+        .chars()
+        .flat_map(|c| match c {
+            '"' => vec!['\\', '"'],
+            '\\' => vec!['\\', '\\'],
+            c => vec![c],
+        })
+        .collect();
+    let entry = format!("{name} = {{ from = \"{quoted}\" }}");
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut in_vars = false;
+    let mut header = None;
+    let mut found = None;
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim();
+        if t.starts_with('[') {
+            in_vars = t == "[vars]";
+            if in_vars {
+                header = Some(i);
+            }
+            continue;
+        }
+        let key = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+        if in_vars && key == name && t.contains('=') {
+            found = Some(i);
+        }
+    }
+    let mut out = String::with_capacity(text.len() + entry.len() + 8);
+    match (found, header) {
+        (Some(i), _) => {
+            let old = lines[i].trim_end();
+            if !old.ends_with('}') || old.matches('{').count() != 1 {
+                return Err(format!("its entry for {name} spans lines; edit it by hand"));
+            }
+            let nl = if lines[i].ends_with('\n') { "\n" } else { "" };
+            let new = format!("{entry}{nl}");
+            lines[i] = &new;
+            out.extend(lines.iter().copied());
+        }
+        (None, Some(h)) => {
+            for (i, l) in lines.iter().enumerate() {
+                out.push_str(l);
+                if i == h {
+                    if !l.ends_with('\n') {
+                        out.push('\n');
+                    }
+                    out.push_str(&entry);
+                    out.push('\n');
+                }
+            }
+        }
+        (None, None) => {
+            out.push_str(text);
+            if !text.is_empty() && !text.ends_with('\n') {
+                out.push('\n');
+            }
+            if !text.is_empty() {
+                out.push('\n');
+            }
+            out.push_str("[vars]\n");
+            out.push_str(&entry);
+            out.push('\n');
+        }
+    }
+    // What a load will read back.
+    let mut notes = Vec::new();
+    let d = Declarations::parse(
+        std::path::Path::new("agentenv.toml"),
+        out.as_bytes(),
+        &mut notes,
+    );
+    if !d
+        .references()
+        .iter()
+        .any(|r| r.name == name && r.text == reference)
+    {
+        return Err("the result would not read back as this reference".into());
+    }
+    Ok(out)
 }
 
 const PROXY_NAMES: &[&str] = &[
@@ -531,7 +685,10 @@ fn decide_layer_set(
         };
     };
     let info = &a.layers()[layer].info;
-    let from_file = matches!(info.kind, LayerKind::EnvScript | LayerKind::PlainFile);
+    let from_file = matches!(
+        info.kind,
+        LayerKind::EnvScript | LayerKind::PlainFile | LayerKind::References
+    );
     let origin = info
         .path
         .as_deref()
@@ -641,6 +798,25 @@ mod tests {
         let mut notes = Vec::new();
         Declarations::parse(Path::new("/s/agentenv.toml"), b"\xff", &mut notes);
         assert!(notes[0].text.contains("not UTF-8"));
+    }
+
+    #[test]
+    fn a_reference_goes_into_agentenv_toml_keeping_every_other_line() {
+        let r = "vault://secret/a#b";
+        assert_eq!(
+            with_reference("", "X", r).unwrap(),
+            "[vars]\nX = { from = \"vault://secret/a#b\" }\n"
+        );
+        let t = "# team\n[vars]\nA = { public = true }\nX = { description = \"d\" }\n";
+        assert_eq!(
+            with_reference(t, "X", r).unwrap(),
+            "# team\n[vars]\nA = { public = true }\nX = { from = \"vault://secret/a#b\" }\n"
+        );
+        assert_eq!(
+            with_reference("[vars]\nA = { public = true }", "Y", r).unwrap(),
+            "[vars]\nY = { from = \"vault://secret/a#b\" }\nA = { public = true }"
+        );
+        assert!(with_reference("[vars]\nX = {\n}\n", "X", r).is_err());
     }
 
     #[test]

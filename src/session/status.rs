@@ -36,6 +36,9 @@ pub struct Status {
     pub bin: Vec<DirRow>,
     pub lib: Vec<DirRow>,
     pub cache: CacheRow,
+    /// The secret references each store declares and the backend a load
+    /// would contact for each (none for a project store not allowed).
+    pub references: Vec<RefRow>,
     /// What working it out had to say (the scope's warnings when walked
     /// without the gate), for the caller to print.
     #[serde(skip)]
@@ -50,6 +53,18 @@ pub struct StoreRow {
     pub state: &'static str,
     pub why: Option<String>,
     pub trust: String,
+}
+
+/// One secret reference: its store, the backend, whether a load
+/// contacts it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RefRow {
+    pub name: String,
+    pub level: &'static str,
+    pub reference: String,
+    pub backend: String,
+    pub contacted: bool,
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -149,6 +164,7 @@ impl Plan {
         // What the shell hook would decide for its root's store.
         let hook_trust = hook_root.as_deref().map(|r| trust.of(r));
         let stores = self.store_rows(root_scope, skipped_by_gate, &mut trust);
+        let references = self.reference_rows(&stores, &mut notes);
         Ok(Status {
             directory: s(&scope.cwd),
             project_root: root_scope.project_root.as_deref().map(s),
@@ -171,8 +187,46 @@ impl Plan {
             bin: dir_rows(&prepared.bin_paths, &scope.cwd),
             lib: dir_rows(&prepared.lib_candidates, &scope.cwd),
             cache: self.cache_row(auto),
+            references,
             notes,
         })
+    }
+
+    /// The references of each loaded store, with the backend each would
+    /// contact (as the caller's environment names it: the stores' own
+    /// files are not run here).
+    fn reference_rows(&self, stores: &[StoreRow], notes: &mut Vec<Note>) -> Vec<RefRow> {
+        let scope = &self.prepared().scope;
+        let mut rows = Vec::new();
+        for st in &scope.stores {
+            let Some(d) = super::sensitive::Declarations::load(&st.path, &scope.cwd, notes) else {
+                continue;
+            };
+            let allowed = st.level != "project"
+                || self.prepared().pinned.is_some()
+                || stores.iter().any(|r| {
+                    r.level == "project"
+                        && r.trust == crate::session::trust::TrustState::Allowed.as_str()
+                });
+            let store = super::paths::at(&st.path, &scope.cwd);
+            let ctx = crate::refs::Ctx {
+                env: self.base(),
+                store: &store,
+                cwd: &scope.cwd,
+                timeout: crate::refs::DEFAULT_TIMEOUT,
+            };
+            for r in d.references() {
+                rows.push(RefRow {
+                    name: r.name.clone(),
+                    level: st.level,
+                    backend: crate::refs::provider(&r.parsed).backend(&r.parsed, &ctx),
+                    reference: r.text,
+                    contacted: allowed,
+                    why: (!allowed).then(|| "the project store is not allowed".to_string()),
+                });
+            }
+        }
+        rows
     }
 
     /// The system, user and project stores.

@@ -495,7 +495,9 @@ impl Digest<'_> {
                 "the store's files are larger than the digest reads (1 GiB in all)",
             ));
         }
-        let keep = Snapshot::is_env_file(rel);
+        // The env files, and the store's `agentenv.toml` (its secret
+        // references resolve from the bytes allowed).
+        let keep = Snapshot::is_env_file(rel) || rel == b"agentenv.toml";
         let mut kept = (keep && size <= MAX_KEPT).then(|| Vec::with_capacity(size as usize));
         let mut content = blake3::Hasher::new();
         let mut buf = vec![0u8; 64 * 1024];

@@ -25,7 +25,7 @@ __agentenv_undo() {
   unset __ae_d __ae_c __ae_o __ae_e __ae_s __ae_x __ae_p __ae_i __ae_n __ae_v __ae_k __ae_q
 }
 __agentenv_daemon() {
-  [ -n "${4-}" ] && [ -d "/proc/${4%%:*}" ] || return 1
+  [ -n "${4-}" ] && kill -0 "${4%%:*}" 2>/dev/null || return 1
   __ae_x=${BASHPID-}
   if [ -z "${BASH_VERSION-}" ]; then [ "${ZSH_SUBSHELL-}" = 0 ] || return 1; __ae_x=$$; fi
   __ae_p=${4#*:}
@@ -44,7 +44,7 @@ __agentenv_daemon() {
   [ -O /dev/fd/$__ae_s ] && [ -O /dev/fd/$__ae_c ] || return 1
   __ae_k=${SRANDOM-}$RANDOM$RANDOM$RANDOM
   printf '%s %s %s %s %s %s %s\n' "$__ae_x" "$__ae_o" "$__ae_e" "$__ae_c" "$__ae_k" "$2" "$3" >&$__ae_c
-  IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = "ok $__ae_k" ] && exec {__ae_v}<"$__ae_d/v" && [ -O /dev/fd/$__ae_v ] && IFS= read -r -u $__ae_v __ae_x && [ "$__ae_x" = ": $__ae_k" ] && exec >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
+  IFS= read -r -t 5 -u $__ae_s __ae_x && [ "$__ae_x" = "ok $__ae_k" ] && exec {__ae_v}<"$__ae_d/v" && [ -O /dev/fd/$__ae_v ] && IFS= read -r -u $__ae_v __ae_x && [ "$__ae_x" = ": $__ae_k" ] && exec >"$__ae_d/o" 2>"$__ae_d/e" && [ -O /dev/fd/1 ] && [ -O /dev/fd/2 ] && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_v __ae_x
 }
 __agentenv_helper() {
   exec {__ae_o}>&1 {__ae_e}>&2 && eval 'exec {__ae_s}< <(exec "$1" hook "$2" wrap --entry "$3" 0>&1 1>&$__ae_o 2>&$__ae_e {__ae_o}>&- {__ae_e}>&-)' && IFS= read -r -u $__ae_s __ae_d && exec {__ae_c}>"$__ae_d/c" >"$__ae_d/o" 2>"$__ae_d/e" && printf o >&$__ae_c && IFS= read -r -d '' -u $__ae_s __ae_x
@@ -53,6 +53,10 @@ __agentenv_begin() {
   unset __ae_c __ae_s __ae_o __ae_e __ae_v __ae_q __ae_k
   if [ -z "${BASH_VERSION-}${ZSH_VERSION-}" ]; then
     printf '%s\n' 'agentenv: the shell is not bash or zsh: this command runs without the sensitive variables' >&2
+    return 0
+  fi
+  if [ -n "${BASH_VERSION-}" ] && { [ "${BASH_VERSINFO[0]}" -lt 4 ] || { [ "${BASH_VERSINFO[0]}" = 4 ] && [ "${BASH_VERSINFO[1]}" -lt 1 ]; }; }; then
+    printf '%s\n' 'agentenv: bash older than 4.1 (such as macOS'"'"'s /bin/bash 3.2): this command runs without the sensitive variables; zsh or a newer bash gets them' >&2
     return 0
   fi
   [ -n "${BASH_VERSION-}" ] || { setopt localoptions posixtraps nowarncreateglobal; unsetopt clobberempty 2>/dev/null || :; }

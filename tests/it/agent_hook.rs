@@ -21,19 +21,40 @@ struct World {
     /// Commands go through the masking daemon (else the per-command
     /// helper: `AGENTENV_NO_DAEMON=1`).
     daemon: bool,
+    /// The hook and the shell run with `AGENTENV_PORTABLE=1` (docs/platforms.md),
+    /// and with `mac_like` in a mount namespace whose `/dev/shm` is an
+    /// empty read-only tmpfs, with no `$XDG_RUNTIME_DIR`.
+    portable: bool,
+    mac_like: bool,
 }
 
-/// Both ways a rewritten command is served.
-const MODES: [bool; 2] = [true, false];
+/// Both ways a rewritten command is served (the portable path, docs/platforms.md,
+/// has only the helper).
+const MODES: &[bool] = if cfg!(agentenv_portable) {
+    &[false]
+} else {
+    &[true, false]
+};
 
 impl World {
     /// A world whose commands go through its own masking daemon (its
-    /// `$XDG_RUNTIME_DIR` is the world's), started and waited for.
+    /// `$XDG_RUNTIME_DIR` is the world's), started and waited for; on the
+    /// portable path, through the helper.
     fn new() -> World {
-        World::with(true)
+        World::with(!cfg!(agentenv_portable))
     }
 
     fn with(daemon: bool) -> World {
+        World::build(daemon, false, false)
+    }
+
+    /// A world on the portable path, where the hook may start a daemon
+    /// (no `AGENTENV_NO_DAEMON`) but must not; `mac_like`: see the field.
+    fn portable(mac_like: bool) -> World {
+        World::build(false, true, mac_like)
+    }
+
+    fn build(daemon: bool, portable: bool, mac_like: bool) -> World {
         let dir = tempfile::tempdir().unwrap();
         let run = dir.path().join("run");
         std::fs::create_dir(&run).unwrap();
@@ -55,11 +76,16 @@ impl World {
             "[vars]\nLOG_LEVEL = { public = true }\n",
         )
         .unwrap();
-        let w = World { dir, daemon };
+        let w = World {
+            dir,
+            daemon,
+            portable,
+            mac_like,
+        };
         // The session-start hook, as Claude Code runs it: the public
         // variables and the functions the rewrites call.
         let out = w
-            .hook_env(&mut Command::new(support::agentenv_bin()))
+            .hook_env(&mut w.launch(support::agentenv_bin()))
             .env("CLAUDE_ENV_FILE", w.env_file())
             .current_dir(w.proj())
             .args(["hook", "claude", "session-start"])
@@ -140,11 +166,40 @@ impl World {
         c.env_clear()
             .env("HOME", self.home())
             .env("PATH", "/usr/bin:/bin")
-            .env("TMPDIR", self.dir.path())
-            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"));
-        if !self.daemon {
+            .env("TMPDIR", self.dir.path());
+        self.platform_env(c);
+        if !self.daemon && !self.portable {
             c.env("AGENTENV_NO_DAEMON", "1");
         }
+        c
+    }
+
+    /// `AGENTENV_PORTABLE` and `XDG_RUNTIME_DIR` as the world has them.
+    fn platform_env(&self, c: &mut Command) {
+        if self.portable {
+            c.env("AGENTENV_PORTABLE", "1");
+        }
+        if !self.mac_like {
+            c.env("XDG_RUNTIME_DIR", self.dir.path().join("run"));
+        }
+    }
+
+    /// `program`, in a mount namespace without a usable `/dev/shm` when
+    /// the world is `mac_like` (an empty read-only tmpfs over it).
+    fn launch(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        if !self.mac_like {
+            return Command::new(program);
+        }
+        let mut c = Command::new("unshare");
+        c.args([
+            "-m",
+            "--",
+            "sh",
+            "-c",
+            "mount -t tmpfs -o ro,size=4k none /dev/shm && exec \"$@\"",
+            "sh",
+        ])
+        .arg(program);
         c
     }
 
@@ -160,7 +215,7 @@ impl World {
 
     /// The hook with `stdin`, as the client runs it.
     fn hook(&self, client: &str, stdin: &[u8]) -> Output {
-        let mut c = Command::new(support::agentenv_bin());
+        let mut c = self.launch(support::agentenv_bin());
         self.hook_env(&mut c)
             .current_dir(self.proj())
             .args(["hook", client, "pre-tool-use"])
@@ -217,14 +272,14 @@ impl World {
         // Claude Code pastes $CLAUDE_ENV_FILE before the command.
         let env_file = std::fs::read_to_string(self.env_file()).unwrap();
         let script = format!("{env_file}\neval {q} && pwd -P >| '{}'", cwd_file.display());
-        let mut c = Command::new(shell);
+        let mut c = self.launch(shell);
         c.env_clear()
             .env("HOME", self.home())
             .env("PATH", "/usr/bin:/bin")
             .env("TMPDIR", self.dir.path())
-            .env("LOG_LEVEL", "debug")
-            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
-            .current_dir(self.proj())
+            .env("LOG_LEVEL", "debug");
+        self.platform_env(&mut c);
+        c.current_dir(self.proj())
             .args(["-c", &script])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -257,7 +312,7 @@ fn secrets_are_there_for_the_command_and_masked_in_its_output() {
     if !has_bash() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         secrets_are_there_for_the_command_and_masked_in_its_output_in(&World::with(daemon), "bash");
     }
 }
@@ -297,7 +352,7 @@ fn status_cd_stdin_and_exports_are_the_commands_own() {
     if !has_bash() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         status_cd_stdin_and_exports_are_the_commands_own_in(&World::with(daemon), "bash");
     }
 }
@@ -382,7 +437,7 @@ fn any_command_text_survives_the_rewrite() {
     if !has_bash() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         any_command_text_survives_the_rewrite_in(&World::with(daemon), "bash");
     }
 }
@@ -423,6 +478,10 @@ fn without_helper(cmd: &str) -> String {
 
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn the_daemon_serves_a_command_without_a_process_of_its_own() {
     if !has_bash() {
         return;
@@ -496,6 +555,10 @@ fn the_daemon_serves_a_command_without_a_process_of_its_own() {
 
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn when_the_daemon_cannot_serve_the_helper_does() {
     if !has_bash() {
         return;
@@ -569,6 +632,10 @@ fn when_the_daemon_cannot_serve_the_helper_does() {
 }
 
 #[test]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn the_daemon_runs_once_and_leaves_when_idle() {
     let w = World::with(false);
     let run = w.dir.path().join("run");
@@ -627,6 +694,10 @@ fn the_daemon_runs_once_and_leaves_when_idle() {
 /// A daemon whose binary is replaced (an upgrade) leaves within seconds,
 /// long before its idle hour, and takes its `pid` and slots with it.
 #[test]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn the_daemon_leaves_when_its_binary_is_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
@@ -989,7 +1060,7 @@ fn in_zsh_secrets_are_there_for_the_command_and_masked_in_its_output() {
     if !has_zsh() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         let w = World::with(daemon);
         secrets_are_there_for_the_command_and_masked_in_its_output_in(&w, "zsh");
         if daemon {
@@ -1014,7 +1085,7 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
     if !has_zsh() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         let w = World::with(daemon);
         status_cd_stdin_and_exports_are_the_commands_own_in(&w, "zsh");
         // zsh's own ways out: a subshell's `exit` (zsh runs no EXIT trap
@@ -1099,7 +1170,7 @@ fn in_zsh_any_command_text_survives_the_rewrite() {
     if !has_zsh() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         any_command_text_survives_the_rewrite_in(&World::with(daemon), "zsh");
     }
 }
@@ -1142,7 +1213,7 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
     if !has_zsh() || !has_bash() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         let w = World::with(daemon);
         let env = w.home().join(".agents/env");
         let mut text = std::fs::read_to_string(&env).unwrap();
@@ -1177,6 +1248,85 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
     }
 }
 
+/// The first line of a rewrite names a daemon (`PID:DIR`, a fifth word).
+fn names_a_daemon(cmd: &str) -> bool {
+    cmd.lines().next().unwrap().split(' ').count() == 5
+}
+
+/// docs/platforms.md: on the portable path (`AGENTENV_PORTABLE=1`, what a Mac
+/// runs) the hook starts no masking daemon and names none, though it is
+/// free to (no `AGENTENV_NO_DAEMON`): every command goes through the
+/// per-command helper, which needs no `/proc`, and works as on Linux.
+/// Without the variable the same world gets a daemon (the other tests).
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn the_portable_path_starts_no_daemon_and_the_helper_serves() {
+    if !has_bash() {
+        return;
+    }
+    let w = World::portable(false);
+    for _ in 0..3 {
+        let cmd = w.rewrite("true");
+        assert!(!names_a_daemon(&cmd), "{cmd}");
+    }
+    // A daemon the hook started would have made its directory by now.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(w.daemon_dir(), None, "no daemon on the portable path");
+    secrets_are_there_for_the_command_and_masked_in_its_output_in(&w, "bash");
+    status_cd_stdin_and_exports_are_the_commands_own_in(&w, "bash");
+    assert_eq!(w.daemon_dir(), None);
+}
+
+/// The "done when": with `AGENTENV_PORTABLE=1`, no usable
+/// `/dev/shm` (an empty read-only tmpfs over it, in a mount namespace) and
+/// no `$XDG_RUNTIME_DIR` — a Mac's world, its per-user owner-only
+/// `$TMPDIR` the only place for FIFOs — the session-start hook and a
+/// rewritten command work as on Linux: the command has its secrets, its
+/// output is masked, its exit status and `cd` are kept; the helper's
+/// directory in `$TMPDIR` is gone afterwards.
+#[test]
+#[cfg_attr(missing = "root", ignore = "needs root (a mount namespace)")]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn without_dev_shm_on_the_portable_path_a_command_works_as_on_linux() {
+    if !has_bash() {
+        return;
+    }
+    if !rustix::process::geteuid().is_root() {
+        support::skip("root", "a mount namespace needs root");
+        return;
+    }
+    let Some(_) = support::tool("unshare") else {
+        return;
+    };
+    for sh in ["bash", "zsh"] {
+        if sh == "zsh" && !has_zsh() {
+            continue;
+        }
+        let w = World::portable(true);
+        // The namespace really has no usable /dev/shm.
+        let probe = w
+            .launch("sh")
+            .args([
+                "-c",
+                "mkdir /dev/shm/x 2>/dev/null && echo made; ls -A /dev/shm | wc -l",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(s(&probe.stdout).trim(), "0", "{}", s(&probe.stderr));
+        let cmd = w.rewrite("true");
+        assert!(!names_a_daemon(&cmd), "{cmd}");
+        secrets_are_there_for_the_command_and_masked_in_its_output_in(&w, sh);
+        status_cd_stdin_and_exports_are_the_commands_own_in(&w, sh);
+        let left: Vec<_> = std::fs::read_dir(w.dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("agentenv-"))
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+    }
+}
+
 /// Masked or not, through the agent's hook: a command's JSON with the
 /// store's ordinary values (`true`, `3000`) passes untouched and stays
 /// JSON; the token is masked; neither ordinary value is in the session's
@@ -1187,7 +1337,7 @@ fn ordinary_values_pass_the_hooks_masker_untouched() {
     if !has_bash() {
         return;
     }
-    for daemon in MODES {
+    for &daemon in MODES {
         let w = World::with(daemon);
         std::fs::write(
             w.home().join(".agents/env"),

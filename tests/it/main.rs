@@ -13,8 +13,10 @@
 
 mod support;
 
+mod agent_clients;
 mod agent_hook;
 mod audit;
+mod bash32;
 mod cache;
 mod cli;
 mod compat;
@@ -36,8 +38,10 @@ mod native_vs_bash;
 mod newcomer;
 mod oracle;
 mod packaging;
+mod platform;
 mod properties;
 mod redact;
+mod refs;
 mod render_oracle;
 mod roundtrip;
 mod secret_audit;
