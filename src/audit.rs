@@ -299,6 +299,21 @@ pub fn scan_file(path: &Path, follow: bool, finder: &Finder) -> Result<Scan, Sca
     })
 }
 
+/// Scan what `r` yields (a blob of the git index, `audit --staged`): the
+/// findings in order, and the bytes read.
+pub fn scan_reader(r: &mut impl Read, finder: &Finder) -> io::Result<(Vec<Finding>, u64)> {
+    let mut sink = Collect {
+        line: 0,
+        findings: Vec::new(),
+    };
+    if finder.m.is_empty() {
+        let n = io::copy(r, &mut io::sink())?;
+        return Ok((Vec::new(), n));
+    }
+    let n = stream(r, finder, &mut sink)?;
+    Ok((sink.findings, n))
+}
+
 /// What a fix did to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fixed {

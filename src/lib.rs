@@ -24,14 +24,17 @@ pub mod operator;
 pub mod render;
 pub mod session;
 
+mod agent;
 mod audit;
 mod cli;
 mod compat;
 mod expand;
 mod fsutil;
 mod hook;
+mod jsonedit;
 mod log;
 mod mask;
+mod mcp;
 mod process;
 
 #[cfg(test)]
@@ -66,8 +69,8 @@ pub mod internals {
 
     /// The clap tree and man pages (`tests/it/examples.rs`, `tests/it/packaging.rs`).
     pub mod cli {
+        pub use crate::agent::wiring::HOOK_ARGS;
         pub use crate::cli::completions::completion_command;
-        pub use crate::cli::init::HOOK_ARGS;
         pub use crate::cli::man::{all_commands, command, page_name, split_after_help, Example};
     }
 }

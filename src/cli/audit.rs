@@ -20,8 +20,14 @@ offset), hex, percent-encoding, JSON escapes, the export format's quoting.
 Default places: ~/.claude/projects, ~/.claude/session-env,
 ~/.claude/history.jsonl ($CLAUDE_CONFIG_DIR), ~/.codex/sessions,
 ~/.codex/history.jsonl ($CODEX_HOME), ~/.gemini/tmp, ~/.bash_history,
-~/.zsh_history, $XDG_DATA_HOME/fish/fish_history, $HISTFILE. Missing ones are
-skipped (-v names them).
+~/.zsh_history, $XDG_DATA_HOME/fish/fish_history, $HISTFILE, and the MCP
+server configurations `agentenv mcp scan` reads (user and this project).
+Missing ones are skipped (-v names them); a PATH given that does not exist is
+an error (exit 2).
+
+--staged searches what git would commit: the index version of every path that
+differs from HEAD (a pre-commit hook: agentenv audit --staged). --repo
+searches every file git tracks (the working tree's copy).
 
 Prints FILE:LINE: NAME (form) per occurrence and a summary, never a value.
 Exit: 1 when anything was found, 0 when clean, 2 on a usage error.
@@ -47,16 +53,25 @@ pub struct AuditArgs {
     /// where the project store overrides them.
     #[arg(long = "all-stores")]
     pub all_stores: bool,
+    /// Search the git index's version of every path that differs from
+    /// HEAD: what the next commit would hold (for a pre-commit hook).
+    #[arg(long = "staged", conflicts_with_all = ["paths", "repo", "fix"])]
+    pub staged: bool,
+    /// Search every file git tracks in the repository of the current
+    /// directory (the working tree's copy).
+    #[arg(long = "repo", conflicts_with = "paths")]
+    pub repo: bool,
     /// Files and directories to search (directories recursively, symlinks
     /// inside them not followed). Default: the agents' transcripts and
-    /// session files and the shell histories (see the man page).
+    /// session files, the shell histories and the MCP configurations (see
+    /// the man page).
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
 }
 
 /// The default places, in order: what Claude Code, Codex and Gemini CLI
-/// keep, then the shell histories. `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME`
-/// move the first two; fish's history follows `$XDG_DATA_HOME`; `$HISTFILE`
+/// keep (the client table's `transcripts`), then the shell histories.
+/// `$CLAUDE_CONFIG_DIR` and `$CODEX_HOME` move the first two; fish's history follows `$XDG_DATA_HOME`; `$HISTFILE`
 /// is added when set.
 pub fn default_paths(env: &crate::core::Env) -> Vec<PathBuf> {
     let abs = |k: &str| {
@@ -68,20 +83,22 @@ pub fn default_paths(env: &crate::core::Env) -> Vec<PathBuf> {
     let Some(home) = abs("HOME") else {
         return Vec::new();
     };
-    let claude = abs("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.join(".claude"));
-    let codex = abs("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
     let data = abs("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
-    let mut out = vec![
-        claude.join("projects"),
-        claude.join("session-env"),
-        claude.join("history.jsonl"),
-        codex.join("sessions"),
-        codex.join("history.jsonl"),
+    // A client's directory variable relative to where audit runs, as the
+    // client (and `init`) would take it.
+    let cwd = std::env::current_dir().unwrap_or_else(|_| home.clone());
+    let mut out = Vec::new();
+    for &client in crate::agent::client::Client::ALL {
+        if let Some(dir) = client.user_dir(env, &cwd) {
+            out.extend(client.facts().transcripts.iter().map(|t| dir.join(t)));
+        }
+    }
+    out.extend([
         home.join(".gemini/tmp"),
         home.join(".bash_history"),
         home.join(".zsh_history"),
         data.join("fish/fish_history"),
-    ];
+    ]);
     if let Some(h) = abs("HISTFILE") {
         if !out.contains(&h) {
             out.push(h);
@@ -244,10 +261,41 @@ pub fn run(a: AuditArgs) -> Exit {
     let masker = Masker::new(values.iter().cloned());
     let names: std::collections::BTreeSet<&str> =
         masker.needles().iter().map(|n| n.name.as_str()).collect();
-    let defaults = a.paths.is_empty();
-    let paths = if defaults {
-        default_paths(&crate::core::process_env())
+    let defaults = a.paths.is_empty() && !a.staged && !a.repo;
+    let paths = if a.repo {
+        git::tracked()?
+    } else if a.staged {
+        Vec::new()
+    } else if defaults {
+        let env = crate::core::process_env();
+        let mut p = default_paths(&env);
+        let cwd = super::current_dir()?;
+        let home = crate::core::get(&env, "HOME").map(PathBuf::from);
+        let project = crate::mcp::project_of(&cwd, home.as_deref());
+        for place in crate::mcp::places(&env, Some(&project)) {
+            if !p.contains(&place.path) {
+                p.push(place.path);
+            }
+        }
+        p
     } else {
+        // A path named that does not exist is an error, not "clean".
+        let missing: Vec<String> = a
+            .paths
+            .iter()
+            .filter(|p| {
+                std::fs::symlink_metadata(p)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+            })
+            .map(|p| p.display().to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Failure::usage(format!(
+                "audit: {} {} not exist; nothing searched",
+                missing.join(", "),
+                if missing.len() == 1 { "does" } else { "do" }
+            )));
+        }
         a.paths.clone()
     };
     if masker.is_empty() {
@@ -256,7 +304,7 @@ pub fn run(a: AuditArgs) -> Exit {
             crate::mask::MIN_LEN
         );
     }
-    let jobs = jobs_for(&paths, defaults);
+    let jobs = jobs_for(&paths, defaults || a.repo);
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
@@ -294,6 +342,35 @@ pub fn run(a: AuditArgs) -> Exit {
             Err(e) => {
                 crate::warn!("audit: cannot read {}: {e}; skipped", job.path.display());
                 report.unreadable += 1;
+            }
+        }
+    }
+    if a.staged {
+        for (path, scanned) in git::scan_staged(&finder)? {
+            match scanned {
+                Ok((findings, bytes)) => {
+                    report.files += 1;
+                    report.bytes += bytes;
+                    if !findings.is_empty() {
+                        report.files_found += 1;
+                    }
+                    for f in &findings {
+                        let n = &masker.needles()[f.needle];
+                        report.findings.push(Line {
+                            file: path.clone(),
+                            line: f.line,
+                            name: n.name.clone(),
+                            form: n.form.as_str(),
+                        });
+                    }
+                }
+                Err(why) => {
+                    crate::warn!(
+                        "audit: cannot read the staged {}: {why}; skipped",
+                        path.display()
+                    );
+                    report.unreadable += 1;
+                }
             }
         }
     }
@@ -452,5 +529,170 @@ impl Report {
         let mut s = serde_json::to_string_pretty(&v).expect("JSON of strings and numbers");
         s.push('\n');
         s
+    }
+}
+
+/// `--staged` and `--repo`: what git holds, through the `git` program.
+mod git {
+    use super::Failure;
+    use std::io::{BufRead, Read, Write};
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+
+    fn git(args: &[&str]) -> Result<Vec<u8>, Failure> {
+        let out = Command::new("git")
+            .args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| {
+                Failure::runtime(format!(
+                    "audit: cannot run git: {}",
+                    crate::fsutil::io_kind(&e)
+                ))
+            })?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let first = err.lines().next().unwrap_or("").trim().to_string();
+            return Err(Failure::runtime(format!(
+                "audit: git {} failed: {}",
+                args.first().copied().unwrap_or(""),
+                crate::log::escape_controls(&first, false)
+            )));
+        }
+        Ok(out.stdout)
+    }
+
+    /// The repository's top directory.
+    fn top() -> Result<PathBuf, Failure> {
+        let out = git(&["rev-parse", "--show-toplevel"])?;
+        let s = String::from_utf8_lossy(&out)
+            .trim_end_matches('\n')
+            .to_string();
+        Ok(PathBuf::from(s))
+    }
+
+    fn split_z(b: &[u8]) -> impl Iterator<Item = &[u8]> {
+        b.split(|&c| c == 0).filter(|s| !s.is_empty())
+    }
+
+    fn path_of(top: &std::path::Path, rel: &[u8]) -> PathBuf {
+        use std::os::unix::ffi::OsStrExt;
+        top.join(std::ffi::OsStr::from_bytes(rel))
+    }
+
+    /// One staged blob's findings and bytes, or why it was not read.
+    pub type Staged = Result<(Vec<crate::audit::Finding>, u64), String>;
+
+    /// Every tracked regular file of the working tree (submodules and
+    /// symlinks left out), as paths under the top directory.
+    pub fn tracked() -> Result<Vec<PathBuf>, Failure> {
+        let top = top()?;
+        let out = git(&["-C", &top.to_string_lossy(), "ls-files", "-s", "-z"])?;
+        let mut v = Vec::new();
+        for e in split_z(&out) {
+            // "<mode> <oid> <stage>\t<path>"
+            let Some(tab) = e.iter().position(|&c| c == b'\t') else {
+                continue;
+            };
+            if !e.starts_with(b"100") {
+                continue;
+            }
+            let p = path_of(&top, &e[tab + 1..]);
+            if !v.contains(&p) && p.exists() {
+                v.push(p);
+            }
+        }
+        Ok(v)
+    }
+
+    /// The index version of every path that differs from HEAD (added,
+    /// copied, modified, renamed or type-changed; deletions hold nothing),
+    /// scanned from `git cat-file --batch`.
+    pub fn scan_staged(finder: &crate::audit::Finder) -> Result<Vec<(PathBuf, Staged)>, Failure> {
+        let top = top()?;
+        let t = top.to_string_lossy().to_string();
+        let changed = git(&[
+            "-C",
+            &t,
+            "diff",
+            "--cached",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            "--diff-filter=d",
+        ])?;
+        let changed: std::collections::BTreeSet<&[u8]> = split_z(&changed).collect();
+        if changed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let index = git(&["-C", &t, "ls-files", "-s", "-z"])?;
+        let mut blobs: Vec<(PathBuf, String)> = Vec::new();
+        for e in split_z(&index) {
+            let Some(tab) = e.iter().position(|&c| c == b'\t') else {
+                continue;
+            };
+            let rel = &e[tab + 1..];
+            let meta = String::from_utf8_lossy(&e[..tab]).to_string();
+            let mut parts = meta.split(' ');
+            let (Some(mode), Some(oid)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if changed.contains(rel) && mode.starts_with("100") {
+                blobs.push((path_of(&top, rel), oid.to_string()));
+            }
+        }
+        let mut child = Command::new("git")
+            .args(["-C", &t, "cat-file", "--batch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| {
+                Failure::runtime(format!(
+                    "audit: cannot run git: {}",
+                    crate::fsutil::io_kind(&e)
+                ))
+            })?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let oids: Vec<String> = blobs.iter().map(|(_, o)| o.clone()).collect();
+        let feeder = std::thread::spawn(move || {
+            for o in oids {
+                if writeln!(stdin, "{o}").is_err() {
+                    break;
+                }
+            }
+        });
+        let mut out = std::io::BufReader::new(child.stdout.take().expect("piped"));
+        let mut results = Vec::new();
+        let io = |e: std::io::Error| {
+            Failure::runtime(format!(
+                "audit: reading git's index: {}",
+                crate::fsutil::io_kind(&e)
+            ))
+        };
+        for (path, _) in blobs {
+            let mut header = String::new();
+            out.read_line(&mut header).map_err(io)?;
+            // "<oid> blob <size>" or "<oid> missing"
+            let size = header
+                .trim_end()
+                .rsplit(' ')
+                .next()
+                .and_then(|s| s.parse::<u64>().ok());
+            let Some(size) = size.filter(|_| header.contains(" blob ")) else {
+                results.push((path, Err("not in git's object store".to_string())));
+                continue;
+            };
+            let mut blob = (&mut out).take(size);
+            let r = crate::audit::scan_reader(&mut blob, finder).map_err(io)?;
+            std::io::copy(&mut blob, &mut std::io::sink()).map_err(io)?;
+            let mut lf = [0u8; 1];
+            out.read_exact(&mut lf).map_err(io)?;
+            results.push((path, Ok(r)));
+        }
+        let _ = feeder.join();
+        let _ = child.wait();
+        Ok(results)
     }
 }

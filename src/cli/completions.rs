@@ -201,33 +201,7 @@ fn powershell_values(script: &str, cmd: &clap::Command) -> String {
         let words: Vec<String> = words.iter().map(|w| q(w)).collect();
         table.push_str(&format!("        {} = @({})\n", q(&key), words.join(", ")));
     }
-    let block = format!(
-        r#"    # agentenv: the words an option or a first positional takes.
-    $agentenvValues = @{{
-{table}    }}
-    $agentenvPrev = ''
-    foreach ($element in $commandElements) {{
-        if ($element.Extent.EndOffset -lt $cursorPosition) {{ $agentenvPrev = $element.ToString() }}
-    }}
-    $agentenvPath = $command
-    while ($true) {{
-        $agentenvLast = $agentenvPath.Substring($agentenvPath.LastIndexOf(';') + 1)
-        foreach ($agentenvKey in @("$agentenvPath;$agentenvPrev", "$agentenvPath;*")) {{
-            if ($agentenvKey.EndsWith(';*') -and $agentenvPrev -ne $agentenvLast) {{ continue }}
-            if ($agentenvValues.ContainsKey($agentenvKey)) {{
-                $agentenvValues[$agentenvKey] | Where-Object {{ $_ -like "$wordToComplete*" }} | ForEach-Object {{
-                    [CompletionResult]::new($_, $_, [CompletionResultType]::ParameterValue, $_)
-                }}
-                return
-            }}
-        }}
-        $agentenvCut = $agentenvPath.LastIndexOf(';')
-        if ($agentenvCut -lt 0) {{ break }}
-        $agentenvPath = $agentenvPath.Substring(0, $agentenvCut)
-    }}
-
-"#
-    );
+    let block = include_str!("completions.ps1").replace("@TABLE@", &table);
     let anchor = "    $completions = @(switch ($command) {";
     match script.find(anchor) {
         Some(at) => format!("{}{block}{}", &script[..at], &script[at..]),

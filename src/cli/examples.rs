@@ -238,6 +238,30 @@ pub const AUDIT: &str = examples!(
     "agentenv audit --all-stores --format json ~/.claude/projects"
 );
 
+pub const MCP: &str = examples!(
+    "# Which MCP configurations hold a key in plain text"
+    "agentenv mcp scan"
+    "# See what migrate would change, then do it"
+    "agentenv mcp migrate --dry-run"
+    "agentenv mcp migrate"
+);
+
+pub const MCP_SCAN: &str = examples!(
+    "# Every client's configurations, user and this project"
+    "agentenv mcp scan"
+    "# Another project, as JSON"
+    "agentenv mcp scan --project ~/src/app --format json"
+);
+
+pub const MCP_MIGRATE: &str = examples!(
+    "# The diff, values masked; nothing changes"
+    "agentenv mcp migrate --dry-run"
+    "# Move the values into the user store (~/.agents/env)"
+    "agentenv mcp migrate"
+    "# Into a project's .agents/local.env instead"
+    "agentenv mcp migrate --project ~/src/app"
+);
+
 pub const SET: &str = examples!(
     "# Type this project's GH_TOKEN into .agents/local.env (asked twice)"
     "agentenv set GH_TOKEN"

@@ -62,6 +62,8 @@ pub struct LaunchArgs {
     pub report: Option<PathBuf>,
     #[command(flatten)]
     pub redact: super::session::RedactFlag,
+    #[command(flatten)]
+    pub only: super::session::OnlyFlag,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -194,16 +196,34 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     summarise(&report);
     trace(&asm);
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
-    if a.redact.redact {
-        // Every value the operator layer filled is sensitive.
-        let masker = super::session::masker_of(super::masked::operator_sensitive(&asm));
-        return Ok(crate::process::run_masked(
-            cmd,
-            args,
-            asm.current(),
-            masker,
-        )?);
+    let mut env = asm.current().clone();
+    if a.only.given() || a.redact.redact {
+        // Every value the operator layer filled is sensitive; masked or
+        // not as "Masked or not" (the agentenv.toml beside the .env).
+        let mut notes = Vec::new();
+        let (masked, not) = super::masked::operator_sensitive(&asm, &opts.cwd, &mut notes);
+        crate::log::notes(&notes);
+        if a.only.given() {
+            // --only keeps out every other sensitive value, masked or not
+            // (a value declared public is not sensitive).
+            let mut sensitive = masked.clone();
+            for (name, why) in &not {
+                if *why != "declared public" {
+                    if let Some(v) = env.get(std::ffi::OsStr::new(name)) {
+                        sensitive.push((name.clone(), v.as_encoded_bytes().to_vec()));
+                    }
+                }
+            }
+            a.only.restrict("launch", &mut env, &sensitive);
+        }
+        if a.redact.redact {
+            for (name, why) in &not {
+                crate::info!("launch: {name}: {why}");
+            }
+            let masker = super::session::masker_of(masked);
+            return Ok(crate::process::run_masked(cmd, args, &env, masker)?);
+        }
     }
-    let Err(e) = crate::process::exec(cmd, args, asm.current());
+    let Err(e) = crate::process::exec(cmd, args, &env);
     Err(e.into())
 }

@@ -1,19 +1,16 @@
 //! The command line: clap definitions and dispatch. Each command's
 //! arguments and runner live in their own file.
 
-pub(crate) mod agent_daemon;
-pub(crate) mod agent_fifo;
-pub(crate) mod agent_hook;
+pub(crate) mod agent;
 pub(crate) mod audit;
 pub(crate) mod completions;
 pub(crate) mod dotenv;
 pub(crate) mod examples;
 pub(crate) mod harness;
-pub(crate) mod init;
-pub(crate) mod jsonedit;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod masked;
+pub(crate) mod mcp;
 pub(crate) mod session;
 pub(crate) mod set;
 pub(crate) mod status;
@@ -74,7 +71,7 @@ pub enum Command {
     /// Wire agentenv into an agent: its hooks, deny rules and one allow rule.
     #[command(subcommand)]
     #[command(after_help = examples::after(examples::INIT_TEXT, examples::INIT))]
-    Init(init::InitCommand),
+    Init(agent::InitCommand),
     /// Show what env would walk here (stores, trust, files, cache); runs nothing.
     #[command(after_help = examples::STATUS)]
     Status(status::StatusArgs),
@@ -82,6 +79,10 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Type a secret into a store file at the terminal, echo off.
     Set(set::SetArgs),
+    /// Find literal secrets in MCP server configurations; move them into a store.
+    #[command(subcommand)]
+    #[command(after_help = examples::MCP)]
+    Mcp(mcp::McpCommand),
     /// Print the man page of every command, or write one page per command.
     Man(man::ManArgs),
 }
@@ -215,7 +216,7 @@ fn finish(exit: Exit) -> i32 {
 /// exit 0.
 pub fn main() -> i32 {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if let Some(exit) = agent_hook::wrap_fast_path(std::env::args_os()) {
+    if let Some(exit) = agent::wrap_fast_path(std::env::args_os()) {
         return finish(exit);
     }
     let cli = match Cli::try_parse() {
@@ -292,9 +293,9 @@ pub fn run(cli: Cli) -> i32 {
         Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),
         Command::Completions(a) => completions::run(a),
-        Command::Hook(a) => match agent_hook::Client::parse(&a.shell) {
+        Command::Hook(a) => match agent::Client::parse(&a.shell) {
             Some(client) => match &a.event {
-                Some(event) => agent_hook::run(client, event, a.export_values, a.entry.as_deref()),
+                Some(event) => agent::run(client, event, a.export_values, a.entry.as_deref()),
                 None => Err(Failure::usage(format!(
                     "hook {}: name the event (pre-tool-use)",
                     a.shell
@@ -304,10 +305,11 @@ pub fn run(cli: Cli) -> i32 {
         },
         Command::Allow(a) => trust::run_allow(a),
         Command::Deny(a) => trust::run_deny(a),
-        Command::Init(c) => init::run(c),
+        Command::Init(c) => agent::init(c),
         Command::Status(a) => status::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Set(a) => set::run(a),
+        Command::Mcp(c) => mcp::run(c),
         Command::Man(a) => man::run(a),
     })
 }

@@ -77,9 +77,75 @@ pub struct ExecArgs {
     pub agent: Option<String>,
     #[command(flatten)]
     pub redact: RedactFlag,
+    #[command(flatten)]
+    pub only: OnlyFlag,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
+}
+
+/// `--only NAME,…` of `exec` and `launch`: least privilege per command
+/// (an MCP server gets its own credential and no other).
+#[derive(Debug, Clone, clap::Args)]
+pub struct OnlyFlag {
+    /// Give CMD only these sensitive variables (a comma list, or the flag
+    /// repeated) and every public one: any other sensitive variable the
+    /// layers set is removed from CMD's environment. The caller's own
+    /// variables pass as without --only.
+    #[arg(
+        long = "only",
+        value_name = "NAME",
+        value_delimiter = ',',
+        action = clap::ArgAction::Append
+    )]
+    pub only: Vec<String>,
+}
+
+impl OnlyFlag {
+    /// Whether `--only` was given.
+    pub fn given(&self) -> bool {
+        !self.only.is_empty()
+    }
+
+    /// Remove from `env` every name of `sensitive` that `--only` does not
+    /// list; warn (names only) about a listed name no layer set, so a
+    /// server started without its credential says why.
+    pub(crate) fn restrict(
+        &self,
+        command: &str,
+        env: &mut crate::core::Env,
+        sensitive: &[(String, Vec<u8>)],
+    ) {
+        if !self.given() {
+            return;
+        }
+        let mut removed = 0usize;
+        for (name, _) in sensitive {
+            if !self.only.iter().any(|n| n == name) {
+                env.remove(std::ffi::OsStr::new(name));
+                removed += 1;
+            }
+        }
+        for n in &self.only {
+            if !sensitive.iter().any(|(k, _)| k == n) {
+                let why = if env.contains_key(std::ffi::OsStr::new(n)) {
+                    "it is not one of the sensitive variables the layers set (it passes as it is)"
+                } else {
+                    "no layer sets it and the environment does not hold it"
+                };
+                crate::warn!("{command} --only {n}: {why}");
+            }
+        }
+        crate::info!(
+            "{command} --only: {} sensitive variable{} kept, {removed} removed",
+            sensitive.len() - removed,
+            if sensitive.len() - removed == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+    }
 }
 
 /// `--redact` of `exec`, `launch` and `harness run` (also
@@ -220,9 +286,9 @@ pub fn run_env(a: EnvArgs) -> Exit {
         };
     }
     let session = assemble_shown(&plan);
-    let mut view = session_view(&session, a.diff);
+    let mut view = session.view(a.diff);
     if a.public_only {
-        let left_out = keep_public(&session, &mut view);
+        let left_out = session.keep_public(&mut view);
         if !left_out.is_empty() {
             crate::info!(
                 "--public-only left out {} variable(s) that are not public: {}",
@@ -266,36 +332,6 @@ fn write_into(path: &std::path::Path, text: &str) -> Exit {
     }
 }
 
-/// What `env` renders of an assembled session: `--diff` or full mode
-/// (inherited `DOTAGENTS_*` hidden).
-pub(crate) fn session_view(session: &crate::session::Session, diff: bool) -> crate::render::View {
-    let base = session.assembly.base();
-    let changes = session.assembly.result();
-    if diff {
-        crate::render::View::diff(base, changes)
-    } else {
-        crate::render::View::full(base, changes, Some("DOTAGENTS_"))
-    }
-}
-
-/// `--public-only`: drop every assignment whose variable is not public
-/// (a sensitive value a layer set, or a base-environment value no layer
-/// set); removals carry no value and stay. Returns the names left out.
-pub(crate) fn keep_public(
-    session: &crate::session::Session,
-    view: &mut crate::render::View,
-) -> Vec<String> {
-    let mut left_out = Vec::new();
-    view.assignments.retain(|(k, _)| {
-        let public = session.is_public(k);
-        if !public {
-            left_out.push(k.to_string_lossy().into_owned());
-        }
-        public
-    });
-    left_out
-}
-
 pub fn run_exec(a: ExecArgs) -> Exit {
     let mut req = request(&a.scope, crate::session::CacheMode::Off)?;
     if let Some(name) = &a.agent {
@@ -310,7 +346,16 @@ pub fn run_exec(a: ExecArgs) -> Exit {
         }
     }
     let session = assemble_shown(&planned(&req)?);
-    let env = crate::session::child_env(&session);
+    let mut env = crate::session::child_env(&session);
+    if a.only.given() {
+        // Every sensitive value, masked or not, plus those a masker would
+        // take from the caller's copy of the stores.
+        let mut sensitive = session.sensitive_unmasked_too();
+        sensitive.extend(super::masked::session_sensitive(&session));
+        sensitive.sort();
+        sensitive.dedup_by(|a, b| a.0 == b.0);
+        a.only.restrict("exec", &mut env, &sensitive);
+    }
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
     if a.redact.redact {
         let masker = session_masker(&session);

@@ -42,20 +42,30 @@ pub struct SetArgs {
 /// Longest value accepted from the terminal.
 const MAX_VALUE: usize = 64 * 1024;
 
-/// Which store and file `set` writes.
-struct Target {
-    store: PathBuf,
-    file: PathBuf,
+/// Which store and file `set` (and `mcp migrate`) writes.
+pub(crate) struct Target {
+    pub(crate) store: PathBuf,
+    pub(crate) file: PathBuf,
     project: bool,
 }
 
 fn target(a: &SetArgs) -> Result<Target, Failure> {
+    target_for(a.user, a.project.as_deref(), a.file.as_deref())
+}
+
+/// The store file of `--user`, `--project DIR` (or neither: the nearest
+/// project store) and `--file FILE`.
+pub(crate) fn target_for(
+    user: bool,
+    project_dir: Option<&Path>,
+    file: Option<&str>,
+) -> Result<Target, Failure> {
     let base = crate::core::process_env();
-    let (store, mut project) = if a.user {
+    let (store, mut project) = if user {
         let s = crate::session::user_store(&base)
             .map_err(|e| Failure::runtime(format!("set: cannot find the user store: {e}")))?;
         (s, false)
-    } else if let Some(dir) = &a.project {
+    } else if let Some(dir) = project_dir {
         let cwd = super::current_dir()?;
         let dir = cwd.join(dir);
         if !dir.is_dir() {
@@ -88,8 +98,8 @@ fn target(a: &SetArgs) -> Result<Target, Failure> {
             }
         }
     }
-    let name = match &a.file {
-        Some(f) => f.as_str(),
+    let name = match file {
+        Some(f) => f,
         None if project => "local.env",
         None => "env",
     };
@@ -165,7 +175,10 @@ pub fn run(a: SetArgs) -> Exit {
     Ok(0)
 }
 
-fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
+/// Write `name=value` into the target's file (0600, temp file + rename,
+/// every other line kept; a project store allowed and otherwise unchanged
+/// stays allowed). The value is never in a message.
+pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
     if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
         return Err(Failure::runtime(format!(
             "set: the value typed for {name} holds a control character (an arrow key, or a pasted escape sequence?); nothing written"

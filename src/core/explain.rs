@@ -71,7 +71,7 @@
 //! assert!(!text.contains("vi\n"));
 //! ```
 
-use crate::core::{Action, Assembly, DecidedBy, Sensitivity, MIN_MASKED_LEN};
+use crate::core::{masking, Action, Assembly, DecidedBy, Masking, Sensitivity};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::ffi::{OsStr, OsString};
@@ -303,20 +303,23 @@ fn sensitivity_text(r: &VarReport, s: &Sensitivity) -> String {
         }
     };
     let mut out = format!("{}: {why}", s.word());
-    if too_short(r, s) {
-        out.push_str("; too short to mask");
+    if let Some(why) = not_masked(r, s).and_then(Masking::reason) {
+        out.push_str("; ");
+        out.push_str(why);
     }
     out
 }
 
-/// A sensitive value a layer set, shorter than [`MIN_MASKED_LEN`] bytes.
-fn too_short(r: &VarReport, s: &Sensitivity) -> bool {
+/// A sensitive value a layer set that is not masked, and why
+/// ([`crate::core::masking`]: under 4 bytes; or only sensitive by default
+/// and under 8 bytes, a number or a boolean/null word).
+fn not_masked(r: &VarReport, s: &Sensitivity) -> Option<Masking> {
     use std::os::unix::ffi::OsStrExt;
-    !s.public
-        && layer_set(r)
-        && r.value
-            .as_ref()
-            .is_some_and(|v| v.as_bytes().len() < MIN_MASKED_LEN)
+    if s.public || !layer_set(r) {
+        return None;
+    }
+    let v = r.value.as_ref()?;
+    Some(masking(v.as_bytes(), s.declared_sensitive)).filter(|m| !m.is_masked())
 }
 
 /// A description for display: control characters escaped.
@@ -524,8 +527,11 @@ fn render_vars(reports: &[VarReport], show_values: bool) -> String {
 /// `sensitivity` (`"public"` or `"sensitive"`), `description` (or `null`),
 /// `decided_by` (`kind`: `agentenv`, `declaration`, `store` or `base`;
 /// `path`: the `agentenv.toml` or the store's directory, or `null`; `line`:
-/// the declaration's line, or `null`) and `too_short_to_mask` (a sensitive
-/// value a layer set, under 4 bytes). Reports with a scope are grouped: `variables`
+/// the declaration's line, or `null`), `too_short_to_mask` (a sensitive
+/// value a layer set, under 4 bytes), `masked` (a sensitive value a layer
+/// set that the masker masks) and `not_masked` (why such a value is not
+/// masked, e.g. "not masked: a number; declare sensitive = true to mask
+/// it", else `null`). Reports with a scope are grouped: `variables`
 /// is then keyed by scope, then by name. `failed_layers` lists `layer`,
 /// `kind`, `level`, `file`, `reason`.
 pub fn render_json(reports: &[VarReport], failed: &[FailedLayer], show_values: bool) -> String {
@@ -595,7 +601,16 @@ pub fn to_json(
                     "line": line,
                 }),
             );
-            o.insert("too_short_to_mask".into(), json!(too_short(r, s)));
+            let not = not_masked(r, s);
+            o.insert(
+                "too_short_to_mask".into(),
+                json!(not == Some(Masking::TooShort)),
+            );
+            o.insert(
+                "masked".into(),
+                json!(!s.public && layer_set(r) && r.value.is_some() && not.is_none()),
+            );
+            o.insert("not_masked".into(), json!(not.and_then(Masking::reason)));
         }
         let name = r.name.to_string_lossy().into_owned();
         if scoped {
@@ -819,12 +834,15 @@ K [env.runner]  set
                 file: "/u/.agents/agentenv.toml".into(),
                 line,
             },
+            // `sensitive = true`: masked although only 6 bytes.
+            declared_sensitive: true,
         };
         r[0].sensitivity = Some(decl(false, 3));
         r[1].sensitivity = Some(Sensitivity {
             public: true,
             description: None,
             decided_by: DecidedBy::Agentenv,
+            declared_sensitive: false,
         });
         let text = render_text(&r, false);
         assert!(text.contains(
@@ -846,11 +864,13 @@ K [env.runner]  set
             public: false,
             description: None,
             decided_by: DecidedBy::Store("/u/.agents".into()),
+            declared_sensitive: false,
         });
         short[1].sensitivity = Some(Sensitivity {
             public: false,
             description: None,
             decided_by: DecidedBy::Base,
+            declared_sensitive: false,
         });
         let text = render_text(&short, false);
         assert!(text
@@ -860,6 +880,45 @@ K [env.runner]  set
         let j: Value = serde_json::from_str(&render_json(&short, &[], false)).unwrap();
         assert_eq!(j["variables"]["TOKEN"]["too_short_to_mask"], true);
         assert_eq!(j["variables"]["HOST"]["too_short_to_mask"], false);
+        // Masked or not: a number, a word, a short value only sensitive by
+        // default; the same declared `sensitive = true` is masked.
+        for (value, declared, why) in [
+            (
+                "3000",
+                false,
+                Some("not masked: a number; declare sensitive = true to mask it"),
+            ),
+            (
+                "TRUE",
+                false,
+                Some("not masked: a boolean or null word; declare sensitive = true to mask it"),
+            ),
+            (
+                "abcdefg",
+                false,
+                Some("not masked: shorter than 8 bytes; declare sensitive = true to mask it"),
+            ),
+            ("abcdefgh", false, None),
+            ("3000", true, None),
+        ] {
+            short[0].value = Some(value.into());
+            short[0].sensitivity = Some(Sensitivity {
+                public: false,
+                description: None,
+                decided_by: DecidedBy::Store("/u/.agents".into()),
+                declared_sensitive: declared,
+            });
+            let text = render_text(&short[..1], false);
+            let want = match why {
+                Some(w) => format!("  sensitive: set by /u/.agents, not declared public; {w}\n"),
+                None => "  sensitive: set by /u/.agents, not declared public\n".to_string(),
+            };
+            assert!(text.contains(&want), "{text}");
+            assert!(!text.contains(value) || value == "TRUE" && !text.contains("'TRUE'"));
+            let j: Value = serde_json::from_str(&render_json(&short[..1], &[], false)).unwrap();
+            assert_eq!(j["variables"]["TOKEN"]["not_masked"], json!(why));
+            assert_eq!(j["variables"]["TOKEN"]["masked"], why.is_none());
+        }
     }
 
     #[test]

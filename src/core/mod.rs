@@ -18,7 +18,9 @@ mod sensitivity;
 
 pub use assembly::{Action, Assembly, LayerInfo, LayerKind, LayerRecord, Level, Note, Touch};
 pub use changes::ChangeSet;
-pub use sensitivity::{DecidedBy, Sensitivity, MIN_MASKED_LEN};
+pub use sensitivity::{
+    masking, DecidedBy, Masking, Sensitivity, MASK_DEFAULT_MIN_LEN, MIN_MASKED_LEN, UNMASKED_WORDS,
+};
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};

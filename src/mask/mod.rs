@@ -160,14 +160,69 @@ impl Masker {
     }
 
     /// [`Masker::mask`], appending to `out`.
+    ///
+    /// A line (of `hay`, up to CR or LF) that was valid JSON stays valid
+    /// JSON: a match outside a JSON string is replaced by the quoted
+    /// `"[REDACTED:NAME]"`, and should the line still not parse (a match
+    /// that straddles a string's end), the whole line is replaced by the
+    /// quoted replacement of its first match. Only lines holding a match
+    /// are looked at, so the cost is paid where something is masked.
     pub fn mask_into(&self, hay: &[u8], out: &mut Vec<u8>) {
+        let found: Vec<Found> = self.find_iter(hay).collect();
         let mut pos = 0;
-        for f in self.find_iter(hay) {
-            out.extend_from_slice(&hay[pos..f.start]);
-            out.extend_from_slice(&self.replacement[f.needle]);
-            pos = f.end;
+        let mut i = 0;
+        while i < found.len() {
+            let f = found[i];
+            let start = hay[..f.start]
+                .iter()
+                .rposition(|&b| is_line_end(b))
+                .map_or(0, |p| p + 1);
+            let end = hay[f.end..]
+                .iter()
+                .position(|&b| is_line_end(b))
+                .map_or(hay.len(), |p| f.end + p);
+            let j = i + found[i..].iter().take_while(|g| g.start < end).count();
+            out.extend_from_slice(&hay[pos..start]);
+            self.mask_line(&hay[start..end], start, &found[i..j], out);
+            pos = end;
+            i = j;
         }
         out.extend_from_slice(&hay[pos..]);
+    }
+
+    /// One line (no line end) at `offset` of the haystack, with its
+    /// matches (haystack positions), into `out`; see [`Masker::mask_into`].
+    fn mask_line(&self, line: &[u8], offset: usize, found: &[Found], out: &mut Vec<u8>) {
+        let plain = |out: &mut Vec<u8>, quote: &dyn Fn(usize) -> bool| {
+            let mut pos = 0;
+            for f in found {
+                let (s, e) = (f.start - offset, f.end - offset);
+                out.extend_from_slice(&line[pos..s]);
+                let q = quote(s);
+                if q {
+                    out.push(b'"');
+                }
+                out.extend_from_slice(&self.replacement[f.needle]);
+                if q {
+                    out.push(b'"');
+                }
+                pos = e;
+            }
+            out.extend_from_slice(&line[pos..]);
+        };
+        if !is_json(line) {
+            plain(out, &|_| false);
+            return;
+        }
+        let outside = outside_strings(line, found.iter().map(|f| f.start - offset));
+        let at = out.len();
+        plain(out, &|s| outside.contains(&s));
+        if !is_json(&out[at..]) {
+            out.truncate(at);
+            out.push(b'"');
+            out.extend_from_slice(&self.replacement[found[0].needle]);
+            out.push(b'"');
+        }
     }
 
     /// Is `s` (non-empty) a proper prefix of some needle, i.e. could more
@@ -219,6 +274,44 @@ impl Masker {
         out.extend_from_slice(&t[pos..hold]);
         hold
     }
+}
+
+fn is_line_end(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
+}
+
+/// Is `line` one JSON text (whitespace around it allowed)?
+fn is_json(line: &[u8]) -> bool {
+    let t = line.trim_ascii();
+    // Cheap refusals first: most masked lines are not JSON.
+    !t.is_empty()
+        && matches!(
+            t[0],
+            b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+        )
+        && serde_json::from_slice::<serde::de::IgnoredAny>(t).is_ok()
+}
+
+/// Which of the positions `starts` (ascending) of a JSON `line` lie
+/// outside every string.
+fn outside_strings(line: &[u8], starts: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut i, mut inside) = (0, false);
+    for s in starts {
+        while i < s {
+            match line[i] {
+                b'\\' if inside => i += 1,
+                b'"' => inside = !inside,
+                _ => {}
+            }
+            i += 1;
+        }
+        // An escape's second byte skipped past `s`: inside a string.
+        if !inside && i == s {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// What the randomised tests of the masker and of `audit` share: a
@@ -379,6 +472,61 @@ mod tests {
             let want: Vec<Found> = all.into_iter().filter(|f| f.start < limit).collect();
             assert_eq!(got, want, "limit, round {round}");
         }
+    }
+
+    #[test]
+    fn a_json_line_stays_json() {
+        let k = m(&[("PORT", b"3000"), ("TOKEN", b"ghp_abcdefgh")]);
+        // Inside a string: the plain replacement; outside: quoted.
+        let out = k.mask(b"{\"port\":3000,\"t\":\"x ghp_abcdefgh\",\"n\":[3000]}\r\nport 3000\n");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"port\":\"[REDACTED:PORT]\",\"t\":\"x [REDACTED:TOKEN]\",\"n\":[\"[REDACTED:PORT]\"]}\r\nport [REDACTED:PORT]\n"
+        );
+        // A bare JSON number line is JSON too.
+        assert_eq!(k.mask(b"3000\n"), b"\"[REDACTED:PORT]\"\n");
+        // After an escaped quote, still inside the string.
+        assert_eq!(
+            k.mask(b"{\"a\":\"\\\" 3000\"}"),
+            b"{\"a\":\"\\\" [REDACTED:PORT]\"}"
+        );
+        // A match across a string's end: the whole line becomes a string.
+        let k = m(&[("X", b"ab\",\"cd")]);
+        let out = k.mask(b"{\"k\":\"ab\",\"cd\":1}\nab\",\"cd\n");
+        assert_eq!(out, b"\"[REDACTED:X]\"\n[REDACTED:X]\n");
+    }
+
+    /// Random JSON lines with values planted inside and outside strings
+    /// stay JSON once masked.
+    #[test]
+    fn random_json_lines_stay_json() {
+        let mut next = testing::xorshift(0x2545_f491_4f6c_dd1d);
+        let k = m(&[("N", b"123456"), ("W", b"true"), ("S", b"s3cr3t\"q")]);
+        for round in 0..500 {
+            let mut v = serde_json::json!({});
+            for i in 0..(next() % 5) {
+                let x = match next() % 5 {
+                    0 => serde_json::json!(123456),
+                    1 => serde_json::json!(true),
+                    2 => serde_json::json!("s3cr3t\"q and 123456"),
+                    3 => serde_json::json!([123456, "true", {"k": "s3cr3t\"q"}]),
+                    _ => serde_json::json!(null),
+                };
+                v[format!("k{i}")] = x;
+            }
+            let line = serde_json::to_vec(&v).unwrap();
+            let out = k.mask(&line);
+            assert!(
+                serde_json::from_slice::<serde_json::Value>(&out).is_ok(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out)
+            );
+            assert!(!contains(&out, b"123456") && !contains(&out, b"s3cr3t"));
+        }
+    }
+
+    fn contains(hay: &[u8], n: &[u8]) -> bool {
+        hay.windows(n.len()).any(|w| w == n)
     }
 
     #[test]

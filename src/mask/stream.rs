@@ -36,6 +36,32 @@ pub struct MaskWriter<W: Write> {
     inner: W,
     pending: Vec<u8>,
     out: Vec<u8>,
+    /// The first held byte (or, with none held, the next byte written)
+    /// starts a line: a line that may be JSON is then held whole, so the
+    /// masker sees it whole and keeps it JSON ([`Masker::mask_into`]).
+    line_start: bool,
+}
+
+/// The longest unfinished line held whole because it may be JSON; past
+/// this, its decided part is released as for any line (and a JSON line
+/// longer than this may lose its JSON rule's quotes).
+const JSON_HOLD_MAX: usize = 8 << 20;
+
+/// Could `t`, the start of a line, still be the start of a JSON text
+/// (whitespace, then `{`, `[`, `"`, `-`, a digit, or a prefix of `true`,
+/// `false`, `null`)?
+fn may_be_json(t: &[u8]) -> bool {
+    let t = t.trim_ascii_start();
+    match t.first() {
+        None => true,
+        Some(b'{' | b'[' | b'"' | b'-' | b'0'..=b'9') => true,
+        Some(_) => {
+            let t = t.trim_ascii_end();
+            [&b"true"[..], b"false", b"null"]
+                .iter()
+                .any(|w| w.starts_with(t))
+        }
+    }
 }
 
 impl<W: Write> MaskWriter<W> {
@@ -46,6 +72,7 @@ impl<W: Write> MaskWriter<W> {
             inner,
             pending: Vec::new(),
             out: Vec::new(),
+            line_start: true,
         }
     }
 
@@ -63,6 +90,7 @@ impl<W: Write> MaskWriter<W> {
             out.clear();
             self.masker.mask_into(&self.pending, &mut out);
             self.pending.clear();
+            self.line_start = false;
             let r = self.inner.write_all(&out);
             self.out = out;
             r?;
@@ -97,13 +125,13 @@ impl<W: Write> MaskWriter<W> {
                     self.pending.extend_from_slice(&data[..=i]);
                     m.mask_into(&self.pending, out);
                     self.pending.clear();
+                    self.line_start = true;
                     data = &data[i + 1..];
                 }
                 None => {
                     self.pending.extend_from_slice(data);
                     let joined = std::mem::take(&mut self.pending);
-                    let hold = m.mask_decided(&joined, out);
-                    self.pending.extend_from_slice(&joined[hold..]);
+                    self.hold_tail(&joined);
                     return;
                 }
             }
@@ -113,8 +141,24 @@ impl<W: Write> MaskWriter<W> {
             .rposition(|&b| is_line_end(b))
             .map_or(0, |i| i + 1);
         m.mask_into(&data[..cut], out);
-        let tail = &data[cut..];
-        let hold = m.mask_decided(tail, out);
+        if cut > 0 {
+            self.line_start = true;
+        }
+        self.hold_tail(&data[cut..]);
+    }
+
+    /// The tail of an unfinished line (nothing held): mask and release its
+    /// decided part, hold the rest. A tail that starts a line and may be
+    /// JSON is held whole (up to [`JSON_HOLD_MAX`]).
+    fn hold_tail(&mut self, tail: &[u8]) {
+        if self.line_start && tail.len() <= JSON_HOLD_MAX && may_be_json(tail) {
+            self.pending.extend_from_slice(tail);
+            return;
+        }
+        let hold = self.masker.mask_decided(tail, &mut self.out);
+        if hold > 0 {
+            self.line_start = false;
+        }
         self.pending.extend_from_slice(&tail[hold..]);
     }
 }
@@ -288,6 +332,38 @@ mod tests {
             }
         }
         assert_eq!(chunked(&m, input, &[1]), whole);
+    }
+
+    /// A JSON line in pieces is held whole, so it stays JSON whatever the
+    /// split; the pieces of other lines go out as before.
+    #[test]
+    fn a_json_line_split_anywhere_stays_json() {
+        let m = masker(&[("PORT", b"3000"), ("TOKEN", b"ghp_abcdefgh")]);
+        let input = b"{\"port\":3000,\"t\":\"ghp_abcdefgh\"}\n[3000]\r\n3000\nx 3000 y";
+        let whole = m.mask(input);
+        assert_eq!(
+            String::from_utf8_lossy(&whole),
+            "{\"port\":\"[REDACTED:PORT]\",\"t\":\"[REDACTED:TOKEN]\"}\n[\"[REDACTED:PORT]\"]\r\n\"[REDACTED:PORT]\"\nx [REDACTED:PORT] y"
+        );
+        for a in 0..input.len() {
+            for b in a..input.len() {
+                let mut w = MaskWriter::new(m.clone(), Vec::new());
+                w.write_all(&input[..a]).unwrap();
+                w.write_all(&input[a..b]).unwrap();
+                w.write_all(&input[b..]).unwrap();
+                assert_eq!(w.finish().unwrap(), whole, "split at {a}/{b}");
+            }
+        }
+        // A prompt that is not JSON still goes out at once.
+        let mut w = MaskWriter::new(m.clone(), Vec::new());
+        w.write_all(b"Password: ").unwrap();
+        assert_eq!(w.get_ref(), b"Password: ");
+        // A JSON-looking start is held until its line ends.
+        let mut w = MaskWriter::new(m, Vec::new());
+        w.write_all(b"{\"a\": 1, ").unwrap();
+        assert!(w.get_ref().is_empty() && w.has_pending());
+        w.write_all(b"\"b\": 3000}\n").unwrap();
+        assert_eq!(w.get_ref(), b"{\"a\": 1, \"b\": \"[REDACTED:PORT]\"}\n");
     }
 
     #[test]

@@ -218,6 +218,7 @@ impl Session {
             .unwrap_or(Sensitivity {
                 public: false,
                 description: None,
+                declared_sensitive: false,
                 decided_by: DecidedBy::Base,
             })
     }
@@ -234,11 +235,70 @@ impl Session {
         }
     }
 
-    /// The sensitive values: `(name, final value bytes)` of every variable
-    /// the session's result sets that is not public, in byte order of the
-    /// names (a name that is not UTF-8 is given lossily). What a masker
-    /// masks; values of every length are listed (a masker skips those under
-    /// [`crate::core::MIN_MASKED_LEN`] bytes). Variables no layer set (the
+    /// The session as a view to render: the changes only (`diff`), or
+    /// the whole environment (the reference's `DOTAGENTS_` bookkeeping
+    /// left out).
+    pub(crate) fn view(&self, diff: bool) -> crate::render::View {
+        let base = self.assembly.base();
+        let changes = self.assembly.result();
+        if diff {
+            crate::render::View::diff(base, changes)
+        } else {
+            crate::render::View::full(base, changes, Some("DOTAGENTS_"))
+        }
+    }
+
+    /// `--public-only`: drop every assignment whose variable is not public
+    /// (a sensitive value a layer set, or a base-environment value no layer
+    /// set); removals carry no value and stay. Returns the names left out.
+    pub(crate) fn keep_public(&self, view: &mut crate::render::View) -> Vec<String> {
+        let mut left_out = Vec::new();
+        view.assignments.retain(|(k, _)| {
+            let public = self.is_public(k);
+            if !public {
+                left_out.push(k.to_string_lossy().into_owned());
+            }
+            public
+        });
+        left_out
+    }
+
+    /// Masked or not ([`crate::core::masking`]) of the final value of
+    /// `name`, were it sensitive: masked, or why not (`explain` says it).
+    /// Only sensitive variables are masked: ask [`Session::is_public`]
+    /// first.
+    pub fn masking(&self, name: impl AsRef<OsStr>) -> crate::core::Masking {
+        let name = name.as_ref();
+        let value = self
+            .assembly
+            .final_value(name)
+            .map(OsStr::as_bytes)
+            .unwrap_or_default();
+        crate::core::masking(value, self.sensitivity(name).declared_sensitive)
+    }
+
+    /// Every sensitive variable the result sets, masked or not (a value
+    /// too short to mask, a number, a boolean word stays sensitive): what
+    /// `exec --only` keeps from the child unless it is named. Same order
+    /// and rule for the base environment as [`Session::sensitive_values`].
+    pub fn sensitive_unmasked_too(&self) -> Vec<(String, Vec<u8>)> {
+        self.assembly
+            .result()
+            .assigned()
+            .iter()
+            .filter(|(k, _)| !self.is_public(k))
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The values to mask: `(name, final value bytes)` of every variable
+    /// the session's result sets that is not public and that is masked
+    /// ([`Session::masking`]: from 8 bytes, never a number or a boolean
+    /// word, from 4 bytes when declared `sensitive = true`), in byte order
+    /// of the names (a name that is not UTF-8 is given lossily). What a
+    /// masker masks and `audit` looks for. Variables no layer set (the
     /// base environment's) are not listed: they are the caller's own. That
     /// includes a variable a plain file set to the value the caller already
     /// had: it leaves no trace (the reference's snapshot rule), so in a
@@ -249,7 +309,7 @@ impl Session {
             .result()
             .assigned()
             .iter()
-            .filter(|(k, _)| !self.is_public(k))
+            .filter(|(k, _)| !self.is_public(k) && self.masking(k).is_masked())
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
             .collect::<BTreeMap<_, _>>()
             .into_iter()

@@ -203,28 +203,7 @@ pub fn run(
 /// would: `sys.argv` is `[FILE, ARGS…]`, `__file__` is FILE, `__name__` is
 /// `__main__` and `sys.path[0]` is FILE's real directory (sibling imports
 /// work).
-pub const FROM_FD: &str = r#"import sys
-def _agentenv_load():
-    import os
-    fd = int(sys.argv.pop(1))
-    del sys.argv[0]
-    os.lseek(fd, 0, 0)
-    parts = []
-    while True:
-        b = os.read(fd, 1 << 16)
-        if not b:
-            break
-        parts.append(b)
-    os.close(fd)
-    path = sys.argv[0]
-    sys.path[0] = os.path.dirname(os.path.realpath(path))
-    g = {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__,
-         "__doc__": None, "__package__": None, "__spec__": None, "__loader__": None}
-    return compile(b"".join(parts), path, "exec"), g
-_agentenv_code, _agentenv_globals = _agentenv_load()
-del _agentenv_load
-exec(_agentenv_code, _agentenv_globals)
-"#;
+pub const FROM_FD: &str = include_str!("from_fd.py");
 
 /// Python's `returncode`: the exit status, or minus the signal number.
 pub fn exit_code(s: &std::process::ExitStatus) -> i32 {

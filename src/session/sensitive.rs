@@ -49,6 +49,8 @@ const MAX_FILE: u64 = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
     public: bool,
+    /// `sensitive = true`: masked from 4 bytes whatever it looks like.
+    sensitive: bool,
     description: Option<String>,
     line: u32,
 }
@@ -85,12 +87,14 @@ fn key_shape(key: &str) -> Option<(bool, &str)> {
     }
 }
 
-/// One `[vars]` entry's fields (`public`, `description`), declared at
-/// `line`; the first bad field (its offset and why) stops the reading.
+/// One `[vars]` entry's fields (`public`, `sensitive`, `description`),
+/// declared at `line`; the first bad field (its offset and why) stops the
+/// reading. A new field is one more arm here (and one more in [`FIELDS`]).
 fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize, &'static str)>) {
     use toml::de::DeValue;
     let mut entry = Entry {
         public: false,
+        sensitive: false,
         description: None,
         line,
     };
@@ -102,19 +106,40 @@ fn entry_of(fields: &toml::de::DeTable<'_>, line: u32) -> (Entry, Option<(usize,
                 None
             }
             ("public", _) => Some("public is not a boolean (true or false)"),
+            ("sensitive", DeValue::Boolean(b)) => {
+                entry.sensitive = *b;
+                None
+            }
+            ("sensitive", _) => Some("sensitive is not a boolean (true or false)"),
             ("description", DeValue::String(s)) => {
                 entry.description = Some(s.to_string());
                 None
             }
             ("description", _) => Some("description is not a string"),
-            _ => Some("unknown field (only public and description)"),
+            _ => Some(FIELDS),
         };
         if let Some(why) = bad {
             return (entry, Some((fat, why)));
         }
     }
+    if entry.public && entry.sensitive {
+        let at = fields
+            .iter()
+            .find(|(f, _)| f.get_ref().as_ref() == "sensitive")
+            .map_or(0, |(f, _)| f.span().start);
+        return (
+            entry,
+            Some((
+                at,
+                "public = true and sensitive = true contradict each other",
+            )),
+        );
+    }
     (entry, None)
 }
+
+/// What an unknown field's warning says.
+const FIELDS: &str = "unknown field (only public, sensitive and description)";
 
 impl Declarations {
     /// Parse `text` (the content of `file`). Every problem is a warning in
@@ -240,6 +265,12 @@ impl Declarations {
         }
     }
 
+    /// What the entry covering `name` declares: `(public, sensitive)`
+    /// (`None`: no entry covers it).
+    pub(crate) fn declared(&self, name: &[u8]) -> Option<(bool, bool)> {
+        self.lookup(name).map(|e| (e.public, e.sensitive))
+    }
+
     /// The entry covering `name`: the exact name, else the longest prefix.
     fn lookup(&self, name: &[u8]) -> Option<&Entry> {
         if let Some(e) = std::str::from_utf8(name)
@@ -349,6 +380,7 @@ fn agentenv(public: bool) -> Sensitivity {
         public,
         description: None,
         decided_by: DecidedBy::Agentenv,
+        declared_sensitive: false,
     }
 }
 
@@ -468,6 +500,7 @@ fn decide_layer_set(
                 public: false,
                 description: None,
                 decided_by: DecidedBy::Base,
+                declared_sensitive: false,
             },
             origin: None,
         };
@@ -492,6 +525,7 @@ fn decide_layer_set(
     let sensitivity = match entry {
         Some((d, e)) => Sensitivity {
             public: e.public,
+            declared_sensitive: e.sensitive,
             description: e.description.clone(),
             decided_by: DecidedBy::Declaration {
                 file: d.file.clone(),
@@ -501,6 +535,7 @@ fn decide_layer_set(
         None => Sensitivity {
             public: false,
             description: None,
+            declared_sensitive: false,
             decided_by: DecidedBy::Store(root.clone()),
         },
     };

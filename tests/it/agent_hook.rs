@@ -746,6 +746,42 @@ fn file_tools_are_denied_the_stores_with_a_reason() {
 }
 
 #[test]
+fn a_codex_patch_touching_a_store_is_denied() {
+    let w = World::new();
+    let home_store = w.home().join(".agents/env").display().to_string();
+    let patch = |path: &str, head: &str| {
+        format!("*** Begin Patch\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** {head}: {path}\n+X=1\n*** End Patch\n")
+    };
+    for (path, head) in [
+        (home_store.as_str(), "Add File"),
+        (".agents/env", "Update File"),
+        ("sub/../.agents/local.env", "Delete File"),
+        (".agents/env", "Move to"),
+    ] {
+        let ev = serde_json::json!({
+            "tool_name": "apply_patch", "cwd": w.proj(),
+            "tool_input": {"command": patch(path, head)}
+        });
+        let out = w.hook("codex", ev.to_string().as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{head} {path}: {}", s(&out.stdout)));
+        assert_eq!(
+            v["hookSpecificOutput"]["permissionDecision"], "deny",
+            "{head} {path}"
+        );
+    }
+    // A patch of the project's own files runs as asked.
+    let ev = serde_json::json!({
+        "tool_name": "apply_patch", "cwd": w.proj(),
+        "tool_input": {"command": patch("src/b.rs", "Add File")}
+    });
+    let out = w.hook("codex", ev.to_string().as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+    assert_eq!(s(&out.stdout), "");
+}
+
+#[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn codex_gets_its_answer_shape_and_the_public_variables() {
     if !has_bash() {

@@ -492,9 +492,9 @@ fn missing_default_places_are_skipped_quietly_and_named_at_v() {
         err.contains(".bash_history does not exist; skipped"),
         "{err}"
     );
-    // A named path that does not exist is a warning.
+    // A named path that does not exist is an error (exit 2), not "clean".
     let o = audit(&t, &["/nonexistent/transcripts"]);
-    assert_eq!(o.status, 0);
+    assert_eq!(o.status, 2);
     assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
     // Usage errors: exit 2.
     let o = audit(&t, &["--format", "xml"]);
@@ -580,7 +580,13 @@ fn fix_redacts_in_place_keeps_modes_and_valid_jsonl() {
 /// counted and named; the line stays valid.
 #[test]
 fn fix_leaves_what_is_not_inside_a_json_string() {
-    let t = Tree::session().file("home/.agents/env", "PIN_CODE='80808080'\n");
+    // A number is masked (and looked for) only when declared sensitive.
+    let t = Tree::session()
+        .file("home/.agents/env", "PIN_CODE='80808080'\n")
+        .file(
+            "home/.agents/agentenv.toml",
+            "[vars]\nPIN_CODE = { sensitive = true }\n",
+        );
     let f = t.write(
         "log.jsonl",
         "{\"n\":80808080,\"s\":\"pin 80808080 here\"}\nplain 80808080\n",
@@ -728,4 +734,32 @@ fn all_stores_includes_overridden_values() {
             format!("{}:2: GH_TOKEN (raw)", f.display())
         ]
     );
+}
+
+/// Masked or not: a value only sensitive by default that is a number, a
+/// boolean word or under 8 bytes is not looked for; declared `sensitive =
+/// true`, it is (from 4 bytes).
+#[test]
+fn audit_looks_only_for_masked_values() {
+    let t = Tree::session().file(
+        "home/.agents/env",
+        "TIMEOUT='3000'\nFEATURE='true'\nSHORTISH='abcdefg'\nPIN='4242'\nTOKEN='ghp_t0kenvalue'\n",
+    );
+    let f = t.write(
+        "log.txt",
+        "timeout 3000 true abcdefg 4242\nthe token ghp_t0kenvalue\n",
+    );
+    let o = audit(&t, &[f.to_str().unwrap()]);
+    assert_eq!(o.status, 1, "{}", o.stdout);
+    assert!(o.stdout.contains(":2: TOKEN (raw)"), "{}", o.stdout);
+    for name in ["TIMEOUT", "FEATURE", "SHORTISH", "PIN"] {
+        assert!(!o.stdout.contains(name), "{name}: {}", o.stdout);
+    }
+    t.write(
+        "home/.agents/agentenv.toml",
+        "[vars]\nPIN = { sensitive = true }\n",
+    );
+    let o = audit(&t, &[f.to_str().unwrap()]);
+    assert!(o.stdout.contains(":1: PIN (raw)"), "{}", o.stdout);
+    assert!(!o.stdout.contains("TIMEOUT"), "{}", o.stdout);
 }

@@ -84,7 +84,7 @@ SHARED  set
   #7  plain file  project  $W/proj/.agents/pre.env:3  set
   #9  plain file  user  $W/home/.agents/env:3  override
   #10  plain file  project  $W/proj/.agents/env  override
-  sensitive: set by $W/proj/.agents, not declared public
+  sensitive: set by $W/proj/.agents, not declared public; not masked: shorter than 8 bytes; declare sensitive = true to mask it
 
 TOKEN  set
   #9  plain file  user  $W/home/.agents/env:2  set
@@ -145,7 +145,7 @@ SHARED  set = 'proj-1'
   #7  plain file  project  $W/proj/.agents/pre.env:3  set
   #9  plain file  user  $W/home/.agents/env:3  override
   #10  plain file  project  $W/proj/.agents/env  override
-  sensitive: set by $W/proj/.agents, not declared public
+  sensitive: set by $W/proj/.agents, not declared public; not masked: shorter than 8 bytes; declare sensitive = true to mask it
 
 NOT_THERE  absent
   (no layer touched it)
@@ -184,7 +184,9 @@ fn json_has_the_same_content() {
             "sensitivity": "sensitive",
             "description": null,
             "decided_by": {"kind": "store", "path": "$W/proj/.agents", "line": null},
-            "too_short_to_mask": false
+            "too_short_to_mask": false,
+            "masked": false,
+            "not_masked": "not masked: shorter than 8 bytes; declare sensitive = true to mask it"
         })
     );
     assert_eq!(j["variables"]["GONE"]["state"], "removed");

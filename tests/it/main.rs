@@ -31,6 +31,7 @@ mod launch;
 mod launch_node;
 mod library_quiet;
 mod mask;
+mod mcp;
 mod native_vs_bash;
 mod newcomer;
 mod oracle;

@@ -701,3 +701,99 @@ fn a_non_blocking_stdout_gets_every_byte() {
         .stdout("2000000 0\n")
         .run();
 }
+
+/// A fake MCP stdio server: answers each JSON-RPC request line with a
+/// result that puts the operator's ordinary values outside strings
+/// (`"enabled":true`, `"timeout":3000`, `"port":8443`) and the token inside
+/// one, then one notification per form of the token (each form as a JSON
+/// string's content when it holds no `"` or `\`, else on stderr).
+const FAKE_MCP: &str = r#"
+import json, os, sys
+forms = json.loads(sys.argv[1])
+for line in sys.stdin:
+    req = json.loads(line)
+    e = os.environ
+    sys.stdout.write('{"jsonrpc":"2.0","id":%d,"result":{"ok":true,"enabled":%s,"timeout":%s,"port":%s,"token":"%s","content":[{"type":"text","text":"token is %s"}]}}\n'
+        % (req["id"], e["FEATURE_ENABLED"], e["TIMEOUT"], e["PORT"], e["API_TOKEN"], e["API_TOKEN"]))
+    for i, f in enumerate(forms):
+        if '"' in f or '\\' in f:
+            sys.stderr.write("form %d: %s\n" % (i, f))
+        else:
+            sys.stdout.write('{"jsonrpc":"2.0","method":"notifications/message","params":{"i":%d,"data":"%s"}}\n' % (i, f))
+    sys.stdout.flush()
+"#;
+
+#[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
+fn launch_redact_keeps_an_mcp_servers_json_rpc_valid() {
+    if !have("python3") {
+        return;
+    }
+    let token = "ghp_R34lT0ken+/x&y<z>9";
+    let t = Tree::new()
+        .file(
+            ".env",
+            format!("FEATURE_ENABLED=true\nTIMEOUT=3000\nPORT=8443\nAPI_TOKEN={token}\n"),
+        )
+        // Declared beside the .env: PORT is masked although a number.
+        .file("agentenv.toml", "[vars]\nPORT = { sensitive = true }\n");
+    t.write("server.py", FAKE_MCP);
+    let forms: Vec<String> = forms(token.as_bytes())
+        .into_iter()
+        .map(|(_, f)| String::from_utf8(f).unwrap())
+        .collect();
+    assert!(forms.len() > 20, "{}", forms.len());
+    let requests = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n";
+    let r = t
+        .host(["-v", "launch", "--redact", "--", "python3", "server.py"])
+        .arg(serde_json::to_string(&forms).unwrap())
+        .stdin(requests)
+        .run();
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2 * (1 + forms.iter().filter(|f| !f.contains(['"', '\\'])).count())
+    );
+    for line in &lines {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(v["jsonrpc"], "2.0");
+        if let Some(d) = v["params"]["data"].as_str() {
+            assert!(
+                d.starts_with("[REDACTED:API_TOKEN]") || d.contains("[REDACTED:API_TOKEN]"),
+                "{line}"
+            );
+        }
+    }
+    let first: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    let res = &first["result"];
+    assert_eq!(res["ok"], true);
+    assert_eq!(res["enabled"], true, "true passes untouched");
+    assert_eq!(res["timeout"], 3000, "3000 passes untouched");
+    assert_eq!(res["port"], "[REDACTED:PORT]", "declared sensitive: quoted");
+    assert_eq!(res["token"], "[REDACTED:API_TOKEN]");
+    assert_eq!(res["content"][0]["text"], "token is [REDACTED:API_TOKEN]");
+    for (what, bytes) in [
+        ("stdout", &r.stdout_bytes),
+        ("stderr", &r.stderr.as_bytes().to_vec()),
+    ] {
+        for f in &forms {
+            assert!(
+                !bytes.windows(f.len()).any(|w| w == f.as_bytes()),
+                "{what}: a form of the token ({} bytes) is not masked",
+                f.len()
+            );
+        }
+        assert!(!String::from_utf8_lossy(bytes).contains("8443"), "{what}");
+    }
+    // -v says which filled values are not masked, and why (no value).
+    assert!(
+        r.stderr
+            .contains("launch: TIMEOUT: not masked: a number; declare sensitive = true to mask it"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(
+        "launch: FEATURE_ENABLED: not masked: a boolean or null word; declare sensitive = true to mask it"
+    ));
+}

@@ -518,3 +518,94 @@ fn a_value_the_caller_already_has_is_the_callers() {
         "{j}"
     );
 }
+
+/// Masked or not (README "Masked or not"): ordinary values a store sets
+/// stay sensitive (`--public-only` leaves them out) but are not masked,
+/// and `explain` says why; `sensitive = true` masks from 4 bytes.
+#[test]
+fn numbers_words_and_short_values_are_sensitive_but_not_masked() {
+    let t = Tree::session()
+        .file(
+            "home/.agents/env",
+            "TIMEOUT=3000\nFEATURE_ENABLED=true\nDEBUG=On\nNAME7=abcdefg\nPIN=4242\nTOKEN=ghp_t0kenvalue\n",
+        )
+        .file(
+            "home/.agents/agentenv.toml",
+            "[vars]\nPIN = { sensitive = true, description = \"door pin\" }\n",
+        );
+    let j = t
+        .agentenv(["env", "--public-only", "--format", "json"])
+        .run()
+        .json();
+    for name in [
+        "TIMEOUT",
+        "FEATURE_ENABLED",
+        "DEBUG",
+        "NAME7",
+        "PIN",
+        "TOKEN",
+    ] {
+        assert!(j.get(name).is_none(), "{name} is not public: {j}");
+    }
+    t.agentenv(["redact"])
+        .stdin("{\"ok\":true,\"timeout\":3000,\"debug\":\"On\",\"n\":\"abcdefg\",\"pin\":4242,\"t\":\"ghp_t0kenvalue\"}\n")
+        .stdout("{\"ok\":true,\"timeout\":3000,\"debug\":\"On\",\"n\":\"abcdefg\",\"pin\":\"[REDACTED:PIN]\",\"t\":\"[REDACTED:TOKEN]\"}\n")
+        .run();
+    t.agentenv([
+        "exec",
+        "--redact",
+        "--",
+        "sh",
+        "-c",
+        "echo $TIMEOUT $FEATURE_ENABLED $PIN $TOKEN",
+    ])
+    .stdout("3000 true [REDACTED:PIN] [REDACTED:TOKEN]\n")
+    .run();
+    let text = t
+        .agentenv([
+            "explain",
+            "TIMEOUT",
+            "FEATURE_ENABLED",
+            "NAME7",
+            "PIN",
+            "TOKEN",
+        ])
+        .run()
+        .stdout;
+    for line in [
+        "TIMEOUT  set\n  #",
+        "not declared public; not masked: a number; declare sensitive = true to mask it\n",
+        "not declared public; not masked: a boolean or null word; declare sensitive = true to mask it\n",
+        "not declared public; not masked: shorter than 8 bytes; declare sensitive = true to mask it\n",
+    ] {
+        assert!(text.contains(line), "{line:?} in:\n{text}");
+    }
+    assert!(
+        !text.contains("3000") && !text.contains("4242") && !text.contains("ghp_"),
+        "{text}"
+    );
+    let j = t
+        .agentenv(["explain", "--format", "json", "TIMEOUT", "PIN", "TOKEN"])
+        .run()
+        .json();
+    let v = &j["variables"];
+    assert_eq!(v["TIMEOUT"]["masked"], false);
+    assert_eq!(
+        v["TIMEOUT"]["not_masked"],
+        "not masked: a number; declare sensitive = true to mask it"
+    );
+    assert_eq!(
+        (&v["PIN"]["masked"], &v["PIN"]["not_masked"]),
+        (&json!(true), &Value::Null)
+    );
+    assert_eq!(v["TOKEN"]["masked"], true);
+    // A field with the wrong type is a warning, and the entry is ignored.
+    t.write(
+        "home/.agents/agentenv.toml",
+        "[vars]\nPIN = { sensitive = \"yes\" }\nTIMEOUT = { public = true, sensitive = true }\n",
+    );
+    t.agentenv(["env", "--format", "json"])
+        .stderr_has("agentenv.toml:2: PIN: sensitive is not a boolean (true or false); entry ignored (stays sensitive)")
+        .stderr_has("agentenv.toml:3: TIMEOUT: public = true and sensitive = true contradict each other; entry ignored (stays sensitive)")
+        .run();
+}

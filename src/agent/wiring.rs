@@ -43,90 +43,12 @@
 //! earlier READMEs) / `"$CODEX_ENV_FILE"`, or `hook claude|codex …`.
 //! Re-running updates such an entry in place; `--remove` takes them out.
 
-use super::jsonedit::{self, Node, Style};
-use super::{say, Exit, Failure};
-use crate::compat::sh::shlex_quote;
+pub use super::client::Client;
+use crate::jsonedit::{self, Node, Style};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
-
-#[derive(Debug, clap::Subcommand)]
-pub enum InitCommand {
-    /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
-    #[command(after_help = super::examples::after(super::examples::INIT_TEXT, super::examples::INIT_CLAUDE))]
-    Claude(ClaudeArgs),
-    /// Wire Codex the same way (its hooks.json).
-    #[command(after_help = super::examples::INIT_CODEX)]
-    Codex(ClaudeArgs),
-}
-
-#[derive(Debug, clap::Args)]
-pub struct ClaudeArgs {
-    /// Edit the user's file: Claude Code's $CLAUDE_CONFIG_DIR/settings.json,
-    /// else ~/.claude/settings.json; Codex's $CODEX_HOME/hooks.json, else
-    /// ~/.codex/hooks.json (the default).
-    #[arg(long = "user", conflicts_with = "project")]
-    pub user: bool,
-    /// Edit DIR/.claude/settings.json (DIR/.codex/hooks.json), shared with
-    /// the project; the hooks name `agentenv` by bare name there.
-    #[arg(long = "project", value_name = "DIR")]
-    pub project: Option<PathBuf>,
-    /// Print the resulting file on stdout; write nothing.
-    #[arg(long = "dry-run")]
-    pub dry_run: bool,
-    /// Take out agentenv's entries (only those).
-    #[arg(long = "remove")]
-    pub remove: bool,
-    /// The earlier wiring: every value (sensitive ones too) in the agent's
-    /// environment, for a client that cannot rewrite commands. Each session
-    /// start then warns the user.
-    #[arg(long = "export-values", conflicts_with = "remove")]
-    pub export_values: bool,
-}
 
 /// The Claude SessionStart command after the program.
 pub const HOOK_ARGS: &str = " hook claude session-start";
-
-/// Largest settings file read.
-const MAX_SETTINGS: u64 = 16 << 20;
-
-/// The file tools the PreToolUse hook watches besides the shell.
-const CLAUDE_MATCHER: &str =
-    "Bash|Read|Write|Edit|MultiEdit|NotebookEdit|NotebookRead|Grep|Glob|LS";
-
-/// `permissions.deny` rules of the Claude settings.
-pub const DENY_RULES: &[&str] = &[
-    "Read(~/.agents/**)",
-    "Edit(~/.agents/**)",
-    "Read(./.agents/**)",
-    "Edit(./.agents/**)",
-];
-
-/// `permissions.allow` rules of the Claude settings: the call that starts
-/// each rewritten command (a shell function the session-start hook
-/// defines).
-pub const ALLOW_RULES: &[&str] = &["Bash(__agentenv_begin:*)"];
-
-/// Which client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
-    Claude,
-    Codex,
-}
-
-impl Client {
-    fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-        }
-    }
-    fn env_file_var(self) -> &'static str {
-        match self {
-            Client::Claude => "CLAUDE_ENV_FILE",
-            Client::Codex => "CODEX_ENV_FILE",
-        }
-    }
-}
 
 /// What `init` writes: the commands of the two hooks, and the deny rules.
 #[derive(Debug, Clone)]
@@ -137,7 +59,7 @@ pub struct Wiring {
     pub program: String,
     pub session_start: String,
     pub pre_tool_use: String,
-    pub matcher: &'static str,
+    pub matcher: String,
     pub deny: &'static [&'static str],
     /// `permissions.allow` rules (Claude Code's permission check then
     /// lets the rewrite's one call through; the command's own words are
@@ -146,47 +68,27 @@ pub struct Wiring {
 }
 
 impl Wiring {
-    /// The wiring naming agentenv as `program` (already shell-quoted).
+    /// The wiring naming agentenv as `program` (already shell-quoted):
+    /// the start hook (`env --public-only --require-trust --diff --cache
+    /// --into "$CLAUDE_ENV_FILE"` plus the functions the rewritten
+    /// commands call; every value with `--export-values`), the
+    /// `PreToolUse` hook on the client's tools, its permission rules.
     pub fn new(client: Client, program: &str, export_values: bool) -> Wiring {
-        let var = client.env_file_var();
-        let session_start = if export_values {
-            format!(
-                "{program} hook {} session-start --export-values",
-                client.name()
-            )
+        let name = client.name();
+        let flag = if export_values {
+            " --export-values"
         } else {
-            // `env --public-only --require-trust --diff --cache --into
-            // "$CLAUDE_ENV_FILE"`, plus the functions the rewritten
-            // commands call; quiet where Codex has no $CODEX_ENV_FILE.
-            let _ = var;
-            format!("{program} hook {} session-start", client.name())
+            ""
         };
         Wiring {
             client,
             program: first_word(program).map(|w| w.0).unwrap_or_default(),
-            session_start,
-            pre_tool_use: format!("{program} hook {} pre-tool-use", client.name()),
-            matcher: match client {
-                Client::Claude => CLAUDE_MATCHER,
-                // Codex's shell tool (and its aliases) and apply_patch.
-                Client::Codex => "^(Bash|shell|exec_command|local_shell|unified_exec|apply_patch)$",
-            },
-            deny: match client {
-                Client::Claude => DENY_RULES,
-                Client::Codex => &[],
-            },
-            allow: match client {
-                Client::Claude => ALLOW_RULES,
-                Client::Codex => &[],
-            },
+            session_start: format!("{program} hook {name} session-start{flag}"),
+            pre_tool_use: format!("{program} hook {name} pre-tool-use"),
+            matcher: client.matcher(),
+            deny: client.facts().deny_rules,
+            allow: client.facts().allow_rules,
         }
-    }
-}
-
-pub fn run(c: InitCommand) -> Exit {
-    match c {
-        InitCommand::Claude(a) => run_init(Client::Claude, a),
-        InitCommand::Codex(a) => run_init(Client::Codex, a),
     }
 }
 
@@ -267,7 +169,7 @@ fn classify(command: &str, client: Client, own: &str) -> Option<Ours> {
         return None;
     }
     let words: Vec<&str> = rest.split_whitespace().collect();
-    let var = format!("\"${}\"", client.env_file_var());
+    let var = format!("\"${}\"", client.facts().env_file_var);
     match words.as_slice() {
         ["env", ..] if words.windows(2).any(|w| w[0] == "--into" && w[1] == var) => {
             Some(Ours::SessionStart)
@@ -287,10 +189,11 @@ fn is_ours(hook: &Node, which: Ours, w: &Wiring) -> bool {
             == Some(which)
 }
 
-fn event_name(which: Ours) -> &'static str {
+fn event_name(w: &Wiring, which: Ours) -> &'static str {
+    let f = w.client.facts();
     match which {
-        Ours::SessionStart => "SessionStart",
-        Ours::PreToolUse => "PreToolUse",
+        Ours::SessionStart => f.session_start_event,
+        Ours::PreToolUse => f.pre_tool_use_event,
     }
 }
 
@@ -352,14 +255,18 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
     let (text, root) = parse_root(text)?;
     let st = Style::of(&text);
     let Some((_, hooks)) = member(&text, &root, "hooks", "hooks", false)? else {
+        let (start, pre) = (
+            event_name(w, Ours::SessionStart),
+            event_name(w, Ours::PreToolUse),
+        );
         let v = json!({
-            "SessionStart": [group_for(w, Ours::SessionStart)],
-            "PreToolUse": [group_for(w, Ours::PreToolUse)],
+            start: [group_for(w, Ours::SessionStart)],
+            pre: [group_for(w, Ours::PreToolUse)],
         });
         return Ok(Some(jsonedit::add_member(&text, &root, &st, "hooks", &v)));
     };
     for which in [Ours::SessionStart, Ours::PreToolUse] {
-        let ev = event_name(which);
+        let ev = event_name(w, which);
         let want = match which {
             Ours::SessionStart => &w.session_start,
             Ours::PreToolUse => &w.pre_tool_use,
@@ -454,7 +361,7 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
     let (text, root) = parse_root(text)?;
     if let Some((hi, hooks)) = member(&text, &root, "hooks", "hooks", false)? {
         for which in [Ours::SessionStart, Ours::PreToolUse] {
-            let ev = event_name(which);
+            let ev = event_name(w, which);
             let Some((ei, groups)) = member(&text, hooks, ev, &format!("hooks.{ev}"), true)? else {
                 continue;
             };
@@ -557,222 +464,10 @@ pub fn remove_wiring(text: &str, w: &Wiring) -> Result<(String, Outcome), String
     ))
 }
 
-/// The file `init` edits.
-fn settings_path(
-    client: Client,
-    a: &ClaudeArgs,
-    env: &crate::core::Env,
-) -> Result<PathBuf, String> {
-    let cwd = crate::fsutil::current_dir()?;
-    let (dir_name, file_name, var) = match client {
-        Client::Claude => (".claude", "settings.json", "CLAUDE_CONFIG_DIR"),
-        Client::Codex => (".codex", "hooks.json", "CODEX_HOME"),
-    };
-    if let Some(dir) = &a.project {
-        let dir = cwd.join(dir);
-        if !dir.is_dir() {
-            return Err(format!("--project {}: not a directory", dir.display()));
-        }
-        return Ok(dir.join(dir_name).join(file_name));
-    }
-    if let Some(d) = crate::core::get(env, var).filter(|d| !d.is_empty()) {
-        return Ok(cwd.join(d).join(file_name));
-    }
-    match crate::core::get(env, "HOME").filter(|h| !h.is_empty()) {
-        Some(h) => Ok(Path::new(h).join(dir_name).join(file_name)),
-        None => Err("HOME is not set; name the file's project with --project DIR".into()),
-    }
-}
-
-/// For `--project DIR`: refuse a settings file (or its directory) that a
-/// symbolic link places outside the project.
-fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
-    let root = std::fs::canonicalize(project).map_err(|e| {
-        format!(
-            "--project {}: {}",
-            project.display(),
-            crate::fsutil::io_kind(&e)
-        )
-    })?;
-    let dir = path.parent().expect("DIR/.claude/…");
-    // The directory: where it really is (when it exists).
-    let real_dir = match std::fs::canonicalize(dir) {
-        Ok(d) => d,
-        Err(_) => return Ok(()), // created by init, inside the project
-    };
-    let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let t = std::fs::read_link(path).map_err(|e| crate::fsutil::io_kind(&e))?;
-        let t = real_dir.join(t);
-        match std::fs::canonicalize(&t) {
-            Ok(c) => c,
-            Err(_) => super::agent_hook::normalize(&t),
-        }
-    } else {
-        real_dir.join(path.file_name().expect("a file name"))
-    };
-    if target.starts_with(&root) {
-        Ok(())
-    } else {
-        Err(format!(
-            "it is a symbolic link (or in one) that leads out of the project, to {}; not written (edit that file yourself, or replace the link)",
-            target.display()
-        ))
-    }
-}
-
-/// The program the user-settings hook names: the `PATH` entry that is this
-/// binary, else the binary's own path; `None` when it has no UTF-8 path.
-fn own_program(env: &crate::core::Env) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let exe = std::env::current_exe().ok()?;
-    let me = std::fs::metadata(&exe).ok()?;
-    let on_path = crate::core::get(env, "PATH").and_then(|p| {
-        std::env::split_paths(p)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join("agentenv"))
-            .find(|c| {
-                std::fs::metadata(c).is_ok_and(|m| m.dev() == me.dev() && m.ino() == me.ino())
-            })
-    });
-    on_path.unwrap_or(exe).into_os_string().into_string().ok()
-}
-
-fn run_init(client: Client, a: ClaudeArgs) -> Exit {
-    let env = crate::core::process_env();
-    let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
-    let shown = path.display();
-    let unchanged =
-        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
-    if let Some(project) = &a.project {
-        check_inside_project(project, &path).map_err(unchanged)?;
-    }
-    let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
-        Ok(b) => (b, true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
-        Err(e) => {
-            return Err(Failure::runtime(format!(
-                "{shown}: cannot read it ({})",
-                crate::fsutil::io_kind(&e)
-            )));
-        }
-    };
-    // A UTF-8 byte order mark is kept.
-    const BOM: &[u8] = b"\xef\xbb\xbf";
-    let bom = bytes.starts_with(BOM);
-    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
-    let text = match std::str::from_utf8(body) {
-        Ok(t) => t,
-        Err(e) => {
-            let (l, c) = jsonedit::line_col(body, e.valid_up_to());
-            return Err(unchanged(format!(
-                "not valid JSON: not UTF-8 at line {l}, column {c}"
-            )));
-        }
-    };
-    let program = if a.project.is_some() {
-        "agentenv".to_string()
-    } else {
-        match own_program(&env) {
-            Some(p) => shlex_quote(&p),
-            None => {
-                crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
-                "agentenv".to_string()
-            }
-        }
-    };
-    let wiring = Wiring::new(client, &program, a.export_values);
-    let (mut out, outcome) = if a.remove {
-        remove_wiring(text, &wiring)
-    } else {
-        add_wiring(text, &wiring)
-    }
-    .map_err(unchanged)?;
-    if !exists && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    if bom {
-        out.insert(0, '\u{feff}');
-    }
-    if a.dry_run {
-        super::write_stdout(out.as_bytes())?;
-    }
-    let what = match client {
-        Client::Claude => "agentenv's hooks and deny rules",
-        Client::Codex => "agentenv's hooks",
-    };
-    match outcome {
-        Outcome::AlreadyPresent => {
-            say(format_args!(
-                "{what} are already in {shown}; nothing changed"
-            ));
-            return Ok(0);
-        }
-        Outcome::NotPresent => {
-            say(format_args!("none of {what} in {shown}; nothing changed"));
-            return Ok(0);
-        }
-        _ => {}
-    }
-    if !a.dry_run {
-        write_settings(&path, out.as_bytes(), exists).map_err(|e| {
-            Failure::runtime(format!(
-                "{shown}: cannot write it ({})",
-                crate::fsutil::io_kind(&e)
-            ))
-        })?;
-    }
-    let did = match outcome {
-        Outcome::Added => "added",
-        Outcome::Updated => "updated",
-        _ => "removed",
-    };
-    let to = if outcome == Outcome::Removed {
-        "from"
-    } else {
-        "in"
-    };
-    let dry = if a.dry_run {
-        "dry run: would have "
-    } else {
-        ""
-    };
-    say(format_args!("{dry}{did} {what} {to} {shown}"));
-    if outcome != Outcome::Removed {
-        if a.export_values {
-            crate::warn!(
-                "--export-values: every value, sensitive ones too, goes into the agent's environment and command lines; each session start will say so"
-            );
-        } else {
-            say(format_args!(
-                "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
-            ));
-        }
-    }
-    Ok(0)
-}
-
-/// Write the settings atomically: an existing file keeps its mode; a new
-/// one is 0600 in a directory created 0700.
-fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()> {
-    use crate::fsutil::{write_atomic, Mode};
-    if exists {
-        return write_atomic(path, bytes, Mode::KeepOrUmask, false);
-    }
-    if let Some(dir) = path.parent() {
-        if !dir.is_dir() {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-        }
-    }
-    write_atomic(path, bytes, Mode::Exactly(0o600), false)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compat::sh::shlex_quote;
 
     fn w() -> Wiring {
         Wiring::new(Client::Claude, "/opt/bin/agentenv", false)

@@ -39,7 +39,7 @@
 //! running (`AGENTENV_NO_DAEMON=1`: never; each command then starts the
 //! helper).
 
-use crate::cli::agent_fifo::{make_fifo, make_fifo_to_read, memory_dirs, relay, Ends};
+use crate::agent::relay::{make_fifo, make_fifo_to_read, memory_dirs, relay, Ends};
 use rustix::fd::OwnedFd;
 use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -164,23 +164,24 @@ fn exe_id(exe: &Path) -> Option<(u64, u64, i64)> {
 }
 
 /// `hook CLIENT daemon`: run the daemon (module doc) until it is idle.
-/// Prints nothing; exits 0 when another daemon holds the lock.
-pub fn serve() -> super::Exit {
+/// Prints nothing; its exit status: 0, also when another daemon holds the
+/// lock.
+pub fn serve() -> i32 {
     let _ = rustix::process::setsid();
     let _ = std::env::set_current_dir("/");
-    let Some(d) = dir() else { return Ok(0) };
+    let Some(d) = dir() else { return 0 };
     match rustix::fs::mkdirat(CWD, &d, Mode::from_raw_mode(0o700)) {
         Ok(()) | Err(Errno::EXIST) => {}
-        Err(_) => return Ok(1),
+        Err(_) => return 1,
     }
     if !private_dir(&d) {
-        return Ok(1);
+        return 1;
     }
     let Ok(lock) = open_lock(&d) else {
-        return Ok(1);
+        return 1;
     };
     if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
-        return Ok(0);
+        return 0;
     }
     let idle_exit = std::env::var("AGENTENV_DAEMON_IDLE")
         .ok()
@@ -207,7 +208,7 @@ pub fn serve() -> super::Exit {
     .is_err()
     {
         shut(&d);
-        return Ok(1);
+        return 1;
     }
     // A replaced binary is noticed within seconds; the idle clock needs
     // no finer step than a quarter of its span.
@@ -222,7 +223,7 @@ pub fn serve() -> super::Exit {
                 shut(&d);
             }
             drop(lock);
-            return Ok(0);
+            return 0;
         }
     }
 }
@@ -322,7 +323,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                     state.touch();
                     state.active.fetch_sub(1, Ordering::SeqCst);
                 });
-                let _ = rx.recv_timeout(super::agent_fifo::OPEN_WAIT + Duration::from_secs(1));
+                let _ = rx.recv_timeout(super::relay::OPEN_WAIT + Duration::from_secs(1));
             }
             None => {
                 state.active.fetch_sub(1, Ordering::SeqCst);
@@ -413,7 +414,7 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
     let mut reply = File::from(reply);
     match parse_request(line).and_then(|(pid, o, e, entry)| {
         let dst = [open_dst(pid, o)?, open_dst(pid, e)?];
-        let (prologue, values) = super::agent_hook::load_entry(&entry).ok()?;
+        let (prologue, values) = super::hook::load_entry(&entry).ok()?;
         write_exports(&s.join("v"), &prologue).ok()?;
         Some((dst, values))
     }) {

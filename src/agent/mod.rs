@@ -1,0 +1,8 @@
+//! The agent wiring: what `agentenv hook claude|codex …` and `agentenv init
+//! claude|codex` do, without clap (the command line is `cli::agent`).
+
+pub(crate) mod client;
+pub(crate) mod daemon;
+pub(crate) mod hook;
+pub(crate) mod relay;
+pub(crate) mod wiring;

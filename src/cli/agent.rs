@@ -1,0 +1,471 @@
+//! `agentenv hook claude|codex EVENT` and `agentenv init claude|codex`:
+//! the arguments, stdin/stdout and exit statuses of the agent wiring; the
+//! work is `crate::agent`'s.
+
+use super::{say, Exit, Failure};
+pub(crate) use crate::agent::hook::Client;
+use crate::agent::hook::{decide, load_entry, with_functions};
+use crate::agent::wiring::{add_wiring, remove_wiring, Outcome, Wiring};
+use crate::compat::sh::shlex_quote;
+use crate::jsonedit;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The largest hook event read (a 1 MiB command is well inside).
+const MAX_EVENT: u64 = 64 << 20;
+
+/// `agentenv hook CLIENT EVENT [ARGS…]`.
+pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path>) -> Exit {
+    match event {
+        "pre-tool-use" => pre_tool_use(client),
+        "session-start" => session_start(client, export_values),
+        "daemon" => Ok(crate::agent::daemon::serve()),
+        "wrap" => match entry {
+            Some(entry) => run_command_helper(entry),
+            None => Err(Failure::usage("hook CLIENT wrap needs --entry FILE")),
+        },
+        // The helper's name before the one-thread handshake: the shell
+        // functions in this session's env file are an older agentenv's.
+        "run" if entry.is_some() => Err(Failure::runtime(
+            "this session's shell functions are from an older agentenv: start a new session \
+             to load them again",
+        )),
+        other => Err(Failure::usage(format!(
+            "unknown hook event '{}' for {} (known: pre-tool-use, session-start)",
+            other.escape_debug(),
+            client.name()
+        ))),
+    }
+}
+
+/// `hook CLIENT wrap --entry FILE` exactly as `__agentenv_begin` writes it,
+/// parsed without clap: the helper is a process per shell command, and
+/// building clap's tree of every command touches a good part of the
+/// binary's pages. `None`: anything else, for clap.
+pub fn wrap_fast_path(args: impl Iterator<Item = std::ffi::OsString>) -> Option<Exit> {
+    let args: Vec<std::ffi::OsString> = args.take(7).collect();
+    match args.as_slice() {
+        [_, hook, client, wrap, flag, entry]
+            if hook == "hook" && wrap == "wrap" && flag == "--entry" && !entry.is_empty() =>
+        {
+            let client = Client::parse(client.to_str()?)?;
+            Some(run(client, "wrap", false, Some(Path::new(entry))))
+        }
+        _ => None,
+    }
+}
+
+/// What the user sees at each session start under `--export-values`
+/// (the client shows a hook's `systemMessage` to the user).
+pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment holds the values of the sensitive variables (init --export-values): the agent can print them into its context. Run `agentenv init claude` (or codex) without --export-values to keep them out.";
+
+/// `hook CLIENT session-start [--export-values]`: the session env into
+/// `$CLAUDE_ENV_FILE` / `$CODEX_ENV_FILE` — the public variables only
+/// (`env --public-only --require-trust --diff --cache --into`), or every
+/// value with `--export-values`, which then warns the user (stderr and the
+/// hook's `systemMessage`, never the model's context) — and [`FUNCTIONS`],
+/// which the rewritten commands call.
+fn session_start(client: Client, export_values: bool) -> Exit {
+    let var = client.facts().env_file_var;
+    let base = crate::core::process_env();
+    let Some(file) = crate::core::get(&base, var).filter(|v| !v.is_empty()) else {
+        // Codex before 0.172 has no session env file: its PreToolUse hook
+        // brings the public variables too.
+        if client.facts().env_file_optional {
+            crate::info!(
+                "hook {} session-start: ${var} is not set; nothing written",
+                client.name()
+            );
+        } else {
+            crate::warn!(
+                "hook {} session-start: ${var} is not set; nothing written",
+                client.name()
+            );
+        }
+        return Ok(0);
+    };
+    let args = super::session::EnvArgs {
+        scope: super::session::ScopeArgs {
+            global: false,
+            agents_dir: None,
+            timeout: None,
+            require_trust: true,
+        },
+        format: "export".into(),
+        diff: true,
+        cache: true,
+        into: Some(PathBuf::from(file)),
+        public_only: !export_values,
+    };
+    let status = super::session::run_env(args)?;
+    // The functions the rewritten commands call (no value in them).
+    let path = Path::new(file);
+    let current = std::fs::read_to_string(path).unwrap_or_default();
+    super::write_file(
+        path,
+        with_functions(&current).as_bytes(),
+        crate::fsutil::Mode::Private,
+        false,
+        |path, kind| format!("${var} {path}: cannot write it ({kind})"),
+    )?;
+    if export_values {
+        crate::warn!("{}", EXPORT_VALUES_WARNING.trim_start_matches("agentenv: "));
+        let msg = json!({ "systemMessage": EXPORT_VALUES_WARNING }).to_string() + "\n";
+        super::write_stdout(msg.as_bytes())?;
+    }
+    Ok(status)
+}
+
+/// A non-blocking hook error: the message on stderr, exit 1. The client
+/// then runs the tool with its original input.
+fn soft_error(msg: impl std::fmt::Display) -> Exit {
+    crate::error!("{msg}; the tool runs unchanged (without the session's sensitive variables)");
+    Ok(1)
+}
+
+fn pre_tool_use(client: Client) -> Exit {
+    let mut raw = Vec::new();
+    if let Err(e) = std::io::stdin().take(MAX_EVENT + 1).read_to_end(&mut raw) {
+        return soft_error(format!(
+            "hook {} pre-tool-use: cannot read the event on stdin ({})",
+            client.name(),
+            crate::fsutil::io_kind(&e)
+        ));
+    }
+    if raw.len() as u64 > MAX_EVENT {
+        return soft_error(format!(
+            "hook {} pre-tool-use: the event on stdin is larger than {} MiB",
+            client.name(),
+            MAX_EVENT >> 20
+        ));
+    }
+    let event: Value = match serde_json::from_slice(&raw) {
+        Ok(v) => v,
+        Err(e) => {
+            return soft_error(format!(
+                "hook {} pre-tool-use: the event on stdin is not valid JSON (line {}, column {})",
+                client.name(),
+                e.line(),
+                e.column()
+            ))
+        }
+    };
+    let base = crate::core::process_env();
+    let answer = match decide(client, &event, &base) {
+        Ok(a) => a,
+        Err(msg) => return soft_error(format!("hook {} pre-tool-use: {msg}", client.name())),
+    };
+    match answer {
+        None => Ok(0),
+        Some(v) => {
+            let mut s = serde_json::to_string(&v).expect("a Value serializes");
+            s.push('\n');
+            super::print(s.as_bytes())
+        }
+    }
+}
+
+/// `hook CLIENT wrap --entry ENTRY`: fd 0 is the pipe the shell reads the
+/// FIFOs' directory, the exports (ended by NUL) and then a line when the
+/// command's output is out from (`agent_fifo`); fds 1 and 2 are the
+/// command's real stdout and stderr.
+fn run_command_helper(entry: &Path) -> Exit {
+    use std::os::fd::AsFd;
+    let sync = match rustix::io::dup(std::io::stdin().as_fd()) {
+        Ok(fd) => std::fs::File::from(fd),
+        Err(_) => {
+            return Err(Failure::usage(
+                "hook run: stdin is not open (internal command)",
+            ))
+        }
+    };
+    let (prologue, vars) = load_entry(entry).map_err(Failure::runtime)?;
+    let fifos = crate::agent::relay::Fifos::create().map_err(|e| {
+        Failure::runtime(format!(
+            "cannot create the masking FIFOs ({})",
+            crate::fsutil::io_kind(&e)
+        ))
+    })?;
+    crate::agent::relay::serve(fifos, sync, &prologue, vars)
+        .map(|()| 0)
+        .map_err(|e| {
+            Failure::runtime(format!(
+                "masking the command's output failed ({})",
+                crate::fsutil::io_kind(&e)
+            ))
+        })
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum InitCommand {
+    /// Wire Claude Code: public variables in the session, sensitive ones per command, masked.
+    #[command(after_help = super::examples::after(super::examples::INIT_TEXT, super::examples::INIT_CLAUDE))]
+    Claude(ClaudeArgs),
+    /// Wire Codex the same way (its hooks.json).
+    #[command(after_help = super::examples::INIT_CODEX)]
+    Codex(ClaudeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ClaudeArgs {
+    /// Edit the user's file: Claude Code's $CLAUDE_CONFIG_DIR/settings.json,
+    /// else ~/.claude/settings.json; Codex's $CODEX_HOME/hooks.json, else
+    /// ~/.codex/hooks.json (the default).
+    #[arg(long = "user", conflicts_with = "project")]
+    pub user: bool,
+    /// Edit DIR/.claude/settings.json (DIR/.codex/hooks.json), shared with
+    /// the project; the hooks name `agentenv` by bare name there.
+    #[arg(long = "project", value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the resulting file on stdout; write nothing.
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// Take out agentenv's entries (only those).
+    #[arg(long = "remove")]
+    pub remove: bool,
+    /// The earlier wiring: every value (sensitive ones too) in the agent's
+    /// environment, for a client that cannot rewrite commands. Each session
+    /// start then warns the user.
+    #[arg(long = "export-values", conflicts_with = "remove")]
+    pub export_values: bool,
+}
+
+/// Largest settings file read.
+const MAX_SETTINGS: u64 = 16 << 20;
+
+pub fn init(c: InitCommand) -> Exit {
+    match c {
+        InitCommand::Claude(a) => run_init(Client::Claude, a),
+        InitCommand::Codex(a) => run_init(Client::Codex, a),
+    }
+}
+
+/// The file `init` edits.
+fn settings_path(
+    client: Client,
+    a: &ClaudeArgs,
+    env: &crate::core::Env,
+) -> Result<PathBuf, String> {
+    let cwd = crate::fsutil::current_dir()?;
+    let f = client.facts();
+    if let Some(dir) = &a.project {
+        let dir = cwd.join(dir);
+        if !dir.is_dir() {
+            return Err(format!("--project {}: not a directory", dir.display()));
+        }
+        return Ok(dir.join(f.settings_dir).join(f.settings_file));
+    }
+    match client.user_dir(env, &cwd) {
+        Some(d) => Ok(d.join(f.settings_file)),
+        None => Err("HOME is not set; name the file's project with --project DIR".into()),
+    }
+}
+
+/// For `--project DIR`: refuse a settings file (or its directory) that a
+/// symbolic link places outside the project.
+fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
+    let root = std::fs::canonicalize(project).map_err(|e| {
+        format!(
+            "--project {}: {}",
+            project.display(),
+            crate::fsutil::io_kind(&e)
+        )
+    })?;
+    let dir = path.parent().expect("DIR/.claude/…");
+    // The directory: where it really is (when it exists).
+    let real_dir = match std::fs::canonicalize(dir) {
+        Ok(d) => d,
+        Err(_) => return Ok(()), // created by init, inside the project
+    };
+    let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        let t = std::fs::read_link(path).map_err(|e| crate::fsutil::io_kind(&e))?;
+        let t = real_dir.join(t);
+        match std::fs::canonicalize(&t) {
+            Ok(c) => c,
+            Err(_) => crate::agent::hook::normalize(&t),
+        }
+    } else {
+        real_dir.join(path.file_name().expect("a file name"))
+    };
+    if target.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "it is a symbolic link (or in one) that leads out of the project, to {}; not written (edit that file yourself, or replace the link)",
+            target.display()
+        ))
+    }
+}
+
+/// The program the user-settings hook names: the `PATH` entry that is this
+/// binary, else the binary's own path; `None` when it has no UTF-8 path.
+fn own_program(env: &crate::core::Env) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::env::current_exe().ok()?;
+    let me = std::fs::metadata(&exe).ok()?;
+    let on_path = crate::core::get(env, "PATH").and_then(|p| {
+        std::env::split_paths(p)
+            .filter(|d| d.is_absolute())
+            .map(|d| d.join("agentenv"))
+            .find(|c| {
+                std::fs::metadata(c).is_ok_and(|m| m.dev() == me.dev() && m.ino() == me.ino())
+            })
+    });
+    on_path.unwrap_or(exe).into_os_string().into_string().ok()
+}
+
+fn run_init(client: Client, a: ClaudeArgs) -> Exit {
+    let env = crate::core::process_env();
+    let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
+    let shown = path.display();
+    let unchanged =
+        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
+    if let Some(project) = &a.project {
+        check_inside_project(project, &path).map_err(unchanged)?;
+    }
+    let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
+        Ok(b) => (b, true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
+        Err(e) => {
+            return Err(Failure::runtime(format!(
+                "{shown}: cannot read it ({})",
+                crate::fsutil::io_kind(&e)
+            )));
+        }
+    };
+    // A UTF-8 byte order mark is kept.
+    const BOM: &[u8] = b"\xef\xbb\xbf";
+    let bom = bytes.starts_with(BOM);
+    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
+    let text = match std::str::from_utf8(body) {
+        Ok(t) => t,
+        Err(e) => {
+            let (l, c) = jsonedit::line_col(body, e.valid_up_to());
+            return Err(unchanged(format!(
+                "not valid JSON: not UTF-8 at line {l}, column {c}"
+            )));
+        }
+    };
+    let program = if a.project.is_some() {
+        "agentenv".to_string()
+    } else {
+        match own_program(&env) {
+            Some(p) => shlex_quote(&p),
+            None => {
+                crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
+                "agentenv".to_string()
+            }
+        }
+    };
+    let wiring = Wiring::new(client, &program, a.export_values);
+    let (mut out, outcome) = if a.remove {
+        remove_wiring(text, &wiring)
+    } else {
+        add_wiring(text, &wiring)
+    }
+    .map_err(unchanged)?;
+    if !exists && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    if bom {
+        out.insert(0, '\u{feff}');
+    }
+    if a.dry_run {
+        super::write_stdout(out.as_bytes())?;
+    }
+    let what = if client.facts().deny_rules.is_empty() {
+        "agentenv's hooks"
+    } else {
+        "agentenv's hooks and deny rules"
+    };
+    match outcome {
+        Outcome::AlreadyPresent => {
+            say(format_args!(
+                "{what} are already in {shown}; nothing changed"
+            ));
+            return Ok(0);
+        }
+        Outcome::NotPresent => {
+            say(format_args!("none of {what} in {shown}; nothing changed"));
+            return Ok(0);
+        }
+        _ => {}
+    }
+    if !a.dry_run {
+        write_settings(&path, out.as_bytes(), exists).map_err(|e| {
+            Failure::runtime(format!(
+                "{shown}: cannot write it ({})",
+                crate::fsutil::io_kind(&e)
+            ))
+        })?;
+    }
+    let did = match outcome {
+        Outcome::Added => "added",
+        Outcome::Updated => "updated",
+        _ => "removed",
+    };
+    let to = if outcome == Outcome::Removed {
+        "from"
+    } else {
+        "in"
+    };
+    let dry = if a.dry_run {
+        "dry run: would have "
+    } else {
+        ""
+    };
+    say(format_args!("{dry}{did} {what} {to} {shown}"));
+    if outcome != Outcome::Removed {
+        if a.export_values {
+            crate::warn!(
+                "--export-values: every value, sensitive ones too, goes into the agent's environment and command lines; each session start will say so"
+            );
+        } else {
+            say(format_args!(
+                "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
+            ));
+        }
+    }
+    Ok(0)
+}
+
+/// Write the settings atomically: an existing file keeps its mode; a new
+/// one is 0600 in a directory created 0700.
+fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()> {
+    use crate::fsutil::{write_atomic, Mode};
+    if exists {
+        return write_atomic(path, bytes, Mode::KeepOrUmask, false);
+    }
+    if let Some(dir) = path.parent() {
+        if !dir.is_dir() {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+    }
+    write_atomic(path, bytes, Mode::Exactly(0o600), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_helper_line_skips_clap() {
+        let a = |v: &[&str]| v.iter().map(std::ffi::OsString::from).collect::<Vec<_>>();
+        for other in [
+            &["agentenv", "hook", "claude", "wrap"][..],
+            &["agentenv", "hook", "claude", "wrap", "--entry"],
+            &["agentenv", "hook", "claude", "wrap", "--entry", ""],
+            &["agentenv", "hook", "fish", "wrap", "--entry", "x"],
+            &["agentenv", "hook", "claude", "run", "--entry", "x"],
+            &["agentenv", "hook", "claude", "wrap", "--entry", "x", "-v"],
+            &["agentenv", "-q", "hook", "claude", "wrap", "--entry"],
+        ] {
+            assert!(wrap_fast_path(a(other).into_iter()).is_none(), "{other:?}");
+        }
+    }
+}
