@@ -1,4 +1,4 @@
-//! MCP server configurations (README.md#mcp-servers, docs/mcp.md): where
+//! MCP server configurations (docs/integrations.md#mcp-servers, docs/mcp.md): where
 //! every client keeps them ([`places`]), the servers in one file
 //! ([`read`]), the literal secrets in a server ([`find`]) and the rewrite
 //! that moves them out ([`edit`]).

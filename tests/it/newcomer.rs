@@ -117,3 +117,74 @@ fn a_swapped_pair_in_a_command_name_suggests_that_command() {
     let o = agentenv(["zzzzz"]).status(2).run();
     assert!(!o.stderr.contains("similar"), "{}", o.stderr);
 }
+
+#[test]
+fn a_write_error_names_the_path_and_the_os_reason() {
+    let t = support::Tree::fullsend().file(
+        "harness/h.yaml",
+        "agent: agents/a.md\nrole: r\nenv:\n  sandbox:\n    A: b\n",
+    );
+    let report = t.path("missing/dir/report.json");
+    let o = t
+        .host(["launch", "--report"])
+        .arg(&report)
+        .args(["--", "true"])
+        .status(1)
+        .run();
+    assert!(
+        o.stderr
+            .contains(&format!("{}: no such file or directory", report.display())),
+        "{}",
+        o.stderr
+    );
+    let out = t.path("missing/x.env");
+    let o = t
+        .host(["harness", "sandbox-env", "harness/h.yaml", "-o"])
+        .arg(&out)
+        .status(1)
+        .run();
+    assert!(
+        o.stderr
+            .contains(&format!("{}: no such file or directory", out.display())),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("entity not found"), "{}", o.stderr);
+}
+
+#[test]
+fn a_harness_env_file_line_is_trimmed_as_fullsend_trims_it() {
+    // fullsend's envfile.Load trims the line, not the key: ` K=v` sets K,
+    // `K =v` is an invalid name, named once with its file and line.
+    let t = support::Tree::fullsend()
+        .file("harness/h.yaml", "agent: agents/a.md\nrole: r\n")
+        .file("lead.env", "  K=v\n")
+        .file("key.env", "K =v\n");
+    let o = t
+        .host([
+            "harness",
+            "run",
+            "harness/h.yaml",
+            "--env-file",
+            "lead.env",
+            "--",
+        ])
+        .args(["sh", "-c", "printf '%s' \"$K\""])
+        .run();
+    assert_eq!(o.stdout, "v");
+    let o = t
+        .host([
+            "harness",
+            "run",
+            "harness/h.yaml",
+            "--env-file",
+            "key.env",
+            "--",
+            "true",
+        ])
+        .status(1)
+        .run();
+    let want = "key.env:1: invalid env var name";
+    assert!(o.stderr.contains(&want), "{}", o.stderr);
+    assert_eq!(o.stderr.matches("key.env").count(), 1, "{}", o.stderr);
+}
