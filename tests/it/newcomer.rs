@@ -185,6 +185,6 @@ fn a_harness_env_file_line_is_trimmed_as_fullsend_trims_it() {
         .status(1)
         .run();
     let want = "key.env:1: invalid env var name";
-    assert!(o.stderr.contains(&want), "{}", o.stderr);
+    assert!(o.stderr.contains(want), "{}", o.stderr);
     assert_eq!(o.stderr.matches("key.env").count(), 1, "{}", o.stderr);
 }
