@@ -188,3 +188,153 @@ fn a_harness_env_file_line_is_trimmed_as_fullsend_trims_it() {
     assert!(o.stderr.contains(want), "{}", o.stderr);
     assert_eq!(o.stderr.matches("key.env").count(), 1, "{}", o.stderr);
 }
+
+/// A user store and a project store (`proj/.agents/env`) never allowed.
+fn project_tree() -> support::Tree {
+    support::Tree::session()
+        .file("home/.agents/env", "USER_VAR=u\n")
+        .file("proj/.agents/env", "PROJ_VAR=p\n")
+}
+
+#[test]
+fn status_says_who_loads_a_project_store_that_is_not_allowed() {
+    let t = project_tree();
+    let o = t.agentenv(["status"]).run();
+    let flat = o.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("trust: not allowed"), "{}", o.stdout);
+    assert!(
+        flat.contains("env, exec, explain and redact load it as it is")
+            && flat.contains(
+                "the shell hook and the agent hooks skip it until you run 'agentenv allow'"
+            ),
+        "{}",
+        o.stdout
+    );
+    // Once allowed, no such line.
+    t.agentenv(["allow"]).run();
+    let o = t.agentenv(["status"]).run();
+    assert!(!o.stdout.contains("skip it until"), "{}", o.stdout);
+}
+
+#[test]
+fn allow_in_home_says_the_user_store_needs_no_allow() {
+    let t = project_tree();
+    let o = t.agentenv(["allow"]).cwd(t.path("home")).status(1).run();
+    assert!(
+        o.stderr
+            .contains(".agents is your user store: it loads without an allow"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("no project here"), "{}", o.stderr);
+}
+
+#[test]
+fn a_session_start_in_a_project_not_allowed_tells_the_user() {
+    let t = project_tree();
+    let env_file = t.path("claude.env");
+    std::fs::write(&env_file, "").unwrap();
+    let o = t
+        .agentenv(["hook", "claude", "session-start"])
+        .env("CLAUDE_ENV_FILE", &env_file)
+        .env("CLAUDE_PROJECT_DIR", t.path("proj"))
+        .stdin(r#"{"hook_event_name":"SessionStart"}"#)
+        .run();
+    let v: serde_json::Value = serde_json::from_str(o.stdout.trim())
+        .unwrap_or_else(|e| panic!("stdout is not the hook's JSON ({e}): {:?}", o.stdout));
+    let msg = v["systemMessage"].as_str().unwrap();
+    assert!(
+        msg.contains("proj/.agents is not allowed; run 'agentenv allow'"),
+        "{msg}"
+    );
+    // Allowed: nothing for the user to see, nothing on stdout.
+    t.agentenv(["allow"]).run();
+    let o = t
+        .agentenv(["hook", "claude", "session-start"])
+        .env("CLAUDE_ENV_FILE", &env_file)
+        .env("CLAUDE_PROJECT_DIR", t.path("proj"))
+        .stdin(r#"{"hook_event_name":"SessionStart"}"#)
+        .run();
+    assert_eq!(o.stdout, "");
+    assert!(std::fs::read_to_string(&env_file)
+        .unwrap()
+        .contains("AGENTS_HOME"));
+}
+
+#[test]
+fn init_codex_says_to_trust_the_hooks_in_codex() {
+    let t = project_tree();
+    let o = t
+        .agentenv(["init", "codex"])
+        .env("CODEX_HOME", t.path("home/.codex"))
+        .run();
+    assert!(o.stderr.contains("/hooks"), "{}", o.stderr);
+    assert!(o.stderr.contains("trust"), "{}", o.stderr);
+    let o = t
+        .agentenv(["init", "claude"])
+        .env("CLAUDE_CONFIG_DIR", t.path("home/.claude"))
+        .run();
+    assert!(!o.stderr.contains("/hooks"), "{}", o.stderr);
+}
+
+#[test]
+fn harness_run_keeps_the_warning_that_explains_its_error() {
+    let t = support::Tree::fullsend()
+        .file(
+            "harness/h.yaml",
+            "agent: a.md\nrole: r\nenv:\n  runner:\n    FROM_FILE: \"${K}\"\n",
+        )
+        .file("typo.env", "K\n");
+    let o = t
+        .host([
+            "harness",
+            "run",
+            "harness/h.yaml",
+            "--env-file",
+            "typo.env",
+            "--",
+            "true",
+        ])
+        .status(1)
+        .run();
+    assert!(o.stderr.contains("K is not set"), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("typo.env:1: line skipped (no \"=\""),
+        "{}",
+        o.stderr
+    );
+}
+
+#[test]
+fn a_user_store_named_explicitly_that_does_not_exist_is_a_warning() {
+    let t = project_tree();
+    let missing = t.path("home/.agent");
+    let o = t
+        .agentenv(["env", "-g", "--diff", "--agents-dir"])
+        .arg(&missing)
+        .run();
+    assert!(
+        o.stderr.contains(&format!(
+            "the user store {} (named by --agents-dir) does not exist",
+            missing.display()
+        )),
+        "{}",
+        o.stderr
+    );
+    let o = t
+        .agentenv(["env", "-g", "--diff"])
+        .env("AGENTS_HOME", &missing)
+        .run();
+    assert!(
+        o.stderr.contains("(named by $AGENTS_HOME) does not exist"),
+        "{}",
+        o.stderr
+    );
+    // The default store, missing, is no news.
+    let o = t
+        .agentenv(["env", "-g", "--diff"])
+        .cwd(t.path("proj"))
+        .env("HOME", t.path("proj"))
+        .run();
+    assert!(!o.stderr.contains("does not exist"), "{}", o.stderr);
+}
