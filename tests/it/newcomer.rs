@@ -338,3 +338,94 @@ fn a_user_store_named_explicitly_that_does_not_exist_is_a_warning() {
         .run();
     assert!(!o.stderr.contains("does not exist"), "{}", o.stderr);
 }
+
+/// Two allowed projects with a secret each, a user store with one, and a
+/// transcript and a shell history holding some of them.
+fn leaky_machine() -> support::Tree {
+    let t = support::Tree::session()
+        .file("home/.agents/env", "GH_TOKEN=ghp_zqUSERtoken000111222\n")
+        .file("proj/.agents/env", "APP_KEY=zqAPPkey-333444555666\n")
+        .file("other/.agents/env", "STRIPE_KEY=sk_zqOTHER-777888999000\n")
+        .file(
+            "home/.claude/projects/-other/s.jsonl",
+            "{\"content\":\"sk_zqOTHER-777888999000 and ghp_zqUSERtoken000111222\"}\n",
+        )
+        .file(
+            "home/.bash_history",
+            "export APP_KEY=zqAPPkey-333444555666\n",
+        );
+    t.agentenv(["allow"]).run();
+    t.agentenv(["allow"]).cwd(t.path("other")).run();
+    t
+}
+
+#[test]
+fn audit_all_projects_looks_for_every_allowed_projects_values() {
+    let t = leaky_machine();
+    // From proj: its own values and the user store's, not other's.
+    let o = t.agentenv(["audit"]).status(1).run();
+    assert!(o.stdout.contains("GH_TOKEN"), "{}", o.stdout);
+    assert!(!o.stdout.contains("STRIPE_KEY"), "{}", o.stdout);
+    let o = t.agentenv(["audit", "--all-projects"]).status(1).run();
+    assert!(
+        o.stdout.contains("s.jsonl:1: STRIPE_KEY (raw)"),
+        "{}",
+        o.stdout
+    );
+    assert!(
+        o.stdout.contains(".bash_history:1: APP_KEY (raw)"),
+        "{}",
+        o.stdout
+    );
+    assert!(!o.stdout.contains("zqOTHER") && !o.stderr.contains("zqOTHER"));
+    // A project changed since it was allowed is not loaded (as the hook).
+    t.write(
+        "other/.agents/env",
+        "STRIPE_KEY=sk_zqOTHER-777888999000\nX=1\n",
+    );
+    let o = t.agentenv(["audit", "--all-projects"]).status(1).run();
+    assert!(!o.stdout.contains("STRIPE_KEY"), "{}", o.stdout);
+}
+
+#[test]
+fn audit_says_where_each_value_was_found() {
+    let t = leaky_machine();
+    let o = t.agentenv(["audit", "--all-projects"]).status(1).run();
+    let line = |what: &str| {
+        o.stdout
+            .lines()
+            .find(|l| l.starts_with("audit: ") && l.contains(what))
+            .unwrap_or_else(|| panic!("no line saying {what:?}: {}", o.stdout))
+            .to_string()
+    };
+    let transcript = line("transcript");
+    assert!(
+        transcript.contains("GH_TOKEN") && transcript.contains("STRIPE_KEY"),
+        "{transcript}"
+    );
+    assert!(!transcript.contains("APP_KEY"), "{transcript}");
+    let history = line("shell history");
+    assert!(history.contains("APP_KEY"), "{history}");
+    assert!(!history.contains("GH_TOKEN"), "{history}");
+    let j = t
+        .agentenv(["audit", "--all-projects", "--format", "json"])
+        .status(1)
+        .run()
+        .json();
+    assert_eq!(
+        j["found_in"]["shell_history"],
+        serde_json::json!(["APP_KEY"])
+    );
+    assert_eq!(
+        j["found_in"]["transcript"],
+        serde_json::json!(["GH_TOKEN", "STRIPE_KEY"])
+    );
+}
+
+#[test]
+fn audit_help_says_fix_still_exits_1() {
+    let text = agentenv(["audit", "--help"]).run().stdout;
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("exit status stays 1"), "{text}");
+    assert!(flat.contains("--all-projects"), "{text}");
+}
