@@ -429,3 +429,24 @@ fn audit_help_says_fix_still_exits_1() {
     assert!(flat.contains("exit status stays 1"), "{text}");
     assert!(flat.contains("--all-projects"), "{text}");
 }
+
+#[test]
+fn a_broken_store_file_names_its_line_and_what_is_wrong() {
+    let t = support::Tree::session().file(
+        "home/.agents/env",
+        "GOOD1=one\nBROKEN=\"unterminated zqVALUE\nGOOD2=two\n",
+    );
+    let o = t.agentenv(["env", "-g", "--diff"]).run();
+    let want = format!(
+        "env file source failed: {}:2: unterminated double quote for BROKEN",
+        t.path("home/.agents/env").display()
+    );
+    assert!(o.stderr.contains(&want), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("the whole file was dropped"),
+        "{}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("zqVALUE"), "{}", o.stderr);
+    assert!(!o.stdout.contains("GOOD1"), "{}", o.stdout);
+}
