@@ -450,3 +450,47 @@ fn a_broken_store_file_names_its_line_and_what_is_wrong() {
     assert!(!o.stderr.contains("zqVALUE"), "{}", o.stderr);
     assert!(!o.stdout.contains("GOOD1"), "{}", o.stdout);
 }
+
+#[test]
+fn a_readable_store_file_with_secrets_is_a_warning_once_per_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = support::Tree::session()
+        .file(
+            "home/.agents/env",
+            "GH_TOKEN=ghp_zqREAD-abcdef123456\nDB_URL=postgres://u:zqPW@h/db\n",
+        )
+        .file(
+            "home/.agents/agentenv.toml",
+            "[vars]\nLOG_LEVEL = { public = true }\n",
+        )
+        .file("home/.agents/pre.env", "LOG_LEVEL=debug\n");
+    let env = t.path("home/.agents/env");
+    let pre = t.path("home/.agents/pre.env");
+    for f in [&env, &pre] {
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    let o = t.agentenv(["env", "-g", "--diff"]).run();
+    let lines: Vec<&str> = o
+        .stderr
+        .lines()
+        .filter(|l| l.contains("readable by group or others"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", o.stderr);
+    assert!(
+        lines[0].contains(&env.display().to_string()),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("DB_URL, GH_TOKEN") || lines[0].contains("GH_TOKEN, DB_URL"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].contains("chmod 600"), "{}", lines[0]);
+    assert!(!o.stderr.contains("zqREAD") && !o.stderr.contains("zqPW"));
+    // pre.env holds only a public value: no warning for it; 0600: none.
+    assert!(!o.stderr.contains("pre.env"), "{}", o.stderr);
+    std::fs::set_permissions(&env, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = t.agentenv(["env", "-g", "--diff"]).run();
+    assert!(!o.stderr.contains("readable by group"), "{}", o.stderr);
+}
