@@ -321,6 +321,12 @@ pub struct Fixed {
     pub replaced: u64,
     /// Occurrences left in place (outside a JSON string in a JSON line).
     pub left: u64,
+    /// Other hard links of the file fixed (its `st_nlink` less one): they
+    /// keep the old content, since the fixed copy is renamed over this
+    /// path only.
+    pub other_links: u64,
+    /// The old file's inode number, to find those links (`find -inum`).
+    pub inode: u64,
 }
 
 /// Why a file was not fixed (it is left untouched).
@@ -514,6 +520,8 @@ pub fn fix_file(path: &Path, finder: &Finder, scanned: &Stamp) -> Result<Fixed, 
         fixed: Fixed {
             replaced: 0,
             left: 0,
+            other_links: md.nlink().saturating_sub(1),
+            inode: md.ino(),
         },
     };
     let n = stream(&mut src, finder, &mut sink).map_err(io)?;
@@ -689,12 +697,15 @@ mod tests {
         );
         assert_eq!(fs::read(&p).unwrap(), before);
         let scan = scan_file(&p, false, &Finder::new(&m)).unwrap();
+        let old_inode = fs::metadata(&p).unwrap().ino();
         let fixed = fix_file(&p, &Finder::new(&m), &scan.stamp).unwrap();
         assert_eq!(
             fixed,
             Fixed {
                 replaced: 1,
-                left: 0
+                left: 0,
+                other_links: 0,
+                inode: old_inode,
             }
         );
         assert_eq!(

@@ -47,7 +47,7 @@ use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -120,8 +120,15 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
                 Err(_) => return None,
             }
         }
-    } else if d.exists() {
-        // Not ours, or not private: never used.
+    } else if std::fs::symlink_metadata(&d).is_ok() {
+        // Not ours, or not private (another user took the name first, in
+        // a shared directory): never used. Every command then goes the
+        // per-command helper's way, masked as well, a few ms slower.
+        crate::info!(
+            "the masking daemon's directory {} is not a private directory of yours; \
+             each command starts its own masking helper instead",
+            d.display()
+        );
         return None;
     }
     let spawned = std::process::Command::new(program)
@@ -140,6 +147,8 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
 struct State {
     /// Requests being handled and commands being relayed.
     active: AtomicUsize,
+    /// The daemon is leaving: no slot is made anew, no request taken.
+    closing: AtomicBool,
     /// Seconds since `start` of the last request.
     last: AtomicU64,
     start: Instant,
@@ -191,6 +200,7 @@ pub fn serve() -> i32 {
     let id = exe.as_deref().and_then(exe_id);
     let state = Arc::new(State {
         active: AtomicUsize::new(0),
+        closing: AtomicBool::new(false),
         last: AtomicU64::new(0),
         start: Instant::now(),
     });
@@ -210,15 +220,43 @@ pub fn serve() -> i32 {
         shut(&d);
         return 1;
     }
+    // SIGTERM wakes the loop through a pipe (the handler only writes it).
+    let term = rustix::pipe::pipe().ok().and_then(|(r, w)| {
+        signal_hook::low_level::pipe::register(signal_hook::consts::SIGTERM, w)
+            .ok()
+            .map(|_| r)
+    });
     // A replaced binary is noticed within seconds; the idle clock needs
     // no finer step than a quarter of its span.
     let tick = (idle_exit / 4).clamp(Duration::from_millis(200), Duration::from_secs(5));
     loop {
-        std::thread::sleep(tick);
+        let termed = match &term {
+            Some(r) => {
+                use rustix::event::{poll, PollFd, PollFlags, Timespec};
+                let mut fds = [PollFd::new(r, PollFlags::IN)];
+                let ts = Timespec::try_from(tick).unwrap_or_default();
+                let _ = poll(&mut fds, Some(&ts));
+                !fds[0].revents().is_empty()
+            }
+            None => {
+                std::thread::sleep(tick);
+                false
+            }
+        };
         let replaced = exe.as_deref().and_then(exe_id) != id;
         let taken = std::fs::read(d.join("pid")).ok().as_deref() != Some(pid.as_bytes());
         let idle = state.active.load(Ordering::SeqCst) == 0 && state.idle() >= idle_exit;
-        if replaced || taken || idle {
+        if replaced || taken || idle || termed {
+            // No new command from here on; the commands in flight are
+            // served to their end (their output is not lost, their shells
+            // do not wait on a reply that never comes).
+            state.closing.store(true, Ordering::SeqCst);
+            if !taken {
+                shut(&d);
+            }
+            while state.active.load(Ordering::SeqCst) > 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             if !taken {
                 shut(&d);
             }
@@ -273,6 +311,9 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
 
 fn slot_loop(s: &Path, state: &Arc<State>) {
     loop {
+        if state.closing.load(Ordering::SeqCst) {
+            return;
+        }
         let ends = match fresh_slot(s) {
             Ok(e) => e,
             Err(_) => {
@@ -285,11 +326,20 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
         };
         state.active.fetch_add(1, Ordering::SeqCst);
         state.touch();
+        if state.closing.load(Ordering::SeqCst) {
+            // Leaving: this shell goes the helper's way.
+            let _ = reply_no(s);
+            state.active.fetch_sub(1, Ordering::SeqCst);
+            return;
+        }
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         match take(s, &line, ends, tx) {
             Some(mut job) => {
-                // The answer first: the relay's thread starts meanwhile.
-                if job.reply.write_all(b"ok\n").is_err() {
+                // The answer first (with the shell's nonce: an `ok` left
+                // in `r` beforehand is not this one): the relay's thread
+                // starts meanwhile.
+                let ok = format!("ok {}\n", job.nonce);
+                if job.reply.write_all(ok.as_bytes()).is_err() {
                     state.active.fetch_sub(1, Ordering::SeqCst);
                     continue;
                 }
@@ -305,6 +355,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                         reply,
                         values,
                         opened,
+                        nonce: _,
                     } = job;
                     let _ = relay(
                         ends,
@@ -399,11 +450,10 @@ struct Job {
     reply: File,
     values: Vec<(String, Vec<u8>)>,
     opened: std::sync::mpsc::Sender<()>,
+    nonce: String,
 }
 
-/// Open what the request names; on any failure answer `no` (when the
-/// reply FIFO opens) and give `None`.
-fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) -> Option<Job> {
+fn open_reply(s: &Path) -> Option<File> {
     let reply = rustix::fs::open(
         s.join("r"),
         OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
@@ -411,19 +461,38 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
     )
     .ok()?;
     let _ = rustix::fs::fcntl_setfl(&reply, OFlags::WRONLY);
-    let mut reply = File::from(reply);
-    match parse_request(line).and_then(|(pid, o, e, entry)| {
-        let dst = [open_dst(pid, o)?, open_dst(pid, e)?];
-        let (prologue, values) = super::hook::load_entry(&entry).ok()?;
-        write_exports(&s.join("v"), &prologue).ok()?;
-        Some((dst, values))
+    Some(File::from(reply))
+}
+
+fn reply_no(s: &Path) -> Option<()> {
+    open_reply(s)?.write_all(b"no\n").ok()
+}
+
+/// Open what the request names; on any failure answer `no` (when the
+/// reply FIFO opens) and give `None`. The requester is the process that
+/// holds this slot's `c` open for writing at the descriptor it names
+/// (checked through `/proc`, not taken on its word), and the daemon
+/// writes only where that process itself may: its descriptors `O` and `E`
+/// (open for writing) — never another process's, never a file it may only
+/// read.
+fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) -> Option<Job> {
+    let mut reply = open_reply(s)?;
+    match parse_request(line).and_then(|r| {
+        if !holds(r.pid, r.c, &ends.ctl) {
+            return None;
+        }
+        let dst = [open_dst(r.pid, r.o)?, open_dst(r.pid, r.e)?];
+        let (prologue, values) = super::hook::load_entry(&r.entry).ok()?;
+        write_exports(&s.join("v"), &r.nonce, &prologue).ok()?;
+        Some((dst, values, r.nonce))
     }) {
-        Some((dst, values)) => Some(Job {
+        Some((dst, values, nonce)) => Some(Job {
             ends,
             dst,
             reply,
             values,
             opened,
+            nonce,
         }),
         None => {
             let _ = reply.write_all(b"no\n");
@@ -434,28 +503,69 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
 
 /// The exports, for the shell to read once its output goes into the
 /// FIFOs: a new owner-only file in the slot (memory: `/dev/shm` or the
-/// runtime directory), removed as soon as the shell holds it open.
-fn write_exports(path: &Path, prologue: &[u8]) -> std::io::Result<()> {
+/// runtime directory), removed as soon as the shell holds it open. Its
+/// first line is `: NONCE`, the shell's own, which the shell checks.
+fn write_exports(path: &Path, nonce: &str, prologue: &[u8]) -> std::io::Result<()> {
     let _ = rustix::fs::unlink(path);
     let fd = rustix::fs::open(
         path,
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     )?;
-    File::from(fd).write_all(prologue)
+    let mut f = File::from(fd);
+    f.write_all(format!(": {nonce}\n").as_bytes())?;
+    f.write_all(prologue)
 }
 
-/// `PID O E CLIENT ENTRY` (the entry is the rest of the line).
-fn parse_request(line: &[u8]) -> Option<(u32, u32, u32, PathBuf)> {
+/// A shell's request line.
+struct Request {
+    pid: u32,
+    /// The descriptors of its saved stdout and stderr.
+    o: u32,
+    e: u32,
+    /// Its descriptor of this slot's `c`.
+    c: u32,
+    /// A number of its own the answers carry.
+    nonce: String,
+    entry: PathBuf,
+}
+
+/// `PID O E C NONCE CLIENT ENTRY` (the entry is the rest of the line).
+fn parse_request(line: &[u8]) -> Option<Request> {
     use std::os::unix::ffi::OsStrExt;
-    let mut it = line.splitn(5, |&c| c == b' ');
+    let mut it = line.splitn(7, |&c| c == b' ');
     let num = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u32>().ok();
     let pid = num(it.next()?)?;
     let o = num(it.next()?)?;
     let e = num(it.next()?)?;
+    let c = num(it.next()?)?;
+    let nonce = it
+        .next()
+        .filter(|n| !n.is_empty() && n.len() <= 64 && n.iter().all(u8::is_ascii_digit))?;
+    let nonce = String::from_utf8(nonce.to_vec()).ok()?;
     let _client = it.next()?;
     let entry = it.next().filter(|p| p.starts_with(b"/"))?;
-    Some((pid, o, e, PathBuf::from(std::ffi::OsStr::from_bytes(entry))))
+    Some(Request {
+        pid,
+        o,
+        e,
+        c,
+        nonce,
+        entry: PathBuf::from(std::ffi::OsStr::from_bytes(entry)),
+    })
+}
+
+/// Does process `pid` hold `ctl`'s FIFO (this slot's `c`) open for
+/// writing at its descriptor `fd`?
+fn holds(pid: u32, fd: u32, ctl: &OwnedFd) -> bool {
+    let (Ok(mine), Ok(theirs)) = (
+        rustix::fs::fstat(ctl),
+        rustix::fs::stat(format!("/proc/{pid}/fd/{fd}").as_str()),
+    ) else {
+        return false;
+    };
+    (mine.st_dev, mine.st_ino) == (theirs.st_dev, theirs.st_ino)
+        && fd_flags(pid, fd).is_some_and(writes)
 }
 
 /// The shell's saved stdout or stderr: a pipe or a character device, or
@@ -466,9 +576,17 @@ fn open_dst(pid: u32, fd: u32) -> Option<File> {
     use rustix::fs::FileType;
     let p = format!("/proc/{pid}/fd/{fd}");
     let st = rustix::fs::stat(p.as_str()).ok()?;
+    // Only a descriptor the shell may write itself (a pipe's read end, a
+    // file opened to read, even with O_APPEND, is not reopened to write).
+    let their = fd_flags(pid, fd)?;
+    if !writes(their) {
+        return None;
+    }
     let flags = match FileType::from_raw_mode(st.st_mode) {
         FileType::Fifo | FileType::CharacterDevice => OFlags::WRONLY,
-        FileType::RegularFile if appends(pid, fd)? => OFlags::WRONLY | OFlags::APPEND,
+        FileType::RegularFile if their & OFlags::APPEND.bits() != 0 => {
+            OFlags::WRONLY | OFlags::APPEND
+        }
         _ => return None,
     };
     let f = rustix::fs::open(
@@ -486,13 +604,16 @@ fn open_dst(pid: u32, fd: u32) -> Option<File> {
     Some(File::from(f))
 }
 
-/// Does the shell's descriptor `fd` append (`O_APPEND` in its
-/// `/proc/PID/fdinfo`)?
-fn appends(pid: u32, fd: u32) -> Option<bool> {
+/// The open flags of `pid`'s descriptor `fd` (`flags:` in
+/// `/proc/PID/fdinfo/FD`).
+fn fd_flags(pid: u32, fd: u32) -> Option<u32> {
     let info = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-    let flags = info
-        .lines()
+    info.lines()
         .find_map(|l| l.strip_prefix("flags:"))
-        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())?;
-    Some(flags & OFlags::APPEND.bits() != 0)
+        .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+}
+
+/// Open for writing (`O_WRONLY` or `O_RDWR`)?
+fn writes(flags: u32) -> bool {
+    matches!(flags & 0o3, 0o1 | 0o2)
 }

@@ -74,29 +74,13 @@ pub fn decide(
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_else(|| PathBuf::from("/"));
     let facts = client.facts();
-    if facts.patch_tools.contains(&tool) {
-        let stores = StorePaths::new(base);
-        let patch = input.get("command").and_then(Value::as_str).unwrap_or("");
-        if patch_paths(patch).any(|p| stores.covers(&cwd, p)) {
-            return Ok(Some(deny(client)));
+    if let Some(guarded) = super::guard::guards(client, tool, input) {
+        let guard = super::guard::Guard::new(base);
+        if guarded.iter().any(|p| guard.covers(&cwd, p)) {
+            return Ok(Some(deny(client, DENY_REASON)));
         }
-        return Ok(None);
-    }
-    if facts.file_tools.contains(&tool) {
-        let stores = StorePaths::new(base);
-        // Glob's `pattern` is a path pattern; Grep's is a regex (its
-        // `glob` filters names under `path`).
-        let keys: &[&str] = if tool == "Glob" {
-            &["path", "pattern"]
-        } else {
-            &["file_path", "notebook_path", "path", "glob"]
-        };
-        for &key in keys {
-            if let Some(p) = input.get(key).and_then(Value::as_str) {
-                if stores.covers(&cwd, p) {
-                    return Ok(Some(deny(client)));
-                }
-            }
+        if guarded.iter().any(|p| super::guard::proc_secret(&cwd, p)) {
+            return Ok(Some(deny(client, super::guard::PROC_DENY_REASON)));
         }
         return Ok(None);
     }
@@ -139,106 +123,14 @@ pub fn decide(
     Ok(Some(out))
 }
 
-fn deny(_client: Client) -> Value {
+fn deny(_client: Client, reason: &str) -> Value {
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "permissionDecision": "deny",
-            "permissionDecisionReason": DENY_REASON,
+            "permissionDecisionReason": reason,
         }
     })
-}
-
-/// The files a patch (Codex's `apply_patch` format) adds, updates, deletes
-/// or moves to.
-fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
-    patch.lines().filter_map(|l| {
-        [
-            "*** Add File: ",
-            "*** Update File: ",
-            "*** Delete File: ",
-            "*** Move to: ",
-        ]
-        .iter()
-        .find_map(|h| l.strip_prefix(h))
-        .map(str::trim)
-    })
-}
-
-/// Where the stores are, for the file tools' deny rule.
-struct StorePaths {
-    roots: Vec<PathBuf>,
-}
-
-impl StorePaths {
-    fn new(base: &crate::core::Env) -> StorePaths {
-        let mut roots = Vec::new();
-        let get = |k: &str| crate::core::get(base, k).filter(|v| !v.is_empty());
-        if let Some(h) = get("AGENTS_HOME") {
-            roots.push(PathBuf::from(h));
-        }
-        if let Some(h) = get("HOME") {
-            roots.push(Path::new(h).join(".agents"));
-        }
-        if let Some(s) = get("AGENTS_SYSTEM_ROOT") {
-            roots.push(PathBuf::from(s));
-        }
-        let canon: Vec<PathBuf> = roots
-            .iter()
-            .filter_map(|r| std::fs::canonicalize(r).ok())
-            .collect();
-        roots.extend(canon);
-        StorePaths { roots }
-    }
-
-    /// Whether `p` (relative to `cwd`; a glob pattern counts by its
-    /// literal part) is in a store: under a store root, or through a
-    /// directory named `.agents`, before or after resolving links.
-    fn covers(&self, cwd: &Path, p: &str) -> bool {
-        let p = p.trim_start_matches('!');
-        let expanded = match p.strip_prefix("~/") {
-            Some(rest) => match std::env::var_os("HOME") {
-                Some(h) => Path::new(&h).join(rest),
-                None => PathBuf::from(p),
-            },
-            None => PathBuf::from(p),
-        };
-        let abs = cwd.join(expanded);
-        let lexical = normalize(&abs);
-        let mut candidates = vec![lexical.clone()];
-        // The longest existing prefix, resolved (a link into a store).
-        let mut probe = lexical.clone();
-        loop {
-            if let Ok(c) = std::fs::canonicalize(&probe) {
-                let rest = lexical.strip_prefix(&probe).unwrap_or(Path::new(""));
-                candidates.push(c.join(rest));
-                break;
-            }
-            if !probe.pop() {
-                break;
-            }
-        }
-        candidates.iter().any(|c| {
-            c.components().any(|x| x.as_os_str() == ".agents")
-                || self.roots.iter().any(|r| c.starts_with(r))
-        })
-    }
-}
-
-/// `.` and `..` taken out lexically.
-pub(crate) fn normalize(p: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// This binary's path, for the rewrite (the `PATH` the agent's shell has
@@ -382,7 +274,7 @@ fn sensitive_entry(
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    let values = session.sensitive_values();
+    let values = session.values_to_mask();
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
         session.keep_public(&mut view);
@@ -566,36 +458,5 @@ mod tests {
         );
         assert_eq!(parse_entry(b"{}"), Some((Vec::new(), String::new())));
         assert_eq!(parse_entry(b"not json"), None);
-    }
-
-    #[test]
-    fn store_paths_are_recognised() {
-        let t = tempfile::tempdir().unwrap();
-        let home = t.path().join("home");
-        std::fs::create_dir_all(home.join(".agents")).unwrap();
-        std::fs::create_dir_all(t.path().join("p/.agents")).unwrap();
-        std::os::unix::fs::symlink(home.join(".agents"), t.path().join("p/link")).unwrap();
-        let base: crate::core::Env = [("HOME".to_string(), home.display().to_string())]
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
-        let s = StorePaths::new(&base);
-        let cwd = t.path().join("p");
-        for p in [
-            ".agents/env",
-            "./.agents/local.env",
-            "sub/../.agents",
-            "link/env",
-            "link",
-        ] {
-            assert!(s.covers(&cwd, p), "{p}");
-        }
-        assert!(s.covers(
-            &cwd,
-            &home.join(".agents/.cache/env/x").display().to_string()
-        ));
-        for p in ["src/main.rs", "agents/env", ".agentsx/env", "/etc/passwd"] {
-            assert!(!s.covers(&cwd, p), "{p}");
-        }
     }
 }

@@ -3,6 +3,7 @@
 
 pub(crate) mod client;
 pub(crate) mod daemon;
+pub(crate) mod guard;
 pub(crate) mod hook;
 pub(crate) mod relay;
 pub(crate) mod wiring;

@@ -65,17 +65,31 @@ impl Drop for FifoDir {
 }
 
 /// Where the directory may go, in order: the [`memory_dirs`], then the
-/// temp dir.
+/// temp dir (when [`shared_safely`]).
 fn base_dirs() -> Vec<PathBuf> {
     let mut dirs = memory_dirs();
-    dirs.push(std::env::temp_dir());
+    let tmp = std::env::temp_dir();
+    if std::fs::symlink_metadata(&tmp).is_ok_and(|md| shared_safely(&md)) {
+        dirs.push(tmp);
+    }
     dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
     dirs
 }
 
+/// May a directory of ours live in this one? Only when nobody else can
+/// rename it away (and put another in its place): the directory has the
+/// sticky bit, or nobody but its owner — us or root — can write it. A
+/// world-writable directory without the sticky bit (a Kubernetes memory
+/// `emptyDir` on `/dev/shm` is `0777`) is refused, whoever owns it.
+pub(crate) fn shared_safely(md: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owner = md.uid() == rustix::process::geteuid().as_raw() || md.uid() == 0;
+    md.is_dir() && (md.mode() & 0o1000 != 0 || (owner && md.mode() & 0o022 == 0))
+}
+
 /// The places on memory for FIFOs, in order: `$XDG_RUNTIME_DIR` when it
-/// is an owner-only directory of ours; `/dev/shm` when it is a sticky
-/// directory (a directory and three FIFOs cost milliseconds of journal
+/// is an owner-only directory of ours; `/dev/shm` when [`shared_safely`]
+/// (a directory and three FIFOs cost milliseconds of journal
 /// waits on a busy ext4 `/tmp`, microseconds there). None holds a newline.
 pub(crate) fn memory_dirs() -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
@@ -93,7 +107,7 @@ pub(crate) fn memory_dirs() -> Vec<PathBuf> {
     }
     let shm = Path::new("/dev/shm");
     if let Ok(md) = std::fs::symlink_metadata(shm) {
-        if md.is_dir() && (md.mode() & 0o1000 != 0 || md.uid() == 0) {
+        if shared_safely(&md) {
             dirs.push(shm.to_path_buf());
         }
     }

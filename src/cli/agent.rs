@@ -318,7 +318,7 @@ fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
         let t = real_dir.join(t);
         match std::fs::canonicalize(&t) {
             Ok(c) => c,
-            Err(_) => crate::agent::hook::normalize(&t),
+            Err(_) => crate::agent::guard::normalize(&t),
         }
     } else {
         real_dir.join(path.file_name().expect("a file name"))

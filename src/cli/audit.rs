@@ -277,7 +277,7 @@ fn sensitive_values(a: &AuditArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let mut all: Vec<(String, Vec<u8>)> = Vec::new();
     for r in runs {
         let session = super::session::assemble_shown(&super::session::planned(&r)?);
-        for pair in session.sensitive_values() {
+        for pair in session.values_to_mask() {
             if !all.contains(&pair) {
                 all.push(pair);
             }
@@ -346,20 +346,7 @@ pub fn run(a: AuditArgs) -> Exit {
     for (job, r) in jobs.iter().zip(scans) {
         match r {
             Ok(scan) => {
-                report.files += 1;
-                report.bytes += scan.bytes;
-                if !scan.findings.is_empty() {
-                    report.files_found += 1;
-                }
-                for f in &scan.findings {
-                    let n = &masker.needles()[f.needle];
-                    report.findings.push(Line {
-                        file: job.path.clone(),
-                        line: f.line,
-                        name: n.name.clone(),
-                        form: n.form.as_str(),
-                    });
-                }
+                report.record(&job.path, &scan.findings, scan.bytes, &masker);
                 if a.fix && !scan.findings.is_empty() {
                     let outcome = if scan.changed {
                         Err(FixRefused::Changed)
@@ -378,22 +365,7 @@ pub fn run(a: AuditArgs) -> Exit {
     if a.staged {
         for (path, scanned) in git::scan_staged(&finder)? {
             match scanned {
-                Ok((findings, bytes)) => {
-                    report.files += 1;
-                    report.bytes += bytes;
-                    if !findings.is_empty() {
-                        report.files_found += 1;
-                    }
-                    for f in &findings {
-                        let n = &masker.needles()[f.needle];
-                        report.findings.push(Line {
-                            file: path.clone(),
-                            line: f.line,
-                            name: n.name.clone(),
-                            form: n.form.as_str(),
-                        });
-                    }
-                }
+                Ok((findings, bytes)) => report.record(&path, &findings, bytes, &masker),
                 Err(why) => {
                     crate::warn!(
                         "audit: cannot read the staged {}: {why}; skipped",
@@ -430,6 +402,37 @@ struct Report {
     files_found: u64,
     unreadable: u64,
     bytes: u64,
+}
+
+/// A path for the text report, its control bytes escaped (`log::escape_controls`).
+fn escaped(p: &std::path::Path) -> String {
+    crate::log::escape_controls(&p.to_string_lossy(), false).into_owned()
+}
+
+impl Report {
+    /// Count one file read and each of its findings.
+    fn record(
+        &mut self,
+        file: &Path,
+        findings: &[crate::audit::Finding],
+        bytes: u64,
+        masker: &Masker,
+    ) {
+        self.files += 1;
+        self.bytes += bytes;
+        if !findings.is_empty() {
+            self.files_found += 1;
+        }
+        for f in findings {
+            let n = &masker.needles()[f.needle];
+            self.findings.push(Line {
+                file: file.to_path_buf(),
+                line: f.line,
+                name: n.name.clone(),
+                form: n.form.as_str(),
+            });
+        }
+    }
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {
@@ -538,33 +541,42 @@ impl Report {
             let _ = writeln!(
                 s,
                 "{}:{}: {} ({})",
-                l.file.display(),
+                escaped(&l.file),
                 l.line,
                 l.name,
                 l.form
             );
         }
         for (p, r) in &self.fixes {
+            // A hostile file name drives no terminal (ESC, BEL, CR).
+            let p = escaped(p);
             match r {
-                Ok(f) if f.left == 0 => {
-                    let _ = writeln!(
+                Ok(f) => {
+                    let _ = write!(
                         s,
-                        "fixed {}: {} replaced",
-                        p.display(),
+                        "fixed {p}: {} replaced",
                         plural(f.replaced, "occurrence", "occurrences")
                     );
-                }
-                Ok(f) => {
-                    let _ = writeln!(
-                        s,
-                        "fixed {}: {} replaced, {} left (not inside one JSON string; edit by hand)",
-                        p.display(),
-                        plural(f.replaced, "occurrence", "occurrences"),
-                        f.left
-                    );
+                    if f.left > 0 {
+                        let _ = write!(
+                            s,
+                            ", {} left (not inside one JSON string; edit by hand)",
+                            f.left
+                        );
+                    }
+                    if f.other_links > 0 && f.replaced > 0 {
+                        let _ = write!(
+                            s,
+                            "; {} of the old file {} the old content (find them: find / -xdev -inum {})",
+                            plural(f.other_links, "other hard link", "other hard links"),
+                            if f.other_links == 1 { "keeps" } else { "keep" },
+                            f.inode
+                        );
+                    }
+                    s.push('\n');
                 }
                 Err(why) => {
-                    let _ = writeln!(s, "not fixed {}: {why}; left untouched", p.display());
+                    let _ = writeln!(s, "not fixed {p}: {why}; left untouched");
                 }
             }
         }
@@ -615,6 +627,7 @@ impl Report {
                     "fixed": true,
                     "replaced": f.replaced,
                     "left": f.left,
+                    "other_links": if f.replaced > 0 { f.other_links } else { 0 },
                 }),
                 Err(why) => json!({
                     "file": p.to_string_lossy(),

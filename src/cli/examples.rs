@@ -250,7 +250,7 @@ pub const MCP_SCAN: &str = examples!(
     "# Every client's configurations, user and this project"
     "agentenv mcp scan"
     "# Another project, as JSON"
-    "agentenv mcp scan --project ~/src/app --format json"
+    "agentenv mcp scan --project ~/src/project --format json"
 );
 
 pub const MCP_MIGRATE: &str = examples!(
@@ -259,7 +259,7 @@ pub const MCP_MIGRATE: &str = examples!(
     "# Move the values into the user store (~/.agents/env)"
     "agentenv mcp migrate"
     "# Into a project's .agents/local.env instead"
-    "agentenv mcp migrate --project ~/src/app"
+    "agentenv mcp migrate --project ~/src/project"
 );
 
 pub const SET: &str = examples!(

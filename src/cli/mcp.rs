@@ -96,7 +96,7 @@ pub fn run(c: McpCommand) -> Exit {
     }
 }
 
-/// Whether the masking rule of SPEC §14.1 masks a value: at least 8
+/// Whether the masking rule (docs/session.md#sensitive-and-public-values) masks a value: at least 8
 /// bytes, not all digits, not a boolean or null word. Shorter and
 /// word-like values would turn every `true` in a configuration into a
 /// finding.
@@ -113,7 +113,8 @@ fn store_values(scope: &ScopeArgs, project: &Path) -> Result<Vec<(String, Vec<u8
     let mut req = super::session::request(scope, crate::session::CacheMode::Off)?;
     req.options.cwd = Some(project.to_path_buf());
     let session = super::session::assemble_shown(&super::session::planned(&req)?);
-    Ok(super::masked::session_sensitive(&session)
+    Ok(session
+        .values_to_mask()
         .into_iter()
         .filter(|(_, v)| looked_for(v))
         .collect())
@@ -328,7 +329,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// Where a moved value goes. Today a store file; a secret reference
-/// (SPEC §16) is the other destination this seam is for: it would write
+/// (a keychain or vault entry, planned) is the other destination this seam is for: it would write
 /// the reference into the store instead of the value, and the server's
 /// rewrite stays the same.
 enum Destination {

@@ -394,7 +394,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
         // Every sensitive value, masked or not, plus those a masker would
         // take from the caller's copy of the stores.
         let mut sensitive = session.sensitive_unmasked_too();
-        sensitive.extend(super::masked::session_sensitive(&session));
+        sensitive.extend(session.values_to_mask());
         sensitive.sort();
         sensitive.dedup_by(|a, b| a.0 == b.0);
         a.only.restrict("exec", &mut env, &sensitive);
@@ -411,7 +411,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
 /// The masker of a session's sensitive values; `-v` says how many
 /// variables it masks (names at `-vv`, never values).
 fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::mask::Masker> {
-    masker_of(super::masked::session_sensitive(session))
+    masker_of(session.values_to_mask())
 }
 
 /// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).

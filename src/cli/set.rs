@@ -76,7 +76,9 @@ pub(crate) fn target_for(
                 dir.display()
             )));
         }
-        (super::trust::store_for(Some(&dir))?, true)
+        // (`components` drops the `.` of `--project .` from messages.)
+        let store = super::trust::store_for(Some(&dir))?;
+        (store.components().collect(), true)
     } else {
         let cwd = super::current_dir()?;
         let home = crate::core::get(&base, "HOME").map(PathBuf::from);
@@ -128,6 +130,36 @@ pub(crate) fn target_for(
     })
 }
 
+/// Refuse a symbolic link on the path inside the store — the store file
+/// itself, and a project store's `.agents` directory (a cloned repository
+/// ships both): a repository must not choose which file receives a
+/// secret (a tracked file, `~/.ssh/config`). The message names the link
+/// and where it points. A user store whose root is a link (`$AGENTS_HOME`,
+/// `~/.agents` into a dotfiles directory) is the user's own choice.
+fn no_link_in_store(t: &Target) -> Result<(), Failure> {
+    let mut inside = vec![t.file.clone()];
+    if t.project {
+        inside.push(t.store.clone());
+    }
+    for p in inside {
+        let Ok(md) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if md.file_type().is_symlink() {
+            let to = std::fs::read_link(&p)
+                .map(|l| l.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            return Err(Failure::runtime(format!(
+                "set: {} is a symbolic link (to {to}): set never writes through a link in a store \
+                 (a cloned repository could point it at a tracked file or one of yours); \
+                 remove the link or name another store; nothing written",
+                p.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The store file's current bytes (empty when it does not exist).
 fn read_store_file(file: &Path) -> Result<Vec<u8>, Failure> {
     match crate::fsutil::read_input(file, 16 << 20) {
@@ -165,6 +197,7 @@ pub fn run(a: SetArgs) -> Exit {
         )));
     }
     let t = target(&a)?;
+    no_link_in_store(&t)?;
     // Refuse a file the edit cannot follow before asking for anything.
     let before = read_store_file(&t.file)?;
     storefile::set_assignment(&before, name, b"x").map_err(|e| edit_failure(&t.file, name, e))?;
@@ -186,6 +219,8 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
             "set: the value typed for {name} holds a control character (an arrow key, or a pasted escape sequence?); nothing written"
         )));
     }
+    // Again: the path may have changed while the value was typed.
+    no_link_in_store(t)?;
     // Trust as it is now: a store allowed and unchanged stays allowed.
     let env = crate::core::process_env();
     let new_store = t.project && !t.store.is_dir();

@@ -76,7 +76,7 @@ impl Sensitivity {
 pub const MIN_MASKED_LEN: usize = 4;
 
 /// A value that is only sensitive by default (no `sensitive = true`) is
-/// masked from this many bytes (SPEC §14.1 "Masked or not").
+/// masked from this many bytes (docs/session.md#sensitive-and-public-values, "Masked or not").
 pub const MASK_DEFAULT_MIN_LEN: usize = 8;
 
 /// The words a value only sensitive by default is never masked as (any
@@ -136,7 +136,7 @@ impl Masking {
     }
 }
 
-/// Masked or not (SPEC §14.1): a sensitive `value` is masked when it is
+/// Masked or not (docs/session.md#sensitive-and-public-values): a sensitive `value` is masked when it is
 /// at least [`MASK_DEFAULT_MIN_LEN`] bytes, or — `declared` (`sensitive =
 /// true`) — at least [`MIN_MASKED_LEN`]; a value only sensitive by default
 /// that is all ASCII digits or one of [`UNMASKED_WORDS`] (any case) is

@@ -221,6 +221,7 @@ fn rewrite_json(client: Client, text: &str, c: &Change) -> Result<String, String
 
 fn rewrite_toml(text: &str, changes: &[Change]) -> Result<String, String> {
     use toml_edit::{Array, DocumentMut, Item, Value};
+
     let mut doc: DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| super::toml_error(text, &e))?;
@@ -259,43 +260,38 @@ fn rewrite_toml(text: &str, changes: &[Change]) -> Result<String, String> {
         for a in new_args {
             arr.push(a);
         }
-        if let Some(v) = s.get_mut("command").and_then(|i| i.as_value_mut()) {
-            let decor = v.decor().clone();
-            *v = Value::from(prog);
-            *v.decor_mut() = decor;
-        }
-        match s.get_mut("args").and_then(|i| i.as_value_mut()) {
-            Some(v) => {
-                let decor = v.decor().clone();
-                *v = Value::Array(arr);
-                *v.decor_mut() = decor;
-            }
-            None => {
-                s.insert("args", Item::Value(Value::Array(arr)));
-            }
-        }
+        set_keeping_decor(s, "command", Value::from(prog));
+        set_keeping_decor(s, "args", Value::Array(arr));
     }
     Ok(doc.to_string())
+}
+
+/// Set `key` of a TOML table to `value`, keeping the old value's
+/// surrounding blanks and comments; a new key is added at the end.
+fn set_keeping_decor(t: &mut dyn toml_edit::TableLike, key: &str, mut value: toml_edit::Value) {
+    match t.get_mut(key).and_then(|i| i.as_value_mut()) {
+        Some(v) => {
+            *value.decor_mut() = v.decor().clone();
+            *v = value;
+        }
+        None => {
+            t.insert(key, toml_edit::Item::Value(value));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::PathBuf;
+    use crate::mcp::test_place as place;
 
-    fn place(client: Client) -> Place {
-        Place {
-            path: PathBuf::from("/x"),
-            client,
-            scope: super::super::Scope::User,
-        }
-    }
-
-    fn change(path: &[&str], names: &[&str]) -> Change {
-        Change {
+    /// `text` (of `client`) with the server at `path` migrated for `names`.
+    fn edit(client: Client, text: &str, path: &[&str], names: &[&str]) -> String {
+        let c = Change {
             path: path.iter().map(|s| s.to_string()).collect(),
             names: names.iter().map(|s| s.to_string()).collect(),
-        }
+        };
+        rewrite(&place(client), text, &[c]).unwrap()
     }
 
     #[test]
@@ -317,35 +313,20 @@ mod tests {
     #[test]
     fn json_edit_keeps_every_other_byte() {
         let text = "{\n  \"other\": {\"n\": 1e400},\n  \"mcpServers\": {\n    \"gh\": {\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"server-github\"],\n      \"env\": {\n        \"GH\": \"ghp_x\",\n        \"LOG\": \"debug\"\n      }\n    },\n    \"b\": {\"command\": \"x\"}\n  }\n}\n";
-        let out = rewrite(
-            &place(Client::Claude),
-            text,
-            &[change(&["mcpServers", "gh"], &["GH"])],
-        )
-        .unwrap();
+        let out = edit(Client::Claude, text, &["mcpServers", "gh"], &["GH"]);
         assert_eq!(
             out,
             "{\n  \"other\": {\"n\": 1e400},\n  \"mcpServers\": {\n    \"gh\": {\n      \"command\": \"agentenv\",\n      \"args\": [\"exec\", \"--only\", \"GH\", \"--redact\", \"--\", \"npx\", \"-y\", \"server-github\"],\n      \"env\": {\n        \"LOG\": \"debug\"\n      }\n    },\n    \"b\": {\"command\": \"x\"}\n  }\n}\n"
         );
         // No args yet; OpenCode's command array.
         let t = r#"{"mcpServers": {"s": {"command": "srv", "env": {"K": "v"}}}}"#;
-        let out = rewrite(
-            &place(Client::Cursor),
-            t,
-            &[change(&["mcpServers", "s"], &["K"])],
-        )
-        .unwrap();
+        let out = edit(Client::Cursor, t, &["mcpServers", "s"], &["K"]);
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(v["mcpServers"]["s"]["command"], "agentenv");
         assert_eq!(v["mcpServers"]["s"]["args"][5], "srv");
         assert_eq!(v["mcpServers"]["s"]["env"], serde_json::json!({}));
         let t = r#"{"mcp": {"o": {"type": "local", "command": ["bun", "s.js"], "environment": {"K": "v", "P": "1"}}}}"#;
-        let out = rewrite(
-            &place(Client::OpenCode),
-            t,
-            &[change(&["mcp", "o"], &["K"])],
-        )
-        .unwrap();
+        let out = edit(Client::OpenCode, t, &["mcp", "o"], &["K"]);
         assert_eq!(
             out,
             r#"{"mcp": {"o": {"type": "local", "command": ["agentenv", "exec", "--only", "K", "--redact", "--", "bun", "s.js"], "environment": {"P": "1"}}}}"#
@@ -355,12 +336,7 @@ mod tests {
     #[test]
     fn toml_edit_keeps_every_other_byte() {
         let text = "# my codex\nmodel = \"o3\"   # keep\n\n[mcp_servers.gh]\ncommand = \"npx\"\nargs = [\"-y\", \"server-github\"]\nenv = { \"GH\" = \"ghp_x\", LOG = \"debug\" }\n\n[mcp_servers.other]\ncommand = \"x\"  # comment\n\n[mcp_servers.t.env]\nK = \"v\"\n";
-        let out = rewrite(
-            &place(Client::Codex),
-            text,
-            &[change(&["mcp_servers", "gh"], &["GH"])],
-        )
-        .unwrap();
+        let out = edit(Client::Codex, text, &["mcp_servers", "gh"], &["GH"]);
         assert_eq!(
             out,
             "# my codex\nmodel = \"o3\"   # keep\n\n[mcp_servers.gh]\ncommand = \"agentenv\"\nargs = [\"exec\", \"--only\", \"GH\", \"--redact\", \"--\", \"npx\", \"-y\", \"server-github\"]\nenv = { LOG = \"debug\" }\n\n[mcp_servers.other]\ncommand = \"x\"  # comment\n\n[mcp_servers.t.env]\nK = \"v\"\n"

@@ -1,4 +1,4 @@
-//! MCP server configurations (docs/integrations.md#mcp-servers, docs/mcp.md): where
+//! MCP server configurations (docs/mcp.md#mcp-servers-no-plaintext-key-in-any-clients-configuration): where
 //! every client keeps them ([`places`]), the servers in one file
 //! ([`read`]), the literal secrets in a server ([`find`]) and the rewrite
 //! that moves them out ([`edit`]).
@@ -93,79 +93,78 @@ pub fn places(env: &crate::core::Env, project: Option<&Path>) -> Vec<Place> {
             .map(PathBuf::from)
             .filter(|p| p.is_absolute())
     };
-    let mut out = Vec::new();
-    let mut add = |path: PathBuf, client: Client, scope: Scope| {
-        if !out.iter().any(|p: &Place| p.path == path) {
+    let home = abs("HOME");
+    let mut user: Vec<(PathBuf, Client)> = Vec::new();
+    if let Some(home) = &home {
+        let claude = abs("CLAUDE_CONFIG_DIR").unwrap_or_else(|| home.clone());
+        let codex = abs("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
+        let config = abs("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
+        user = vec![
+            (claude.join(".claude.json"), Client::Claude),
+            (codex.join("config.toml"), Client::Codex),
+            (home.join(".gemini/settings.json"), Client::Gemini),
+            (home.join(".cursor/mcp.json"), Client::Cursor),
+            (config.join("Code/User/mcp.json"), Client::VsCode),
+            (config.join("opencode/opencode.json"), Client::OpenCode),
+        ];
+    }
+    let project: Vec<(PathBuf, Client)> = match project {
+        Some(p) if home.as_deref() != Some(p) => PROJECT_FILES
+            .iter()
+            .map(|(rel, c)| (p.join(rel), *c))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut out: Vec<Place> = Vec::new();
+    let scoped = user
+        .into_iter()
+        .map(|x| (x, Scope::User))
+        .chain(project.into_iter().map(|x| (x, Scope::Project)));
+    for ((path, client), scope) in scoped {
+        if !out.iter().any(|p| p.path == path) {
             out.push(Place {
                 path,
                 client,
                 scope,
             });
         }
-    };
-    let home = abs("HOME");
-    if let Some(home) = &home {
-        let claude = abs("CLAUDE_CONFIG_DIR")
-            .map(|d| d.join(".claude.json"))
-            .unwrap_or_else(|| home.join(".claude.json"));
-        let codex = abs("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
-        let config = abs("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-        add(claude, Client::Claude, Scope::User);
-        add(codex.join("config.toml"), Client::Codex, Scope::User);
-        add(
-            home.join(".gemini/settings.json"),
-            Client::Gemini,
-            Scope::User,
-        );
-        add(home.join(".cursor/mcp.json"), Client::Cursor, Scope::User);
-        add(
-            config.join("Code/User/mcp.json"),
-            Client::VsCode,
-            Scope::User,
-        );
-        add(
-            config.join("opencode/opencode.json"),
-            Client::OpenCode,
-            Scope::User,
-        );
-    }
-    if let Some(p) = project {
-        if home.as_deref() != Some(p) {
-            add(p.join(".mcp.json"), Client::Claude, Scope::Project);
-            add(p.join(".codex/config.toml"), Client::Codex, Scope::Project);
-            add(
-                p.join(".gemini/settings.json"),
-                Client::Gemini,
-                Scope::Project,
-            );
-            add(p.join(".cursor/mcp.json"), Client::Cursor, Scope::Project);
-            add(p.join(".vscode/mcp.json"), Client::VsCode, Scope::Project);
-            add(p.join("opencode.json"), Client::OpenCode, Scope::Project);
-        }
     }
     out
+}
+
+/// A project's configuration files, under its directory.
+const PROJECT_FILES: [(&str, Client); 6] = [
+    (".mcp.json", Client::Claude),
+    (".codex/config.toml", Client::Codex),
+    (".gemini/settings.json", Client::Gemini),
+    (".cursor/mcp.json", Client::Cursor),
+    (".vscode/mcp.json", Client::VsCode),
+    ("opencode.json", Client::OpenCode),
+];
+
+/// A place for the unit tests (`/x`, user scope).
+#[cfg(test)]
+pub(crate) fn test_place(client: Client) -> Place {
+    Place {
+        path: PathBuf::from("/x"),
+        client,
+        scope: Scope::User,
+    }
 }
 
 /// The project directory of `cwd`: the nearest directory upwards (below
 /// `home`) that holds `.git`, `.agents` or one of the project files of
 /// [`places`]; else `cwd` itself.
 pub fn project_of(cwd: &Path, home: Option<&Path>) -> PathBuf {
-    const MARKS: [&str; 8] = [
-        ".git",
-        ".agents",
-        ".mcp.json",
-        ".cursor/mcp.json",
-        ".vscode/mcp.json",
-        ".gemini/settings.json",
-        ".codex/config.toml",
-        "opencode.json",
-    ];
     let mut dir = Some(cwd);
     while let Some(d) = dir {
         if Some(d) == home {
             break;
         }
-        if MARKS.iter().any(|m| d.join(m).exists()) {
+        let marks = [".git", ".agents"]
+            .into_iter()
+            .chain(PROJECT_FILES.iter().map(|(rel, _)| *rel));
+        if marks.into_iter().any(|m| d.join(m).exists()) {
             return d.to_path_buf();
         }
         dir = d.parent();
@@ -472,14 +471,7 @@ pub(crate) fn toml_error(text: &str, e: &toml_edit::TomlError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn place(client: Client) -> Place {
-        Place {
-            path: PathBuf::from("/x"),
-            client,
-            scope: Scope::User,
-        }
-    }
+    use test_place as place;
 
     #[test]
     fn reads_every_clients_shape() {

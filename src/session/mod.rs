@@ -158,6 +158,10 @@ pub struct Session {
     /// Per variable the result sets: public or sensitive, and why
     /// (`sensitive.rs`).
     sensitivity: BTreeMap<OsString, Sensitivity>,
+    /// The variables a store's file set to the value the caller already
+    /// had (so the result does not list them), not declared public there:
+    /// the caller holds a store's secret ([`Session::values_to_mask`]).
+    held: Vec<OsString>,
 }
 
 impl Session {
@@ -315,6 +319,27 @@ impl Session {
             .into_iter()
             .collect()
     }
+
+    /// The values to mask — what `redact`, `exec --redact`, the agent
+    /// hook's entry and `audit` all use: the values this session assigned
+    /// and does not call public ([`Session::sensitive_values`]), plus the
+    /// values the caller already holds that a store's file set to that
+    /// same value (not declared public there). In a shell that loaded the
+    /// stores already (`eval "$(agentenv env)"`, the hook), those are still
+    /// the stores' secrets, though the result does not list them (mise's
+    /// `redactable_env(caller_env)`). A file bash had to source leaves no
+    /// trace of such a value; an assignment-only file (the common case) and
+    /// `env.py` do. In byte order of the names.
+    pub fn values_to_mask(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out: BTreeMap<String, Vec<u8>> = self.sensitive_values().into_iter().collect();
+        for k in self.held.iter().filter(|k| self.masking(k).is_masked()) {
+            if let Some(v) = self.assembly.final_value(k) {
+                out.entry(k.to_string_lossy().into_owned())
+                    .or_insert_with(|| v.as_bytes().to_vec());
+            }
+        }
+        out.into_iter().collect()
+    }
 }
 
 /// The default interpreter: a pinned `AGENTS_PYTHON` naming an existing
@@ -389,6 +414,28 @@ pub fn assemble(opts: &Options, base: Env) -> Result<Session, Error> {
 /// The user store for `base`: `$AGENTS_HOME`, else `~/.agents`.
 pub(crate) fn user_store(base: &Env) -> Result<PathBuf, Error> {
     scope::user_store(None, base).map_err(|_| Error::NoHome)
+}
+
+/// Every directory the stores of `base` may be read from, by the rules
+/// `env` resolves them with: the user store (`$AGENTS_HOME`, `~`
+/// expanded, else `~/.agents`; its `.cache` is inside), `~/.agents` as
+/// well when `$AGENTS_HOME` moved the user store, and the system store's
+/// candidate (`$AGENTS_SYSTEM_ROOT`, `~` expanded, else `/etc/agents`)
+/// whether or not the trust rule uses it. A project's store is any
+/// `.agents` directory. What the agent hook's file-tool guard denies.
+pub(crate) fn store_roots(base: &Env) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = user_store(base).into_iter().collect();
+    let home = crate::core::get(base, "HOME");
+    if let Ok(h) = paths::expanduser(std::ffi::OsStr::new("~"), home) {
+        roots.push(h.join(".agents"));
+    }
+    roots.extend(
+        scope::SystemStore::decide(base)
+            .path()
+            .map(Path::to_path_buf),
+    );
+    roots.dedup();
+    roots
 }
 
 /// The agent `exec --agent NAME` stamps (its registry name), or every
@@ -478,6 +525,8 @@ fn computed(a: &mut Assembly, info: LayerInfo, step: impl FnOnce(&Env) -> Change
 struct Run {
     bash: Option<Option<PathBuf>>,
     memo: native::PathMemo,
+    /// What a plain file set to the value it already had, with its layer.
+    held: Vec<(OsString, usize)>,
 }
 
 impl Prepared {
@@ -542,6 +591,7 @@ impl Prepared {
         let mut run = Run {
             bash: None,
             memo: native::PathMemo::new(),
+            held: Vec::new(),
         };
         // A gated store's files: those the digest read, from its bytes.
         let present: Vec<&EnvFile> = self
@@ -561,18 +611,23 @@ impl Prepared {
 
         computed(&mut a, info(LayerKind::Proxy), identity::proxy);
 
-        let sensitivity = self.classify(&mut a);
+        let (sensitivity, held) = self.classify(&mut a, &run.held);
         Session {
             prepared: self,
             assembly: a,
             sensitivity,
+            held,
         }
     }
 
     /// Read the `agentenv.toml` of every store and overlay in scope and
     /// decide each set variable's sensitivity; the files' warnings become
     /// notes.
-    fn classify(&self, a: &mut Assembly) -> BTreeMap<OsString, Sensitivity> {
+    fn classify(
+        &self,
+        a: &mut Assembly,
+        held: &[(OsString, usize)],
+    ) -> (BTreeMap<OsString, Sensitivity>, Vec<OsString>) {
         let s = &self.scope;
         let mut notes = Vec::new();
         let mut decls = BTreeMap::new();
@@ -586,7 +641,38 @@ impl Prepared {
         for n in notes {
             a.note(n);
         }
-        out
+        // Held by the caller: a plain file's equal value (no trace), or a
+        // value an env.py set to what the base held (a touch, but no
+        // change), still the caller's at the end.
+        let scripts = a.touched_keys().filter_map(|k| {
+            let t = a.touches(k).iter().rev().find(|t| {
+                matches!(
+                    t.action,
+                    crate::core::Action::Set | crate::core::Action::Override
+                )
+            })?;
+            (a.layers()[t.layer].info.kind == LayerKind::EnvScript).then(|| (k.clone(), t.layer))
+        });
+        let candidates: Vec<(OsString, usize)> = held.iter().cloned().chain(scripts).collect();
+        let mut kept: Vec<OsString> = Vec::new();
+        for (name, layer) in candidates {
+            let unchanged = !a.result().assigned().contains_key(&name)
+                && a.final_value(&name).is_some()
+                && a.final_value(&name) == a.base().get(&name).map(OsString::as_os_str);
+            let root = a.layers()[layer]
+                .info
+                .path
+                .as_deref()
+                .and_then(Path::parent);
+            let public = sensitive::is_computed_name(name.as_bytes())
+                || root
+                    .and_then(|r| decls.get(r))
+                    .is_some_and(|d| d.declares_public(name.as_bytes()));
+            if unchanged && !public && !kept.contains(&name) {
+                kept.push(name);
+            }
+        }
+        (out, kept)
     }
 
     /// What the trust digest read at `f` (`Elsewhere` without a gate).
@@ -620,7 +706,7 @@ impl Prepared {
             });
             match bash.clone() {
                 None => a.fail(l, "no usable bash found"),
-                Some(bash) => self.run_plain(a, l, f, &bash, &mut run.memo, base),
+                Some(bash) => self.run_plain(a, l, f, &bash, run, base),
             }
         }
         let note = trace::layer(
@@ -688,18 +774,14 @@ impl Prepared {
 
     /// A plain file's text through the native evaluator: `true` when it
     /// decided (applied, or failed), `false` when bash must source it.
-    fn plain_natively(
-        a: &mut Assembly,
-        l: usize,
-        f: &EnvFile,
-        text: &[u8],
-        memo: &mut native::PathMemo,
-    ) -> bool {
+    fn plain_natively(a: &mut Assembly, l: usize, f: &EnvFile, text: &[u8], run: &mut Run) -> bool {
         // The accumulated env, not the child's: the back-filled bootstrap
         // names are ones the evaluator always hands to bash, so the
         // outcome is the same without copying the environment per file.
-        match native::evaluate_with(text, a.current(), memo) {
+        let mut held = Vec::new();
+        match native::evaluate_held(text, a.current(), &mut run.memo, &mut held) {
             native::Outcome::Applied(cs) => {
+                run.held.extend(held.into_iter().map(|k| (k, l)));
                 a.note(Note::debug(format!(
                     "{}: evaluated natively (no bash)",
                     f.path.display()
@@ -722,7 +804,7 @@ impl Prepared {
         l: usize,
         f: &EnvFile,
         bash: &Path,
-        memo: &mut native::PathMemo,
+        run: &mut Run,
         base: &Env,
     ) {
         let cwd = &self.scope.cwd;
@@ -748,7 +830,7 @@ impl Prepared {
             }
             Err(_) => None,
         };
-        if text.is_some_and(|text| Self::plain_natively(a, l, f, &text, memo)) {
+        if text.is_some_and(|text| Self::plain_natively(a, l, f, &text, run)) {
             return;
         }
         a.note(Note::debug(format!(
@@ -786,7 +868,7 @@ impl Prepared {
             &mut warnings,
         );
         // A child ran: it may have put an `env` program on PATH.
-        memo.clear();
+        run.memo.clear();
         for w in warnings {
             a.warn(w);
         }

@@ -85,6 +85,17 @@ pub fn evaluate(text: &[u8], env: &Env) -> Outcome {
 /// [`evaluate`], answering the PATH lookup from `memo` when it holds the
 /// same PATH.
 pub fn evaluate_with(text: &[u8], env: &Env, memo: &mut PathMemo) -> Outcome {
+    evaluate_held(text, env, memo, &mut Vec::new())
+}
+
+/// [`evaluate_with`], also naming in `held` each variable the file sets to
+/// the value `env` already holds (bash reports no change for it).
+pub fn evaluate_held(
+    text: &[u8],
+    env: &Env,
+    memo: &mut PathMemo,
+    held: &mut Vec<OsString>,
+) -> Outcome {
     if env_is_unclean(env) {
         return Outcome::Bash;
     }
@@ -115,6 +126,7 @@ pub fn evaluate_with(text: &[u8], env: &Env, memo: &mut PathMemo) -> Outcome {
     for (name, (value, line)) in finals {
         let k = OsStr::from_bytes(name);
         if env.get(k).map(|v| v.as_bytes()) == Some(value.as_slice()) {
+            held.push(k.to_os_string());
             continue;
         }
         cs.set_at(k.to_os_string(), OsString::from_vec(value), line);

@@ -251,7 +251,16 @@ fn entry_probe(
     format: &str,
     fresh_for: std::time::Duration,
 ) -> Probe {
-    let dir = cache::dir_for(&prepared.scope.user_root);
+    let user_root = &prepared.scope.user_root;
+    if prepared.scope.user_refused.is_some() || foreign_parent(user_root) {
+        // As in `replay_probe`: nothing of ours in another user's store
+        // or home.
+        return Probe::Unusable(format!(
+            "the user store {} is not loaded or not ours to create, so it holds no cache entry",
+            user_root.display()
+        ));
+    }
+    let dir = cache::dir_for(user_root);
     if let Err(why) = cache::usable_dir(&dir) {
         return Probe::Unusable(format!(
             "the cache directory {} {}",

@@ -271,6 +271,11 @@ impl Declarations {
         self.lookup(name).map(|e| (e.public, e.sensitive))
     }
 
+    /// Whether an entry declares `name` public.
+    pub(crate) fn declares_public(&self, name: &[u8]) -> bool {
+        self.lookup(name).is_some_and(|e| e.public)
+    }
+
     /// The entry covering `name`: the exact name, else the longest prefix.
     fn lookup(&self, name: &[u8]) -> Option<&Entry> {
         if let Some(e) = std::str::from_utf8(name)

@@ -296,6 +296,22 @@ fn check_dir(p: &Path) -> Result<bool, TrustError> {
 pub(crate) fn usable_state(state: &Path, create: bool) -> Result<bool, TrustError> {
     let rec = records_dir(state);
     if create {
+        // Nothing is made in another user's directory: root with that
+        // user's HOME (`sudo -E`) would leave root-owned directories there.
+        let mut up = rec.as_path();
+        while let Some(parent) = up.parent() {
+            up = parent;
+            if let Ok(m) = fs::symlink_metadata(up) {
+                let me = rustix::process::geteuid().as_raw();
+                if m.uid() != me && m.uid() != 0 {
+                    return Err(TrustError::UnsafeStateDir(
+                        up.to_path_buf(),
+                        "belongs to another user (nothing is created there)",
+                    ));
+                }
+                break;
+            }
+        }
         fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)

@@ -746,6 +746,33 @@ fn file_tools_are_denied_the_stores_with_a_reason() {
 }
 
 #[test]
+fn the_default_system_store_and_tilde_spelled_roots_are_denied() {
+    let w = World::new();
+    let read = |extra: &[(&str, &str)], path: &str| {
+        let ev = serde_json::json!({"tool_name": "Read", "tool_input": {"file_path": path}, "cwd": w.proj()});
+        let mut c = Command::new(support::agentenv_bin());
+        w.hook_env(&mut c)
+            .envs(extra.iter().copied())
+            .current_dir(w.proj())
+            .args(["hook", "claude", "pre-tool-use"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out = feed(&mut c, ev.to_string().as_bytes());
+        assert_eq!(out.status.code(), Some(0), "{}", s(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v["hookSpecificOutput"]["permissionDecision"] == "deny"
+    };
+    assert!(read(&[], "/etc/agents/env"), "the default system store");
+    let sys = w.home().join("sys/env").display().to_string();
+    let mine = w.home().join("mine/env").display().to_string();
+    let tilde = [("AGENTS_SYSTEM_ROOT", "~/sys"), ("AGENTS_HOME", "~/mine")];
+    assert!(read(&tilde, &sys), "~/sys");
+    assert!(read(&tilde, &mine), "~/mine");
+    assert!(!read(&tilde, "src/main.rs"));
+}
+
+#[test]
 fn a_codex_patch_touching_a_store_is_denied() {
     let w = World::new();
     let home_store = w.home().join(".agents/env").display().to_string();
@@ -1043,6 +1070,15 @@ fn in_zsh_status_cd_stdin_and_exports_are_the_commands_own() {
             // A slot is claimed by creating its `lock` exclusively, also
             // when the user lets zsh clobber empty files.
             let dir = w.daemon_dir().unwrap();
+            // The slots of the commands above are made anew first (the
+            // daemon removes their claims then, ours with them).
+            let claimed = |i: usize| dir.join(i.to_string()).join("lock").exists();
+            for _ in 0..500 {
+                if !(0..8).any(claimed) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
             for i in 0..8 {
                 std::fs::write(dir.join(i.to_string()).join("lock"), "").unwrap();
             }
@@ -1111,7 +1147,7 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
         let env = w.home().join(".agents/env");
         let mut text = std::fs::read_to_string(&env).unwrap();
         text.push_str(
-            "ARGC=zqCANARY_argc_9\nUSERNAME=nobody\npath=/nowhere\nZZ_LAST=zqCANARY_last_77\n",
+            "ARGC=zqCANARY_argc_9\nUSERNAME=nobody-zq-77\npath=/nowhere/zq\nZZ_LAST=zqCANARY_last_77\n",
         );
         std::fs::write(&env, text).unwrap();
         let cmd = "id -un; echo \"$GH_TOKEN $ZZ_LAST\"; printenv PATH USERNAME";

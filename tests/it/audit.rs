@@ -480,6 +480,28 @@ fn audit_finds_every_planted_form_and_nothing_else() {
 }
 
 #[test]
+fn a_shell_that_exported_the_stores_still_finds_their_values() {
+    // The caller ran `eval "$(agentenv env)"`: the plain file's values are
+    // in its environment, so the session's result sets none of them.
+    let t = tree();
+    t.write("proj/t.txt", "x ghp_zqAUD1a2b3c4d5e6f7g8h9\n");
+    let out = cmd(&t)
+        .arg("audit")
+        .arg(t.path("proj/t.txt"))
+        .env("GH_TOKEN", "ghp_zqAUD1a2b3c4d5e6f7g8h9")
+        .env("PUBLIC_URL", "https://zqAUD-public.example")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("GH_TOKEN"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains("ghp_zqAUD"), "{stdout}");
+}
+
+#[test]
 fn missing_default_places_are_skipped_quietly_and_named_at_v() {
     let t = tree();
     let o = audit(&t, &[]);
@@ -492,10 +514,16 @@ fn missing_default_places_are_skipped_quietly_and_named_at_v() {
         err.contains(".bash_history does not exist; skipped"),
         "{err}"
     );
-    // A named path that does not exist is an error (exit 2), not "clean".
+    // A named path that does not exist is an error (it is not "clean").
     let o = audit(&t, &["/nonexistent/transcripts"]);
     assert_eq!(o.status, 2);
-    assert!(o.stderr.contains("does not exist"), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("audit: /nonexistent/transcripts does not exist; nothing searched"),
+        "{}",
+        o.stderr
+    );
+    assert!(o.stdout.is_empty(), "{}", o.stdout);
     // Usage errors: exit 2.
     let o = audit(&t, &["--format", "xml"]);
     assert_ne!(o.status, 0);

@@ -17,6 +17,11 @@ use support::Tree;
 #[path = "hostile/hook_and_writers.rs"]
 mod hook_and_writers;
 
+/// Issue 31 (hardening round 4): the masking daemon and the agent hooks
+/// against a co-user and a hostile agent; `set`, `audit`.
+#[path = "hostile/round4.rs"]
+mod round4;
+
 /// A value planted in hostile files; it must never reach stderr.
 const CANARY: &str = "hostileCANARY93";
 

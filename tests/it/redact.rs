@@ -645,6 +645,42 @@ fn a_store_value_already_in_the_environment_is_still_masked() {
 }
 
 #[test]
+fn plain_store_values_already_exported_are_still_masked() {
+    // `eval "$(agentenv env)"` (or the shell hook) ran: the caller holds
+    // the plain file's values, so the session's result sets none of them.
+    // They are still the store's secrets; a value declared public is not.
+    let t = Tree::session()
+        .file(
+            "home/.agents/env",
+            "GH_TOKEN=ghp_0123456789abcdefXYZ\nDOCS_URL=https://docs.example.org\n",
+        )
+        .file(
+            "home/.agents/agentenv.toml",
+            "[vars]\nDOCS_URL = { public = true }\n",
+        );
+    let held = [
+        ("GH_TOKEN", "ghp_0123456789abcdefXYZ"),
+        ("DOCS_URL", "https://docs.example.org"),
+    ];
+    t.agentenv([
+        "exec",
+        "--redact",
+        "--",
+        "sh",
+        "-c",
+        "echo \"$GH_TOKEN $DOCS_URL\"",
+    ])
+    .envs(held)
+    .stdout("[REDACTED:GH_TOKEN] https://docs.example.org\n")
+    .run();
+    t.agentenv(["redact"])
+        .envs(held)
+        .stdin("x ghp_0123456789abcdefXYZ https://docs.example.org\n")
+        .stdout("x [REDACTED:GH_TOKEN] https://docs.example.org\n")
+        .run();
+}
+
+#[test]
 fn a_descendant_holding_the_streams_does_not_hold_agentenv() {
     // The background sleep keeps stdout and stderr open after sh exits:
     // agentenv reads on while bytes come, then leaves (status sh's). The

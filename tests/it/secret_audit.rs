@@ -970,6 +970,20 @@ fn no_canary_in_audit_or_set_output() {
     a.run(&["audit", "--fix", "--format", "json", &d], &[], false);
     a.run(&["audit", "/nonexistent/place"], &[], false);
     a.run(&["audit"], &[], false);
+    // A fixed file with other hard links, control bytes in a name (#31).
+    let t2 = a.write(
+        "transcripts2/x\u{1b}]0;t\u{7}\r.jsonl",
+        &format!("{{\"content\":\"token {}\"}}\n", v[0]),
+    );
+    std::fs::hard_link(&t2, a.p("transcripts2-backup.jsonl")).unwrap();
+    let d2 = a.p("transcripts2").to_str().unwrap().to_string();
+    a.run(&["audit", &d2], &[], false);
+    a.run(&["audit", "--fix", &d2], &[], false);
+    // set: a store file that is a link (the refusal names it and its
+    // target, no value of either).
+    a.write("outside.env", &format!("X='{}'\n", v[1]));
+    std::os::unix::fs::symlink(a.p("outside.env"), a.p("proj/.agents/pre.local.env")).unwrap();
+    a.run(&["set", "AUD_L", "--file", "pre.local.env"], &[], false);
     // set: usage errors and the file it refuses come before any prompt.
     a.write(
         "proj/.agents/local.env",
