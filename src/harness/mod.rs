@@ -81,17 +81,16 @@ impl Error {
 
     /// The same kind of error with `; note: <note>` after its message.
     fn noted(self, note: &str) -> Error {
-        let with = |m: String| format!("{m}; note: {note}");
-        match self {
-            Error::Input(m) => Error::Input(with(m)),
-            Error::Load(m) => Error::Load(with(m)),
-            Error::Invalid(m) => Error::Invalid(with(m)),
-        }
+        self.map(|m| format!("{m}; note: {note}"))
     }
 
     /// The same kind of error with `prefix: ` in front of its message.
     fn wrap(self, prefix: &str) -> Error {
-        let with = |m: String| format!("{prefix}: {m}");
+        self.map(|m| format!("{prefix}: {m}"))
+    }
+
+    /// The same kind of error with its message rewritten by `with`.
+    fn map(self, with: impl Fn(String) -> String) -> Error {
         match self {
             Error::Input(m) => Error::Input(with(m)),
             Error::Load(m) => Error::Load(with(m)),

@@ -28,6 +28,8 @@
 //! * the key (blake3 over NUL-terminated items) also covers agentenv's
 //!   version and the layer timeout.
 
+use super::Prepared;
+use crate::core::Env;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::OsStr;
 use std::fs;
@@ -255,23 +257,11 @@ pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff:
 /// declarations) a key of its own that covers the signature of every
 /// store's and overlay's `agentenv.toml`, so that an edited declaration
 /// is never answered from an entry rendered before it.
-pub fn key_with(
-    p: &super::Prepared,
-    base: &crate::core::Env,
-    format: &str,
-    diff: bool,
-    public_only: bool,
-) -> String {
-    builder(p, base, format, diff, public_only).finish()
+pub fn key_with(p: &Prepared, base: &Env, format: &str, diff: bool, public: bool) -> String {
+    key_parts(p, base, format, diff, public).key
 }
 
-fn builder(
-    p: &super::Prepared,
-    base: &crate::core::Env,
-    format: &str,
-    diff: bool,
-    public_only: bool,
-) -> KeyBuilder {
+fn builder(p: &Prepared, base: &Env, format: &str, diff: bool, public_only: bool) -> KeyBuilder {
     let s = &p.scope;
     let opt = |o: &Option<PathBuf>| o.as_ref().map(|p| p.as_os_str().as_bytes().to_vec());
     let mut k = KeyBuilder::new(p.timeout.as_secs_f64());
@@ -343,8 +333,8 @@ fn keys_dir(dir: &Path) -> PathBuf {
 
 /// The [`KeyParts`] of the key [`key_with`] gives.
 pub fn key_parts(
-    p: &super::Prepared,
-    base: &crate::core::Env,
+    p: &Prepared,
+    base: &Env,
     format: &str,
     diff: bool,
     public_only: bool,
