@@ -28,7 +28,7 @@ fn main() {
     println!("cargo::rerun-if-env-changed=AGENTENV_REQUIRE_ALL");
     let names: Vec<String> = TOOLS
         .iter()
-        .chain(&["venv", "root"])
+        .chain(&["venv", "root", "python311"])
         .map(|t| format!("\"{t}\""))
         .collect();
     println!(
@@ -66,6 +66,23 @@ fn main() {
     if !is_root() {
         println!("cargo::rustc-cfg=missing=\"root\"");
     }
+    // The CPython-table tests need the reference interpreter's version.
+    let python3 = dirs.iter().map(|d| d.join("python3")).find(|p| p.is_file());
+    if let Some(p) = &python3 {
+        println!("cargo::rerun-if-changed={}", p.display());
+    }
+    if !python3.is_some_and(|p| is_python311(&p)) {
+        println!("cargo::rustc-cfg=missing=\"python311\"");
+    }
+}
+
+/// Whether `python3` is CPython 3.11 (the reference interpreter, whose
+/// Unicode tables the compat tests compare with).
+fn is_python311(python3: &Path) -> bool {
+    std::process::Command::new(python3)
+        .args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+        .output()
+        .is_ok_and(|o| o.stdout.trim_ascii() == b"3.11")
 }
 
 /// The test virtual environment holds the reference CLI and its readers.

@@ -1,7 +1,8 @@
 //! Masker throughput (BENCHMARKS.md#masking---redact): 8 MiB of log-like text
 //! (lines of printable ASCII with a few planted secrets and forms) through
 //! `Masker::mask` and through `MaskWriter` in 64 KiB writes, with 1, 20 and
-//! 200 sensitive values (each with every form the masker knows).
+//! 200 sensitive values (each with every form the masker knows); and 8 MiB
+//! of JSON-RPC lines with 20 values (the JSON rule's cost).
 //!
 //! The time is the thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), not the
 //! wall clock, so a loaded machine slows the run but not the figures
@@ -107,8 +108,57 @@ fn log_text(size: usize, secrets: &[(String, Vec<u8>)]) -> Vec<u8> {
     out
 }
 
+/// `size` bytes of JSON-RPC lines (an MCP server's stdout), one in 100
+/// holding a secret inside a string: each such line is checked to be JSON
+/// and stays JSON (docs/masking.md#a-json-line-stays-json).
+fn json_lines(size: usize, secrets: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let mut r = Rng(11);
+    let mut out = Vec::with_capacity(size + 400);
+    let mut id = 0u64;
+    while out.len() < size {
+        id += 1;
+        out.extend_from_slice(
+            format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"ok\":true,\"n\":{},\"text\":\"line of tool output ", r.next() % 1000)
+                .as_bytes(),
+        );
+        if id.is_multiple_of(100) {
+            out.extend_from_slice(&secrets[(r.next() % secrets.len() as u64) as usize].1);
+        }
+        out.extend_from_slice(b" done\"}}\n");
+    }
+    out.truncate(size);
+    out
+}
+
 fn bench(c: &mut Criterion) {
     let size = 8 << 20;
+    {
+        let s = secrets(20);
+        let m = Arc::new(Masker::new(s.clone()));
+        let text = json_lines(size, &s);
+        let mut g = c.benchmark_group("mask/20_values_jsonl");
+        g.throughput(Throughput::Bytes(size as u64));
+        g.sample_size(10);
+        g.bench_function("whole", |b| {
+            b.iter_custom(|iters| {
+                timed(iters, || {
+                    black_box(m.mask(black_box(&text)));
+                })
+            })
+        });
+        g.bench_function("stream_64k", |b| {
+            b.iter_custom(|iters| {
+                timed(iters, || {
+                    let mut w = MaskWriter::new(m.clone(), Vec::with_capacity(size + 4096));
+                    for chunk in text.chunks(64 * 1024) {
+                        w.write_all(chunk).unwrap();
+                    }
+                    black_box(w.finish().unwrap());
+                })
+            })
+        });
+        g.finish();
+    }
     for n in [1usize, 20, 200] {
         let s = secrets(n);
         let m = Arc::new(Masker::new(s.clone()));

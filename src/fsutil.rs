@@ -149,6 +149,39 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: Mode, create_parents: bool)
     Ok(())
 }
 
+/// Append `bytes` to the regular file at `path` (created 0600 when
+/// missing; a FIFO, device or socket is refused, as a foreign symlink is
+/// by [`resolve_target`]), starting on a new line when the file does not
+/// end with one. What was in the file stays (the `$GITHUB_ENV` of a step).
+pub fn append_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let target = resolve_target(path)?;
+    refuse_special_target(&target)?;
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .read(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc_flags::NOFOLLOW | libc_flags::NONBLOCK)
+        .open(&target)?;
+    let md = f.metadata()?;
+    if !md.is_file() {
+        return Err(refuse(InputError::NotRegularTarget));
+    }
+    let mut last = [0u8; 1];
+    if md.len() > 0 && f.read_at(&mut last, md.len() - 1)? == 1 && last[0] != b'\n' {
+        f.write_all(b"\n")?;
+    }
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+/// The open flags [`append_private`] adds (rustix's, as `i32`).
+mod libc_flags {
+    pub const NOFOLLOW: i32 = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    pub const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+}
+
 /// A FIFO, character or block device, or socket.
 fn is_special(md: &fs::Metadata) -> bool {
     use std::os::unix::fs::FileTypeExt;

@@ -169,17 +169,30 @@ pub fn is_path_like(k: &[u8]) -> bool {
 pub fn integration(shell: Shell, exe: &Path) -> String {
     let bin = q(shell, exe.as_os_str());
     match shell {
-        Shell::Bash => BASH.replace("@BIN@", &bin),
-        Shell::Zsh => ZSH.replace("@BIN@", &bin),
+        Shell::Bash => with_shared(BASH, "bash", "${!_n-}").replace("@BIN@", &bin),
+        Shell::Zsh => with_shared(ZSH, "zsh", "${(P)_n-}").replace("@BIN@", &bin),
         Shell::Fish => FISH.replace("@BIN@", &bin),
     }
 }
 
 /// The hook scripts, one file per shell (`@BIN@`: agentenv's path, quoted
-/// for that shell).
+/// for that shell). bash and zsh share the prompt function and
+/// `_agentenv_unprepend` (`@PROMPT@`; `@GET@`: how the shell reads a
+/// variable by its name) and the end of the reload (`@LOAD@`; `@SHELL@`).
 const BASH: &str = include_str!("hook/hook.bash");
 const ZSH: &str = include_str!("hook/hook.zsh");
 const FISH: &str = include_str!("hook/hook.fish");
+const PROMPT: &str = include_str!("hook/prompt.sh");
+const LOAD: &str = include_str!("hook/load.sh");
+
+/// A bash or zsh script with the shared parts filled in.
+fn with_shared(script: &str, shell: &str, get: &str) -> String {
+    let prompt = PROMPT.replace("@GET@", get);
+    let load = LOAD.replace("@SHELL@", shell);
+    script
+        .replace("@PROMPT@\n", &prompt)
+        .replace("@LOAD@\n", &load)
+}
 
 /// What a load needs to know.
 #[derive(Debug, Clone)]

@@ -1,9 +1,15 @@
 //! The crate's module graph has no cycle (a unit test over the source).
 //!
 //! Granularity: the top-level modules under `src/` (a file `src/x.rs` or a
-//! folder `src/x/`), and within each of the two job folders, `session` and
-//! `harness`, their inner modules (one file each). `cli` is the top floor
-//! and its files may call each other; `lib.rs` and `main.rs` are the roof.
+//! folder `src/x/`), and within the folders of [`SPLIT`] — the two job
+//! folders `session` and `harness`, the agent wiring `agent` and the
+//! command line `cli` — their inner modules (one file each; a folder's
+//! `mod.rs` is its face, not a node). `lib.rs` and `main.rs` are the roof.
+//!
+//! Besides no cycle, two rules of direction ([`RULES`]): `agent` never
+//! imports `cli` (the command line calls the agent room, as cargo's
+//! commands call `ops`), and `mask` imports nothing but the ground floor
+//! (it is a leaf engine that knows no job).
 //!
 //! An edge is any `crate::a::…` path (also inside `use crate::{a, b::c}`)
 //! or `super::…` path that lands in another module, in code or in unit
@@ -16,7 +22,19 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The folders whose inner modules are nodes of their own.
-const SPLIT: &[&str] = &["session", "harness"];
+const SPLIT: &[&str] = &["session", "harness", "agent", "cli"];
+
+/// Per module, the modules it may import (`Only`) or may not (`Not`).
+enum Rule {
+    Only(&'static [&'static str]),
+    Not(&'static [&'static str]),
+}
+
+/// The rules of direction, checked besides the cycles.
+const RULES: &[(&str, Rule)] = &[
+    ("agent", Rule::Not(&["cli"])),
+    ("mask", Rule::Only(&["compat", "core", "fsutil", "log"])),
+];
 
 /// Every `.rs` file below `dir`.
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -241,6 +259,34 @@ mod tests {
             })
             .collect();
         assert!(found.is_empty(), "import cycles in src: {shown:#?}");
+    }
+
+    #[test]
+    fn imports_keep_their_direction() {
+        let g = graph(&src());
+        let mut broken = Vec::new();
+        for (from, rule) in RULES {
+            for to in g.get(*from).into_iter().flatten() {
+                let ok = match rule {
+                    Rule::Only(allowed) => allowed.contains(&to.as_str()),
+                    Rule::Not(denied) => !denied.contains(&to.as_str()),
+                };
+                if !ok {
+                    broken.push(format!("{from} -> {to}"));
+                }
+            }
+        }
+        assert!(broken.is_empty(), "imports against the rules: {broken:?}");
+        // The rules name real modules, and the split folders have files.
+        for (from, _) in RULES {
+            assert!(g.contains_key(*from), "{from}");
+        }
+        for folder in SPLIT {
+            assert!(
+                g.keys().any(|k| k.starts_with(&format!("{folder}::"))),
+                "{folder}"
+            );
+        }
     }
 
     #[test]

@@ -39,6 +39,8 @@ mod process;
 
 #[cfg(test)]
 mod import_graph;
+#[cfg(test)]
+mod shell_texts;
 
 // `crate::warn!(…)` and its siblings (crate-private, not exported).
 #[allow(unused_imports)]

@@ -51,18 +51,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Slots, so this many shells can hand a command over at the same moment
-/// (a slot is busy only for the handshake).
-pub const SLOTS: usize = 8;
-
-/// Idle time after which the daemon leaves.
-const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
-
-/// A claim (`N/lock`) with no request after this long is cleared.
-const STALE_CLAIM: Duration = Duration::from_secs(30);
-
-/// How long a request line may take to arrive once it has begun.
-const REQUEST_WAIT: Duration = Duration::from_secs(2);
+pub use super::protocol::SLOTS;
+use super::protocol::{
+    parse_request, CTL, ERR, EXPORTS, IDLE_EXIT, LOCK, NO, OK, OUT, REPLY, REQUEST_WAIT,
+    SLOT_FILES, STALE_CLAIM,
+};
 
 /// The directory of this user's daemon for this agentenv binary (the
 /// protocol's version and a hash of the executable's path in its name, so
@@ -276,8 +269,6 @@ fn shut(d: &Path) {
     }
 }
 
-const SLOT_FILES: [&str; 6] = ["c", "o", "e", "r", "v", "lock"];
-
 fn clear_slot(s: &Path) {
     for n in SLOT_FILES {
         let _ = rustix::fs::unlink(s.join(n));
@@ -288,7 +279,7 @@ fn clear_slot(s: &Path) {
 /// A fresh slot: its FIFOs made and their read ends open, and no claim
 /// (removed last: from then on a shell may take it).
 fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
-    for n in ["c", "o", "e", "r", "v"] {
+    for n in [CTL, OUT, ERR, REPLY, EXPORTS] {
         let _ = rustix::fs::unlink(s.join(n));
     }
     match rustix::fs::mkdirat(CWD, s, Mode::from_raw_mode(0o700)) {
@@ -298,11 +289,11 @@ fn fresh_slot(s: &Path) -> std::io::Result<Ends> {
     if !private_dir(s) {
         return Err(std::io::Error::other("the slot is not a private directory"));
     }
-    let ctl = make_fifo_to_read(&s.join("c"))?;
-    let out = make_fifo_to_read(&s.join("o"))?;
-    let err = make_fifo_to_read(&s.join("e"))?;
-    make_fifo(&s.join("r"))?;
-    match rustix::fs::unlink(s.join("lock")) {
+    let ctl = make_fifo_to_read(&s.join(CTL))?;
+    let out = make_fifo_to_read(&s.join(OUT))?;
+    let err = make_fifo_to_read(&s.join(ERR))?;
+    make_fifo(&s.join(REPLY))?;
+    match rustix::fs::unlink(s.join(LOCK)) {
         Ok(()) | Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),
     }
@@ -338,13 +329,13 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                 // The answer first (with the shell's nonce: an `ok` left
                 // in `r` beforehand is not this one): the relay's thread
                 // starts meanwhile.
-                let ok = format!("ok {}\n", job.nonce);
+                let ok = format!("{OK} {}\n", job.nonce);
                 if job.reply.write_all(ok.as_bytes()).is_err() {
                     state.active.fetch_sub(1, Ordering::SeqCst);
                     continue;
                 }
                 let state = state.clone();
-                let exports = s.join("v");
+                let exports = s.join(EXPORTS);
                 // The relay ends the `active` count; this thread makes
                 // the slot anew once the shell holds its ends (`o`), or
                 // the relay gave up.
@@ -374,7 +365,7 @@ fn slot_loop(s: &Path, state: &Arc<State>) {
                     state.touch();
                     state.active.fetch_sub(1, Ordering::SeqCst);
                 });
-                let _ = rx.recv_timeout(super::relay::OPEN_WAIT + Duration::from_secs(1));
+                let _ = rx.recv_timeout(super::protocol::OPEN_WAIT + Duration::from_secs(1));
             }
             None => {
                 state.active.fetch_sub(1, Ordering::SeqCst);
@@ -408,7 +399,7 @@ fn wait_request(ctl: &OwnedFd, s: &Path) -> Option<Vec<u8>> {
                 return None;
             }
             // A claim with no request for this long: the shell is gone.
-            let stale = std::fs::symlink_metadata(s.join("lock"))
+            let stale = std::fs::symlink_metadata(s.join(LOCK))
                 .ok()
                 .and_then(|m| m.modified().ok())
                 .and_then(|t| t.elapsed().ok())
@@ -455,7 +446,7 @@ struct Job {
 
 fn open_reply(s: &Path) -> Option<File> {
     let reply = rustix::fs::open(
-        s.join("r"),
+        s.join(REPLY),
         OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOFOLLOW,
         Mode::empty(),
     )
@@ -465,7 +456,7 @@ fn open_reply(s: &Path) -> Option<File> {
 }
 
 fn reply_no(s: &Path) -> Option<()> {
-    open_reply(s)?.write_all(b"no\n").ok()
+    open_reply(s)?.write_all(NO).ok()
 }
 
 /// Open what the request names; on any failure answer `no` (when the
@@ -482,8 +473,8 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
             return None;
         }
         let dst = [open_dst(r.pid, r.o)?, open_dst(r.pid, r.e)?];
-        let (prologue, values) = super::hook::load_entry(&r.entry).ok()?;
-        write_exports(&s.join("v"), &r.nonce, &prologue).ok()?;
+        let (prologue, values) = super::entry::load_entry(&r.entry).ok()?;
+        write_exports(&s.join(EXPORTS), &r.nonce, &prologue).ok()?;
         Some((dst, values, r.nonce))
     }) {
         Some((dst, values, nonce)) => Some(Job {
@@ -495,7 +486,7 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
             nonce,
         }),
         None => {
-            let _ = reply.write_all(b"no\n");
+            let _ = reply.write_all(NO);
             None
         }
     }
@@ -515,44 +506,6 @@ fn write_exports(path: &Path, nonce: &str, prologue: &[u8]) -> std::io::Result<(
     let mut f = File::from(fd);
     f.write_all(format!(": {nonce}\n").as_bytes())?;
     f.write_all(prologue)
-}
-
-/// A shell's request line.
-struct Request {
-    pid: u32,
-    /// The descriptors of its saved stdout and stderr.
-    o: u32,
-    e: u32,
-    /// Its descriptor of this slot's `c`.
-    c: u32,
-    /// A number of its own the answers carry.
-    nonce: String,
-    entry: PathBuf,
-}
-
-/// `PID O E C NONCE CLIENT ENTRY` (the entry is the rest of the line).
-fn parse_request(line: &[u8]) -> Option<Request> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut it = line.splitn(7, |&c| c == b' ');
-    let num = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u32>().ok();
-    let pid = num(it.next()?)?;
-    let o = num(it.next()?)?;
-    let e = num(it.next()?)?;
-    let c = num(it.next()?)?;
-    let nonce = it
-        .next()
-        .filter(|n| !n.is_empty() && n.len() <= 64 && n.iter().all(u8::is_ascii_digit))?;
-    let nonce = String::from_utf8(nonce.to_vec()).ok()?;
-    let _client = it.next()?;
-    let entry = it.next().filter(|p| p.starts_with(b"/"))?;
-    Some(Request {
-        pid,
-        o,
-        e,
-        c,
-        nonce,
-        entry: PathBuf::from(std::ffi::OsStr::from_bytes(entry)),
-    })
 }
 
 /// Does process `pid` hold `ctl`'s FIFO (this slot's `c`) open for

@@ -43,13 +43,6 @@ use super::client::Functions;
 use serde_json::{json, Map, Value};
 use std::path::{Path, PathBuf};
 
-/// The format name the cache key gets for the hook's entries (nothing
-/// else renders it, so the keys never meet `env --cache`'s).
-const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v1";
-
-/// How long a cache entry must still be fresh when a command starts.
-const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
-
 /// The reason a denied file tool gives the agent.
 pub const DENY_REASON: &str = "agentenv: this path is an agent store (or its cache): it holds secret values. Do not read it; use the variable by name in a shell command (e.g. \"$GH_TOKEN\"); `agentenv explain` lists the names.";
 
@@ -90,10 +83,11 @@ pub fn decide(
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let Some((entry, prologue)) = sensitive_entry(base, client)? else {
+    let Some((entry, user_store)) = super::entry::make(base, client)? else {
         // Nothing sensitive in this session: nothing to do.
         return Ok(None);
     };
+    let prologue = ensure_prologue(&user_store)?;
     let me = self_program();
     let daemon = super::daemon::ensure(&me, client.name());
     let mut updated: Map<String, Value> = input.clone();
@@ -161,10 +155,15 @@ pub fn prologue_path(user_root: &Path) -> PathBuf {
     user_root.join(".cache").join("agent-hook.bash")
 }
 
+/// The text of Codex's prologue file: the functions, then the call.
+pub fn prologue_text() -> String {
+    format!("{FUNCTIONS}__agentenv_begin \"$@\"\n")
+}
+
 /// Write Codex's prologue file when it is missing or not this version's.
 fn ensure_prologue(user_root: &Path) -> Result<PathBuf, String> {
     let path = prologue_path(user_root);
-    let text = format!("{FUNCTIONS}__agentenv_begin \"$@\"\n");
+    let text = prologue_text();
     if std::fs::read(&path).is_ok_and(|b| b == text.as_bytes()) {
         return Ok(path);
     }
@@ -245,178 +244,8 @@ pub fn rewrite(
     )
 }
 
-/// The cache entry holding this session's sensitive variables (written
-/// now when missing or about to expire); `None` when there are none. For
-/// Codex, which has no session env file before 0.172, the entry also
-/// holds the `export` lines of the public variables.
-fn sensitive_entry(
-    base: &crate::core::Env,
-    client: Client,
-) -> Result<Option<(PathBuf, PathBuf)>, String> {
-    let req = crate::session::Request {
-        require_trust: true,
-        cache: crate::session::CacheMode::Entry {
-            format: format!("{ENTRY_FORMAT} {}", client.name()),
-            fresh_for: ENTRY_MARGIN,
-        },
-        ..crate::session::Request::new(crate::session::Options::default())
-    };
-    let mut plan = crate::session::plan(&req, base).map_err(|e| e.to_string())?;
-    crate::log::notes(&plan.take_notes());
-    if let Some(why) = plan.cache_error() {
-        return Err(why.to_string());
-    }
-    if let (Some(bytes), Some(entry)) = (plan.cached(), plan.cache_entry()) {
-        if bytes == b"{}" {
-            return Ok(None);
-        }
-        return Ok(Some((entry, ensure_prologue(plan.user_store())?)));
-    }
-    let session = plan.assemble();
-    crate::log::notes(session.assembly.notes());
-    let values = session.values_to_mask();
-    let public = if client.facts().public_in_entry {
-        let mut view = session.view(true);
-        session.keep_public(&mut view);
-        crate::render::render(crate::render::Format::Export, &view)
-    } else {
-        String::new()
-    };
-    let text = entry_text(&values, &public);
-    let kept = plan.keep(text.as_bytes())?;
-    if text == "{}" {
-        return Ok(None);
-    }
-    match kept {
-        Some(entry) => Ok(Some((entry, ensure_prologue(plan.user_store())?))),
-        None => Err(format!(
-            "cannot write the cache entry in {}",
-            plan.cache_entry()
-                .as_deref()
-                .and_then(Path::parent)
-                .unwrap_or(Path::new(""))
-                .display()
-        )),
-    }
-}
-
-fn hex(b: &[u8]) -> String {
-    const H: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(b.len() * 2);
-    for &x in b {
-        s.push(H[(x >> 4) as usize] as char);
-        s.push(H[(x & 15) as usize] as char);
-    }
-    s
-}
-
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
-        .collect()
-}
-
-/// An entry: `{"vars": [[NAME, HEX-VALUE], …], "public": "export …"}`
-/// (`{}` when both are empty): names and values byte-exact, UTF-8 as the
-/// cache wants.
-fn entry_text(values: &[(String, Vec<u8>)], public: &str) -> String {
-    if values.is_empty() && public.trim().is_empty() {
-        return "{}".into();
-    }
-    let vars: Vec<Value> = values.iter().map(|(k, v)| json!([k, hex(v)])).collect();
-    json!({ "vars": vars, "public": public }).to_string()
-}
-
-/// Sensitive variables: names and values.
-pub(crate) type Values = Vec<(String, Vec<u8>)>;
-
-/// The sensitive variables and the public `export` lines of an entry.
-type Entry = (Vec<(String, Vec<u8>)>, String);
-
-fn parse_entry(bytes: &[u8]) -> Option<Entry> {
-    let v: Value = serde_json::from_slice(bytes).ok()?;
-    let public = v
-        .get("public")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let Some(vars) = v.get("vars") else {
-        return Some((Vec::new(), public));
-    };
-    let vars = vars
-        .as_array()?
-        .iter()
-        .map(|p| {
-            let name = p.get(0)?.as_str()?.to_string();
-            let value = unhex(p.get(1)?.as_str()?)?;
-            Some((name, value))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some((vars, public))
-}
-
-/// A name the shell can assign.
-fn shell_name(n: &str) -> bool {
-    crate::compat::ident::is_name(n.as_bytes()) && !n.starts_with("__ae_")
-}
-
-/// The exports a rewritten command `eval`s (ended by NUL: sent once the
-/// shell's output goes into the FIFOs) and the values to mask, from the
-/// cache entry `entry`. `Err`: a value-free message.
-pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
-    if entry.parent().is_none() || entry.file_name().and_then(|k| k.to_str()).is_none() {
-        return Err("hook run: the entry path has no file name".into());
-    }
-    let Some(bytes) = crate::session::read_entry(entry) else {
-        return Err(format!(
-            "the sensitive variables' cache entry {} is gone or stale",
-            entry.display()
-        ));
-    };
-    let Some((vars, public)) = parse_entry(&bytes) else {
-        return Err(format!(
-            "the cache entry {} is not agentenv's",
-            entry.display()
-        ));
-    };
-    let mut prologue: Vec<u8> = public.into_bytes();
-    for (name, value) in &vars {
-        if shell_name(name) {
-            // A name zsh keeps for itself (read-only: the assignment would
-            // end the `eval` there; `USERNAME`: zsh would change the
-            // shell's user; `path`: `PATH`) is set in bash only.
-            let zsh_own = crate::hook::shell_reserves(crate::hook::Shell::Zsh, name.as_bytes());
-            if zsh_own {
-                prologue.extend_from_slice(
-                    format!(
-                        "if [ -n \"${{ZSH_VERSION-}}\" ]; then printf '%s\\n' 'agentenv: zsh keeps \
-                         {name} for itself: this command runs without it' >&2; else "
-                    )
-                    .as_bytes(),
-                );
-            }
-            prologue.extend_from_slice(b"export ");
-            prologue.extend_from_slice(name.as_bytes());
-            prologue.push(b'=');
-            prologue.extend_from_slice(&crate::compat::sh::single_quote(value));
-            if zsh_own {
-                prologue.extend_from_slice(b"; fi");
-            }
-            prologue.push(b'\n');
-        }
-    }
-    prologue.push(0);
-    Ok((prologue, vars))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn quoting_survives_every_text() {
         for s in [
@@ -435,28 +264,5 @@ mod tests {
                 .unwrap();
             assert_eq!(out.stdout, s.as_bytes(), "{s:?}");
         }
-    }
-
-    #[test]
-    fn the_shell_tries_every_slot_of_the_daemon() {
-        let slots: Vec<String> = (0..crate::agent::daemon::SLOTS)
-            .map(|i| i.to_string())
-            .collect();
-        let want = format!("for __ae_i in {}; do", slots.join(" "));
-        assert!(FUNCTIONS.contains(&want), "{want}");
-    }
-
-    #[test]
-    fn entries_round_trip_bytes() {
-        let v = vec![
-            ("A".to_string(), b"x\xff\n'y".to_vec()),
-            ("B".to_string(), Vec::new()),
-        ];
-        assert_eq!(
-            parse_entry(entry_text(&v, "export X=1\n").as_bytes()),
-            Some((v, "export X=1\n".to_string()))
-        );
-        assert_eq!(parse_entry(b"{}"), Some((Vec::new(), String::new())));
-        assert_eq!(parse_entry(b"not json"), None);
     }
 }

@@ -3,7 +3,9 @@
 
 pub(crate) mod client;
 pub(crate) mod daemon;
+pub(crate) mod entry;
 pub(crate) mod guard;
 pub(crate) mod hook;
+pub(crate) mod protocol;
 pub(crate) mod relay;
 pub(crate) mod wiring;

@@ -37,12 +37,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How long the shell may take to open the FIFOs.
-pub(crate) const OPEN_WAIT: Duration = Duration::from_secs(20);
-
-/// After the shell's end byte, how long a stream that a background job
-/// still holds may stay quiet before the shell is let go.
-const DRAIN_IDLE: Duration = Duration::from_millis(100);
+pub(crate) use super::protocol::OPEN_WAIT;
+use super::protocol::{CTL, DONE, DRAIN_IDLE, ERR, OPENED, OUT};
 
 /// The three FIFOs (read ends open) and their directory, which [`serve`]
 /// removes once the shell has opened them (or on drop).
@@ -57,7 +53,7 @@ struct FifoDir(PathBuf);
 
 impl Drop for FifoDir {
     fn drop(&mut self) {
-        for n in ["c", "o", "e"] {
+        for n in [CTL, OUT, ERR] {
             let _ = rustix::fs::unlink(self.0.join(n));
         }
         let _ = rustix::fs::rmdir(&self.0);
@@ -176,9 +172,9 @@ impl Fifos {
         };
         let dir = FifoDir(dir);
         let ends = Ends {
-            ctl: make_fifo_to_read(&dir.0.join("c"))?,
-            out: make_fifo_to_read(&dir.0.join("o"))?,
-            err: make_fifo_to_read(&dir.0.join("e"))?,
+            ctl: make_fifo_to_read(&dir.0.join(CTL))?,
+            out: make_fifo_to_read(&dir.0.join(OUT))?,
+            err: make_fifo_to_read(&dir.0.join(ERR))?,
         };
         Ok(Fifos { dir, ends })
     }
@@ -339,7 +335,7 @@ pub fn relay(
             continue;
         }
         match read_ctl(&ends.ctl) {
-            Some(b) if b.first() == Some(&b'o') => break b[1..].contains(&b'x'),
+            Some(b) if b.first() == Some(&OPENED) => break b[1..].contains(&DONE),
             Some(b) if b.is_empty() => {}
             // The shell gave up (closed `c`) or wrote something else.
             _ => {

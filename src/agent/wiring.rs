@@ -60,11 +60,6 @@ pub struct Wiring {
     pub session_start: String,
     pub pre_tool_use: String,
     pub matcher: String,
-    pub deny: &'static [&'static str],
-    /// `permissions.allow` rules (Claude Code's permission check then
-    /// lets the rewrite's one call through; the command's own words are
-    /// checked as ever).
-    pub allow: &'static [&'static str],
 }
 
 impl Wiring {
@@ -86,8 +81,6 @@ impl Wiring {
             session_start: format!("{program} hook {name} session-start{flag}"),
             pre_tool_use: format!("{program} hook {name} pre-tool-use"),
             matcher: client.matcher(),
-            deny: client.facts().deny_rules,
-            allow: client.facts().allow_rules,
         }
     }
 }
@@ -306,7 +299,11 @@ fn add_step(text: &str, w: &Wiring, updated: &mut bool) -> Result<Option<String>
             )));
         }
     }
-    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+    // The client's permission rules (`allow`: Claude Code then lets the
+    // rewrite's one call through; the command's own words are checked as
+    // ever).
+    let f = w.client.facts();
+    for (key, rules) in [("deny", f.deny_rules), ("allow", f.allow_rules)] {
         if rules.is_empty() {
             continue;
         }
@@ -389,7 +386,11 @@ fn remove_step(text: &str, w: &Wiring) -> Result<Option<String>, String> {
             }
         }
     }
-    for (key, rules) in [("deny", w.deny), ("allow", w.allow)] {
+    // The client's permission rules (`allow`: Claude Code then lets the
+    // rewrite's one call through; the command's own words are checked as
+    // ever).
+    let f = w.client.facts();
+    for (key, rules) in [("deny", f.deny_rules), ("allow", f.allow_rules)] {
         if rules.is_empty() {
             continue;
         }

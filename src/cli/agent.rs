@@ -3,8 +3,9 @@
 //! work is `crate::agent`'s.
 
 use super::{say, Exit, Failure};
+use crate::agent::entry::load_entry;
 pub(crate) use crate::agent::hook::Client;
-use crate::agent::hook::{decide, load_entry, with_functions};
+use crate::agent::hook::{decide, with_functions};
 use crate::agent::wiring::{add_wiring, remove_wiring, Outcome, Wiring};
 use crate::compat::sh::shlex_quote;
 use crate::jsonedit;
@@ -96,6 +97,7 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         diff: true,
         cache: true,
         into: Some(PathBuf::from(file)),
+        append: None,
         public_only: !export_values,
     };
     let status = super::session::run_env(args)?;

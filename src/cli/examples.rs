@@ -31,8 +31,8 @@ pub const AGENTENV: &str = examples!(
 pub const ENV: &str = examples!(
     "# Load what the stores add into this shell"
     "eval \"$(agentenv env --diff)\""
-    "# A GitHub Actions step"
-    "agentenv env --diff --format github >> \"$GITHUB_ENV\""
+    "# A GitHub Actions step (values registered with the runner's masker)"
+    "agentenv env --diff --format github --append \"$GITHUB_ENV\""
     "# What an agent may see: the public variables only (agentenv.toml)"
     "agentenv env --diff --public-only --format dotenv"
     "# Every variable of the result, as JSON"

@@ -199,7 +199,7 @@ pub fn run(a: LaunchArgs) -> super::Exit {
     let mut env = asm.current().clone();
     if a.only.given() || a.redact.redact {
         // Every value the operator layer filled is sensitive; masked or
-        // not as "Masked or not" (the agentenv.toml beside the .env).
+        // not as docs/masking.md#masked-or-not says (the agentenv.toml beside the .env).
         let mut notes = Vec::new();
         let (masked, not) = super::masked::operator_sensitive(&asm, &opts.cwd, &mut notes);
         crate::log::notes(&notes);

@@ -1,6 +1,7 @@
 //! Which values `launch --redact` masks: every value its operator layer
-//! (the `.env` files) filled that is masked (masked or not: the
-//! `agentenv.toml` beside the `.env`). (A session's are
+//! (the `.env` files) filled, as the `agentenv.toml` beside each `.env`
+//! declares it; only values that are masked ([`crate::core::masking`],
+//! README "Masked or not"). (A session's are
 //! [`crate::session::Session::values_to_mask`]; `harness run --redact`
 //! masks every value of the resolved runner and sandbox maps.)
 

@@ -96,28 +96,16 @@ pub fn run(c: McpCommand) -> Exit {
     }
 }
 
-/// Whether the masking rule (docs/session.md#sensitive-and-public-values) masks a value: at least 8
-/// bytes, not all digits, not a boolean or null word. Shorter and
-/// word-like values would turn every `true` in a configuration into a
-/// finding.
-fn looked_for(v: &[u8]) -> bool {
-    const WORDS: [&str; 8] = ["true", "false", "yes", "no", "on", "off", "null", "none"];
-    v.len() >= 8
-        && !v.iter().all(u8::is_ascii_digit)
-        && !WORDS.iter().any(|w| v.eq_ignore_ascii_case(w.as_bytes()))
-}
-
-/// The stores' values to look for: the session `exec` would assemble in
-/// the project (every store, as `audit --all-stores` does).
+/// The stores' values to look for: the values the masker masks
+/// ([`crate::session::Session::values_to_mask`]: from 8 bytes, never a
+/// number or a boolean word, from 4 bytes when declared `sensitive =
+/// true`) of the session `exec` would assemble in the project — so a
+/// store's `DEBUG=true` does not make every `true` a finding.
 fn store_values(scope: &ScopeArgs, project: &Path) -> Result<Vec<(String, Vec<u8>)>, Failure> {
     let mut req = super::session::request(scope, crate::session::CacheMode::Off)?;
     req.options.cwd = Some(project.to_path_buf());
     let session = super::session::assemble_shown(&super::session::planned(&req)?);
-    Ok(session
-        .values_to_mask()
-        .into_iter()
-        .filter(|(_, v)| looked_for(v))
-        .collect())
+    Ok(session.values_to_mask())
 }
 
 /// The project directory: `--project DIR`, else the one `cwd` is in.
@@ -362,11 +350,14 @@ struct Plan {
 
 pub fn run_migrate(a: MigrateArgs) -> Exit {
     let project = project_dir(a.project.as_deref())?;
-    let dest = Destination::Store(super::set::target_for(
-        a.project.is_none(),
-        a.project.is_some().then_some(project.as_path()),
-        None,
-    )?);
+    let dest = Destination::Store(match (&a.project, &a.scope.agents_dir) {
+        (None, Some(dir)) => super::set::Target::user_at(super::current_dir()?.join(dir)),
+        _ => super::set::target_for(
+            a.project.is_none(),
+            a.project.is_some().then_some(project.as_path()),
+            None,
+        )?,
+    });
     // What the stores hold now, by name (for conflicts) and as needles.
     let held: std::collections::BTreeMap<String, Vec<u8>> =
         store_values(&a.scope, &project)?.into_iter().collect();
@@ -511,7 +502,7 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
                 dest.put(k, v.as_bytes())?;
             }
         }
-        let backups = backup_dir()?;
+        let backups = backup_dir(a.scope.agents_dir.as_deref())?;
         for (ri, new) in &outputs {
             let r = &reads[*ri];
             let b = backup(&backups, &r.place.path, &r.text)?;
@@ -636,14 +627,18 @@ fn refuse_unsafe(p: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `<user store>/.backup/mcp/<seconds>-<pid>`, 0700.
-fn backup_dir() -> Result<PathBuf, Failure> {
+/// `<user store>/.backup/mcp/<seconds>-<pid>`, 0700 (the user store:
+/// `--agents-dir`, else `$AGENTS_HOME`, else `~/.agents`).
+fn backup_dir(agents_dir: Option<&Path>) -> Result<PathBuf, Failure> {
     let env = crate::core::process_env();
-    let store = crate::session::user_store(&env).map_err(|e| {
-        Failure::runtime(format!(
-            "mcp migrate: cannot find the user store for the backup: {e}"
-        ))
-    })?;
+    let store = match agents_dir {
+        Some(d) => super::current_dir()?.join(d),
+        None => crate::session::user_store(&env).map_err(|e| {
+            Failure::runtime(format!(
+                "mcp migrate: cannot find the user store for the backup: {e}"
+            ))
+        })?,
+    };
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -60,6 +60,13 @@ pub struct EnvArgs {
     /// FILE is created 0600; a FIFO, device or socket is refused.
     #[arg(long = "into", value_name = "FILE")]
     pub into: Option<PathBuf>,
+    /// Append the rendering to FILE instead of printing it (a new FILE is
+    /// created 0600; a FIFO, device or socket is refused). With
+    /// `--format github` (`--append "$GITHUB_ENV"`), first print on stdout
+    /// `::add-mask::` for every masked value rendered (each line of a
+    /// multi-line one), which the Actions runner reads to hide them.
+    #[arg(long = "append", value_name = "FILE", conflicts_with_all = ["into", "cache"])]
+    pub append: Option<PathBuf>,
     /// Render only public variables: the ones agentenv computes and the
     /// ones a store's agentenv.toml declares public. Sensitive ones are
     /// left out silently (-v names them); removals are kept.
@@ -302,7 +309,51 @@ pub fn run_env(a: EnvArgs) -> Exit {
     if let Some(path) = &a.into {
         return write_into(path, &text);
     }
+    if let Some(path) = &a.append {
+        if format == crate::render::Format::Github {
+            // Registered with the runner before the values reach it.
+            super::print(add_masks(&session, &view).as_bytes())?;
+        }
+        return match crate::fsutil::append_private(path, text.as_bytes()) {
+            Ok(()) => Ok(0),
+            Err(e) => Err(Failure::runtime(format!(
+                "--append {}: cannot write it ({})",
+                path.display(),
+                crate::fsutil::io_kind(&e)
+            ))),
+        };
+    }
+    if format == crate::render::Format::Github && std::env::var_os("GITHUB_ACTIONS").is_some() {
+        crate::warn!(
+            "--format github on stdout registers no value with the runner's masker; use --append \"$GITHUB_ENV\" (it prints ::add-mask:: for each)"
+        );
+    }
     super::print(text.as_bytes())
+}
+
+/// `::add-mask::VALUE` lines (the runner's workflow command) for every
+/// rendered assignment that is sensitive and masked
+/// (docs/masking.md#masked-or-not): each line of a value (split at LF, CR, CRLF) of at least 4
+/// bytes, once, with `%` written `%25` (the runner unescapes `%25`, `%0D`, `%0A`).
+/// These lines hold the values on stdout by design: the runner consumes
+/// them and hides every later occurrence in the job's logs.
+fn add_masks(session: &crate::session::Session, view: &crate::render::View) -> String {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = String::new();
+    for (k, v) in &view.assignments {
+        if session.is_public(k) || !session.masking(k).is_masked() {
+            continue;
+        }
+        let v = String::from_utf8_lossy(v.as_encoded_bytes());
+        for line in v.split(['\n', '\r']) {
+            if line.len() >= crate::core::MIN_MASKED_LEN && seen.insert(line.to_string()) {
+                out.push_str("::add-mask::");
+                out.push_str(&line.replace('%', "%25"));
+                out.push('\n');
+            }
+        }
+    }
+    out
 }
 
 /// Run the layers, then print what they had to say (warnings; `-v` a line
@@ -394,7 +445,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
         // Every sensitive value, masked or not, plus those a masker would
         // take from the caller's copy of the stores.
         let mut sensitive = session.sensitive_unmasked_too();
-        sensitive.extend(session.values_to_mask());
+        sensitive.extend(session.held_values());
         sensitive.sort();
         sensitive.dedup_by(|a, b| a.0 == b.0);
         a.only.restrict("exec", &mut env, &sensitive);

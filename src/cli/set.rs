@@ -49,6 +49,17 @@ pub(crate) struct Target {
     project: bool,
 }
 
+impl Target {
+    /// The env file of the user store at `store` (`--agents-dir DIR`).
+    pub(crate) fn user_at(store: PathBuf) -> Target {
+        Target {
+            file: store.join("env"),
+            store,
+            project: false,
+        }
+    }
+}
+
 fn target(a: &SetArgs) -> Result<Target, Failure> {
     target_for(a.user, a.project.as_deref(), a.file.as_deref())
 }

@@ -135,6 +135,9 @@ pub struct Touch {
     pub action: Action,
     /// The source line that set the key, when the layer has lines.
     pub line: Option<u32>,
+    /// An override that set the value the key already had (so the value's
+    /// origin is an earlier layer's, or the base's).
+    pub unchanged: bool,
 }
 
 /// A layer as recorded by the assembly, with its outcome.
@@ -307,6 +310,17 @@ impl Assembly {
     }
 
     fn touch(&mut self, key: &OsStr, layer: usize, action: Action, line: Option<u32>) {
+        self.touch_as(key, layer, action, line, false);
+    }
+
+    fn touch_as(
+        &mut self,
+        key: &OsStr,
+        layer: usize,
+        action: Action,
+        line: Option<u32>,
+        unchanged: bool,
+    ) {
         self.touches
             .entry(key.to_os_string())
             .or_default()
@@ -314,6 +328,7 @@ impl Assembly {
                 layer,
                 action,
                 line,
+                unchanged,
             });
     }
 
@@ -353,14 +368,13 @@ impl Assembly {
                 self.touch(k, layer, Action::Skipped(reason.to_string()), line);
                 continue;
             }
-            let action = if self.current.contains_key(k) {
-                Action::Override
-            } else {
-                Action::Set
+            let (action, unchanged) = match self.current.get(k) {
+                Some(old) => (Action::Override, old == v),
+                None => (Action::Set, false),
             };
             self.current.insert(k.clone(), v.clone());
             self.result.set_maybe_at(k.clone(), v.clone(), line);
-            self.touch(k, layer, action, line);
+            self.touch_as(k, layer, action, line, unchanged);
         }
         for k in changes.removed() {
             if let Some(reason) = skip(k) {

@@ -76,15 +76,15 @@ impl Sensitivity {
 pub const MIN_MASKED_LEN: usize = 4;
 
 /// A value that is only sensitive by default (no `sensitive = true`) is
-/// masked from this many bytes (docs/session.md#sensitive-and-public-values, "Masked or not").
+/// masked from this many bytes (docs/masking.md#masked-or-not).
 pub const MASK_DEFAULT_MIN_LEN: usize = 8;
 
 /// The words a value only sensitive by default is never masked as (any
 /// case): masking them would shred every `"ok":true` in a JSON reply.
 pub const UNMASKED_WORDS: &[&str] = &["true", "false", "yes", "no", "on", "off", "null", "none"];
 
-/// Whether a sensitive value is masked, and if not why (README "Masked
-/// or not"). The one per-value decision every masker user takes
+/// Whether a sensitive value is masked, and if not why
+/// (docs/masking.md#masked-or-not). The one per-value decision every masker user takes
 /// ([`masking`]): `exec`/`launch`/`harness run --redact`, `redact`, the
 /// agent hooks, `audit`'s needles, `--format github`'s `::add-mask::`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +136,7 @@ impl Masking {
     }
 }
 
-/// Masked or not (docs/session.md#sensitive-and-public-values): a sensitive `value` is masked when it is
+/// Masked or not (docs/masking.md#masked-or-not): a sensitive `value` is masked when it is
 /// at least [`MASK_DEFAULT_MIN_LEN`] bytes, or — `declared` (`sensitive =
 /// true`) — at least [`MIN_MASKED_LEN`]; a value only sensitive by default
 /// that is all ASCII digits or one of [`UNMASKED_WORDS`] (any case) is

@@ -1,32 +1,7 @@
 # agentenv shell hook (zsh): eval "$(agentenv hook zsh)" in ~/.zshrc
 typeset -g _agentenv_bin=@BIN@
 typeset -ga _agentenv_watch
-_agentenv_hook() {
-  local _agentenv_rc=$? _agentenv_f
-  if [[ "${_agentenv_pwd-}" == "$PWD" ]]; then
-    for _agentenv_f in "${_agentenv_watch[@]}"; do
-      if [[ "$_agentenv_f" -nt "$_agentenv_stamp" ]]; then
-        _agentenv_reload
-        return $_agentenv_rc
-      fi
-    done
-    return $_agentenv_rc
-  fi
-  _agentenv_reload
-  return $_agentenv_rc
-}
-_agentenv_unprepend() {
-  local _n=$1 _had=$2 _old=$3 _ours=$4 _e _cur
-  shift 4
-  if [[ "${(P)_n-}" == "$_ours" ]]; then
-    if [[ $_had == 1 ]]; then export "$_n=$_old"; else unset "$_n"; fi
-    return 0
-  fi
-  _cur=":${(P)_n-}:"
-  for _e in "$@"; do _cur=${_cur/":$_e:"/:}; done
-  _cur=${_cur#:}; _cur=${_cur%:}
-  if [[ -z $_cur && $_had != 1 ]]; then unset "$_n"; else export "$_n=$_cur"; fi
-}
+@PROMPT@
 _agentenv_reload() {
   local _agentenv_out
   if (( $+functions[_agentenv_undo] )); then
@@ -42,14 +17,7 @@ _agentenv_reload() {
     typeset -g _agentenv_missing=1
     return 0
   fi
-  unset _agentenv_missing
-  if _agentenv_out=$("$_agentenv_bin" hook zsh --load --pid "$$" --warned "${_agentenv_warned-}"); then
-    eval "$_agentenv_out"
-  else
-    printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2
-  fi
-  return 0
-}
+@LOAD@
 typeset -ga precmd_functions
 if (( ! ${precmd_functions[(I)_agentenv_hook]:-0} )); then
   precmd_functions=(_agentenv_hook $precmd_functions)

@@ -77,12 +77,30 @@ pub enum Form {
     /// characters are kept, in the C locale every byte over 0x7f is
     /// `\ooo` (both spellings, where they differ).
     BashAnsiC,
+    /// Bash's double-quoted form (between the quotes), as `declare -p`,
+    /// `export -p` and `typeset -p` print a value holding `"`, `$`, `\`
+    /// or a backtick (each written after a backslash), and as a hand-written
+    /// store file holds it.
+    BashDoubleQuoted,
+    /// Bash's `printf %q` backslash form: a backslash before each of
+    /// space, tab, `! " $ & ' ( ) * , ; < > ? [ \ ] ^` backtick `{ | }`,
+    /// before `#` at the start, and before `~` at the start or after `:`
+    /// or `=` (a value holding a control character is written `$'…'`:
+    /// [`Form::BashAnsiC`]).
+    BashPrintfQ,
+    /// Go's `encoding/json` string escape (between the quotes), as
+    /// `kubectl -o json`, `docker inspect` and `gh api` print it: as
+    /// `JSON.stringify`, plus `<`, `>`, `&` as `\u003c`, `\u003e`,
+    /// `\u0026`, U+2028 and U+2029 as `\u2028`, `\u2029`, bytes that are
+    /// not UTF-8 as `\ufffd`.
+    GoJson,
 }
 
 impl Form {
     /// A short stable name (`raw`, `line`, `base64`, `base64url`, `hex`,
     /// `HEX`, `percent`, `json`, `json-ascii`, `json-utf8`, `shell`,
-    /// `hex-spaced`, `HEX-spaced`, `repr`, `ansi-c`).
+    /// `hex-spaced`, `HEX-spaced`, `repr`, `ansi-c`, `bash-dq`, `printf-q`,
+    /// `json-go`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Form::Raw => "raw",
@@ -100,6 +118,9 @@ impl Form {
             Form::HexSpacedUpper => "HEX-spaced",
             Form::PythonRepr => "repr",
             Form::BashAnsiC => "ansi-c",
+            Form::BashDoubleQuoted => "bash-dq",
+            Form::BashPrintfQ => "printf-q",
+            Form::GoJson => "json-go",
         }
     }
 }
@@ -201,7 +222,10 @@ fn encodings(v: &[u8]) -> Vec<(Form, Vec<u8>)> {
     out.push((Form::JsonStringify, json(v, Json::Stringify)));
     out.push((Form::JsonDumpsAscii, json(v, Json::DumpsAscii)));
     out.push((Form::JsonDumps, json(v, Json::Dumps)));
+    out.push((Form::GoJson, json(v, Json::Go)));
     out.push((Form::ShellSingleQuoted, shell(v)));
+    out.push((Form::BashDoubleQuoted, bash_dq(v)));
+    out.push((Form::BashPrintfQ, printf_q(v)));
     out.push((Form::PythonRepr, py_repr(v)));
     let control = v.iter().any(|&b| b < 0x20 || b == 0x7f);
     if control || v.utf8_chunks().any(|c| !c.invalid().is_empty()) {
@@ -405,8 +429,8 @@ fn wrapped(out: &mut Vec<(Form, Vec<u8>)>, form: Form, encoded: &[u8], width: us
     }
 }
 
-/// Plain base64 with `=` padding (for tests and the fuzz target).
-#[allow(dead_code)] // tests, fuzz
+/// Plain base64 with `=` padding (for tests).
+#[cfg(test)]
 pub(crate) fn base64_padded(v: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     for g in v.chunks(3) {
@@ -454,6 +478,37 @@ enum Json {
     Stringify,
     DumpsAscii,
     Dumps,
+    /// Go's `encoding/json` (HTML-safe).
+    Go,
+}
+
+/// Bash's double quoting (`declare -p`), between the quotes.
+fn bash_dq(v: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() + 8);
+    for &b in v {
+        if matches!(b, b'"' | b'$' | b'\\' | b'`') {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// Bash's `printf %q` of `v` as a whole argument (`sh_backslash_quote`
+/// with its tilde flag).
+fn printf_q(v: &[u8]) -> Vec<u8> {
+    const SPECIAL: &[u8] = b" \t\n!\"$&'()*,;<>?[\\]^`{|}";
+    let mut out = Vec::with_capacity(v.len() + 8);
+    for (i, &b) in v.iter().enumerate() {
+        let escape = SPECIAL.contains(&b)
+            || (b == b'#' && i == 0)
+            || (b == b'~' && (i == 0 || matches!(v[i - 1], b':' | b'=')));
+        if escape {
+            out.push(b'\\');
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// The JSON string escape of `v`, between the quotes.
@@ -479,6 +534,9 @@ fn json(v: &[u8], kind: Json) -> Vec<u8> {
                 '\u{8}' => out.extend_from_slice(b"\\b"),
                 '\u{c}' => out.extend_from_slice(b"\\f"),
                 c if (c as u32) < 0x20 => u4(&mut out, c as u32),
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' if kind == Json::Go => {
+                    u4(&mut out, c as u32)
+                }
                 c if kind == Json::DumpsAscii && !(' '..='~').contains(&c) => {
                     let n = c as u32;
                     if n >= 0x10000 {
@@ -499,6 +557,12 @@ fn json(v: &[u8], kind: Json) -> Vec<u8> {
         if !bad.is_empty() {
             match kind {
                 Json::Stringify => out.extend_from_slice("\u{fffd}".as_bytes()),
+                // One per byte (`utf8.DecodeRuneInString`'s size 1).
+                Json::Go => {
+                    for _ in bad {
+                        out.extend_from_slice(b"\\ufffd");
+                    }
+                }
                 Json::DumpsAscii => {
                     for &b in bad {
                         u4(&mut out, 0xdc00 + u32::from(b));
@@ -556,6 +620,9 @@ mod tests {
             (Form::HexSpacedUpper, "HEX-spaced"),
             (Form::PythonRepr, "repr"),
             (Form::BashAnsiC, "ansi-c"),
+            (Form::BashDoubleQuoted, "bash-dq"),
+            (Form::BashPrintfQ, "printf-q"),
+            (Form::GoJson, "json-go"),
         ];
         for (f, s) in all {
             assert_eq!(f.as_str(), s);
@@ -696,6 +763,29 @@ mod tests {
         // Up to 80 bytes: every window.
         let v: Vec<u8> = (16u8..96).collect();
         assert_eq!(form(&v, Form::HexSpaced).len(), 12 + 12 + 65);
+    }
+
+    #[test]
+    fn bash_double_quotes_printf_q_and_go_json() {
+        let v = b"pw$R\"q\\b`t~#!{}";
+        assert_eq!(
+            form(v, Form::BashDoubleQuoted),
+            vec![b"pw\\$R\\\"q\\\\b\\`t~#!{}".to_vec()]
+        );
+        assert_eq!(
+            form(v, Form::BashPrintfQ),
+            vec![b"pw\\$R\\\"q\\\\b\\`t~#\\!\\{\\}".to_vec()]
+        );
+        assert_eq!(
+            form(b"~a:~b=~c#d e!f", Form::BashPrintfQ),
+            vec![b"\\~a:\\~b=\\~c#d\\ e\\!f".to_vec()]
+        );
+        // Nothing to escape: the same as the value, left out.
+        assert!(form(b"plainvalue", Form::BashDoubleQuoted).is_empty());
+        assert_eq!(
+            form(b"a&b<c>d\xff\xe2\x80\xa8", Form::GoJson),
+            vec![b"a\\u0026b\\u003cc\\u003ed\\ufffd\\u2028".to_vec()]
+        );
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! in a byte stream, every form of a sensitive value with `[REDACTED:NAME]`.
 //!
 //! - [`forms`] lists the forms of one value ([`Form`]).
-//! - [`Masker`] holds the needles of a set of `(name, value)` pairs in one
-//!   Aho-Corasick automaton (leftmost-longest) and masks a whole buffer.
+//! - [`Masker`] holds the needles of a set of `(name, value)` pairs and
+//!   masks a whole buffer, leftmost-longest: a sampled q-gram search over
+//!   the long needles (`search.rs`, whose doc gives the invariant), the
+//!   `aho-corasick` crate for needles of 4–7 bytes.
 //! - [`MaskWriter`] does the same on a stream: bytes in, bytes out; a
 //!   complete line is released as soon as it ends, the tail of an
 //!   unfinished line as soon as further bytes decide it (or on
@@ -21,8 +23,8 @@ mod forms;
 mod search;
 mod stream;
 
-#[allow(unused_imports)]
-pub(crate) use forms::{base64_at, base64_padded};
+#[cfg(test)]
+pub(crate) use forms::base64_padded;
 pub use forms::{forms, Form, MIN_LEN};
 pub(crate) use stream::FdOut;
 pub use stream::{pump, MaskWriter, IDLE};
@@ -168,6 +170,14 @@ impl Masker {
     /// quoted replacement of its first match. Only lines holding a match
     /// are looked at, so the cost is paid where something is masked.
     pub fn mask_into(&self, hay: &[u8], out: &mut Vec<u8>) {
+        self.mask_after(hay, false, out);
+    }
+
+    /// [`Masker::mask_into`] of `hay`, whose first line continues a line
+    /// whose start went out already (`continues`): that line is masked
+    /// without the JSON rule, as the whole line would be — a writer
+    /// releases the start of a line only when it cannot be JSON.
+    pub(crate) fn mask_after(&self, hay: &[u8], continues: bool, out: &mut Vec<u8>) {
         let found: Vec<Found> = self.find_iter(hay).collect();
         let mut pos = 0;
         let mut i = 0;
@@ -183,7 +193,8 @@ impl Masker {
                 .map_or(hay.len(), |p| f.end + p);
             let j = i + found[i..].iter().take_while(|g| g.start < end).count();
             out.extend_from_slice(&hay[pos..start]);
-            self.mask_line(&hay[start..end], start, &found[i..j], out);
+            let json_rule = !(continues && start == 0);
+            self.mask_line(&hay[start..end], start, &found[i..j], json_rule, out);
             pos = end;
             i = j;
         }
@@ -192,7 +203,14 @@ impl Masker {
 
     /// One line (no line end) at `offset` of the haystack, with its
     /// matches (haystack positions), into `out`; see [`Masker::mask_into`].
-    fn mask_line(&self, line: &[u8], offset: usize, found: &[Found], out: &mut Vec<u8>) {
+    fn mask_line(
+        &self,
+        line: &[u8],
+        offset: usize,
+        found: &[Found],
+        json_rule: bool,
+        out: &mut Vec<u8>,
+    ) {
         let plain = |out: &mut Vec<u8>, quote: &dyn Fn(usize) -> bool| {
             let mut pos = 0;
             for f in found {
@@ -210,7 +228,7 @@ impl Masker {
             }
             out.extend_from_slice(&line[pos..]);
         };
-        if !is_json(line) {
+        if !json_rule || !is_json(line) {
             plain(out, &|_| false);
             return;
         }

@@ -88,7 +88,8 @@ impl<W: Write> MaskWriter<W> {
         if !self.pending.is_empty() {
             let mut out = std::mem::take(&mut self.out);
             out.clear();
-            self.masker.mask_into(&self.pending, &mut out);
+            self.masker
+                .mask_after(&self.pending, !self.line_start, &mut out);
             self.pending.clear();
             self.line_start = false;
             let r = self.inner.write_all(&out);
@@ -123,7 +124,7 @@ impl<W: Write> MaskWriter<W> {
             match data.iter().position(|&b| is_line_end(b)) {
                 Some(i) => {
                     self.pending.extend_from_slice(&data[..=i]);
-                    m.mask_into(&self.pending, out);
+                    m.mask_after(&self.pending, !self.line_start, out);
                     self.pending.clear();
                     self.line_start = true;
                     data = &data[i + 1..];

@@ -409,38 +409,43 @@ pub fn literal_part(s: &str) -> String {
     out
 }
 
-/// A variable, header or flag name that says "secret".
+/// A variable, header or flag name that says "secret": one of its words
+/// (split at `_` and `-`) is `TOKEN`, `SECRET`, `PASSWORD`, `AUTH`,
+/// `AUTHORIZATION`, `APIKEY`, `PAT`, `COOKIE`, `CREDENTIAL(S)`, … or it
+/// ends in `KEY`; not when it names a file, path, URL, id, … of one.
 pub fn secret_name(name: &str) -> bool {
     let n = name
         .trim_start_matches('-')
         .to_ascii_uppercase()
         .replace('-', "_");
-    for not in [
-        "_FILE", "_PATH", "_DIR", "_URL", "_URI", "_ENV", "_VAR", "_NAME", "_HELPER", "_CMD",
-        "_COMMAND", "_TYPE", "_MODE", "_ID", "_HOST", "_PORT",
-    ] {
-        if n.ends_with(not) {
-            return false;
-        }
+    let words: Vec<&str> = n.split('_').filter(|w| !w.is_empty()).collect();
+    let not = [
+        "FILE", "PATH", "DIR", "URL", "URI", "ENV", "VAR", "NAME", "HELPER", "CMD", "COMMAND",
+        "TYPE", "MODE", "ID", "HOST", "PORT", "LENGTH", "LEN", "EXPIRY", "EXPIRES", "TTL",
+    ];
+    if words.last().is_some_and(|w| not.contains(w)) {
+        return false;
     }
-    let words = [
+    let secret = [
         "TOKEN",
         "SECRET",
         "PASSWORD",
         "PASSWD",
+        "PASS",
         "PASSPHRASE",
         "APIKEY",
-        "API_KEY",
-        "ACCESS_KEY",
-        "PRIVATE_KEY",
         "AUTH",
+        "AUTHORIZATION",
         "CREDENTIAL",
+        "CREDENTIALS",
         "COOKIE",
-        "_PAT",
-        "SESSION_KEY",
+        "PAT",
         "BEARER",
+        "KEY",
+        "PRIVATEKEY",
+        "ACCESSKEY",
     ];
-    n == "KEY" || n == "PAT" || n.ends_with("_KEY") || words.iter().any(|w| n.contains(w))
+    words.iter().any(|w| secret.contains(w)) || words.last().is_some_and(|w| w.ends_with("KEY"))
 }
 
 /// A string that could be a credential: long enough, no blanks after an
@@ -664,6 +669,10 @@ mod tests {
         assert_eq!(e("API_KEY_FILE", "AbCd1234EfGh5678"), None);
         assert_eq!(e("LOG_LEVEL", "AbCd1234EfGh5678"), None);
         assert_eq!(e("API_KEY", "changeme"), None);
+        assert_eq!(e("AUTHOR", "JohnDoe1234"), None);
+        assert_eq!(e("TOKENIZERS_PARALLELISM", "FalseTrue12"), None);
+        assert_eq!(e("apiKey", "AbCd1234EfGh5678"), Some(Why::SecretName));
+        assert_eq!(e("DB_PASS", "AbCd1234EfGh5678"), Some(Why::SecretName));
         assert_eq!(e("TOKEN", "short1"), None);
         let h = |k: &str, v: &str| why(&m, Field::Header(k.into()), v);
         assert_eq!(

@@ -161,7 +161,8 @@ pub struct Session {
     /// The variables a store's file set to the value the caller already
     /// had (so the result does not list them), not declared public there:
     /// the caller holds a store's secret ([`Session::values_to_mask`]).
-    held: Vec<OsString>,
+    /// With each, whether that store declares it `sensitive = true`.
+    held: Vec<(OsString, bool)>,
 }
 
 impl Session {
@@ -324,7 +325,8 @@ impl Session {
     /// hook's entry and `audit` all use: the values this session assigned
     /// and does not call public ([`Session::sensitive_values`]), plus the
     /// values the caller already holds that a store's file set to that
-    /// same value (not declared public there). In a shell that loaded the
+    /// same value (not declared public there; masked by the same rule,
+    /// [`crate::core::masking`]). In a shell that loaded the
     /// stores already (`eval "$(agentenv env)"`, the hook), those are still
     /// the stores' secrets, though the result does not list them (mise's
     /// `redactable_env(caller_env)`). A file bash had to source leaves no
@@ -332,13 +334,28 @@ impl Session {
     /// `env.py` do. In byte order of the names.
     pub fn values_to_mask(&self) -> Vec<(String, Vec<u8>)> {
         let mut out: BTreeMap<String, Vec<u8>> = self.sensitive_values().into_iter().collect();
-        for k in self.held.iter().filter(|k| self.masking(k).is_masked()) {
-            if let Some(v) = self.assembly.final_value(k) {
+        for (k, declared_sensitive) in &self.held {
+            let Some(v) = self.assembly.final_value(k).map(OsStr::as_bytes) else {
+                continue;
+            };
+            if crate::core::masking(v, *declared_sensitive).is_masked() {
                 out.entry(k.to_string_lossy().into_owned())
-                    .or_insert_with(|| v.as_bytes().to_vec());
+                    .or_insert_with(|| v.to_vec());
             }
         }
         out.into_iter().collect()
+    }
+
+    /// The values the caller already holds that a store's file set to that
+    /// same value (not declared public there), masked or not: what
+    /// [`Session::values_to_mask`] adds to the session's own, before the
+    /// masking rule. In byte order of the names.
+    pub fn held_values(&self) -> Vec<(String, Vec<u8>)> {
+        let held = self.held.iter().filter_map(|(k, _)| {
+            let v = self.assembly.final_value(k)?;
+            Some((k.to_string_lossy().into_owned(), v.as_bytes().to_vec()))
+        });
+        held.collect::<BTreeMap<_, _>>().into_iter().collect()
     }
 }
 
@@ -627,7 +644,7 @@ impl Prepared {
         &self,
         a: &mut Assembly,
         held: &[(OsString, usize)],
-    ) -> (BTreeMap<OsString, Sensitivity>, Vec<OsString>) {
+    ) -> (BTreeMap<OsString, Sensitivity>, Vec<(OsString, bool)>) {
         let s = &self.scope;
         let mut notes = Vec::new();
         let mut decls = BTreeMap::new();
@@ -654,7 +671,7 @@ impl Prepared {
             (a.layers()[t.layer].info.kind == LayerKind::EnvScript).then(|| (k.clone(), t.layer))
         });
         let candidates: Vec<(OsString, usize)> = held.iter().cloned().chain(scripts).collect();
-        let mut kept: Vec<OsString> = Vec::new();
+        let mut kept: Vec<(OsString, bool)> = Vec::new();
         for (name, layer) in candidates {
             let unchanged = !a.result().assigned().contains_key(&name)
                 && a.final_value(&name).is_some()
@@ -664,12 +681,13 @@ impl Prepared {
                 .path
                 .as_deref()
                 .and_then(Path::parent);
-            let public = sensitive::is_computed_name(name.as_bytes())
-                || root
-                    .and_then(|r| decls.get(r))
-                    .is_some_and(|d| d.declares_public(name.as_bytes()));
-            if unchanged && !public && !kept.contains(&name) {
-                kept.push(name);
+            let (public, sensitive) = root
+                .and_then(|r| decls.get(r))
+                .and_then(|d| d.declared(name.as_bytes()))
+                .unwrap_or((false, false));
+            let public = public || sensitive::is_computed_name(name.as_bytes());
+            if unchanged && !public && !kept.iter().any(|(k, _)| *k == name) {
+                kept.push((name, sensitive));
             }
         }
         (out, kept)

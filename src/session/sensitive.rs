@@ -29,7 +29,7 @@
 //! TOML is ignored as a whole. Either way, what it would have declared stays
 //! sensitive. `dotagents` does not read the file.
 
-use crate::core::{Assembly, DecidedBy, LayerKind, Note, Sensitivity, MIN_MASKED_LEN};
+use crate::core::{masking, Assembly, DecidedBy, LayerKind, Note, Sensitivity};
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -271,11 +271,6 @@ impl Declarations {
         self.lookup(name).map(|e| (e.public, e.sensitive))
     }
 
-    /// Whether an entry declares `name` public.
-    pub(crate) fn declares_public(&self, name: &[u8]) -> bool {
-        self.lookup(name).is_some_and(|e| e.public)
-    }
-
     /// The entry covering `name`: the exact name, else the longest prefix.
     fn lookup(&self, name: &[u8]) -> Option<&Entry> {
         if let Some(e) = std::str::from_utf8(name)
@@ -366,18 +361,24 @@ struct Decided {
     origin: Option<PathBuf>,
 }
 
-/// The final value's setter: the layer of the last set or override.
+/// The final value's origin: the layer of the last set or override,
+/// walked back past every override that set the value the variable
+/// already had (an `env.py` that re-emits `GH_TOKEN` under the same name
+/// does not become its origin, as a plain file doing the same leaves no
+/// trace); `None` when no layer set it or the value is the base's.
 fn setter(a: &Assembly, name: &OsStr) -> Option<usize> {
-    a.touches(name)
-        .iter()
-        .rev()
-        .find(|t| {
-            matches!(
-                t.action,
-                crate::core::Action::Set | crate::core::Action::Override
-            )
-        })
-        .map(|t| t.layer)
+    let touches = a.touches(name);
+    let is_set = |t: &&crate::core::Touch| {
+        matches!(
+            t.action,
+            crate::core::Action::Set | crate::core::Action::Override
+        )
+    };
+    let mut i = touches.iter().rposition(|t| is_set(&t))?;
+    while touches[i].unchanged {
+        i = touches[..i].iter().rposition(|t| is_set(&t))?;
+    }
+    Some(touches[i].layer)
 }
 
 fn agentenv(public: bool) -> Sensitivity {
@@ -442,7 +443,9 @@ pub(crate) fn classify(
         .filter(|(_, d)| !d.sensitivity.public)
         .filter_map(|(k, d)| {
             let v = a.result().assigned().get(k)?.as_bytes();
-            (v.len() >= MIN_MASKED_LEN).then(|| (k.clone(), v, d.origin.clone(), by_of(&d.origin)))
+            masking(v, d.sensitivity.declared_sensitive)
+                .is_masked()
+                .then(|| (k.clone(), v, d.origin.clone(), by_of(&d.origin)))
         })
         .collect();
     for (k, v) in a.base() {
@@ -456,23 +459,40 @@ pub(crate) fn classify(
             secrets.push((k.clone(), v, None, "the caller's environment".into()));
         }
     }
+    // A variable public by name (PATH, PYTHONPATH, AGENTS_MODEL, the
+    // overlay roots, the proxy variables, and what agentenv derives from
+    // them) that holds a sensitive value — any store's, its own included —
+    // is sensitive: no secret becomes public by name (it would land in
+    // CLAUDE_ENV_FILE). Values that look like paths (starting with `/`)
+    // are not looked for there: a store's directory in PATH is no secret.
     let mut out = BTreeMap::new();
     for (name, d) in decided {
         let mut s = d.sensitivity;
-        if s.public && matches!(s.decided_by, DecidedBy::Declaration { .. }) {
+        let declared = matches!(s.decided_by, DecidedBy::Declaration { .. });
+        let by_name = s.public && s.decided_by == DecidedBy::Agentenv;
+        if s.public && (declared || by_name) {
             let value = a
                 .result()
                 .assigned()
                 .get(&name)
                 .map(|v| v.as_bytes())
                 .unwrap_or(b"");
-            let held = secrets
-                .iter()
-                .find(|(_, v, origin, _)| *origin != d.origin && contains(value, v));
+            let held = secrets.iter().find(|(other, v, origin, _)| {
+                *other != name
+                    && if by_name {
+                        !v.starts_with(b"/") && contains(value, v)
+                    } else {
+                        *origin != d.origin && contains(value, v)
+                    }
+            });
             if let Some((other, _, origin, by)) = held {
+                let (at, what) = if by_name {
+                    (String::new(), "is public by name (agentenv computes it)")
+                } else {
+                    (format!("{}: ", s.decided_by), "is declared public")
+                };
                 notes.push(Note::warning(format!(
-                    "{}: {} is declared public, but its value holds the value of {}, from {by}; it stays sensitive",
-                    s.decided_by,
+                    "{at}{} {what}, but its value holds the value of {}, from {by}; it stays sensitive",
                     name.to_string_lossy(),
                     other.to_string_lossy(),
                 )));

@@ -1176,3 +1176,33 @@ fn in_zsh_a_name_zsh_keeps_for_itself_is_not_set() {
         );
     }
 }
+
+/// Masked or not, through the agent's hook: a command's JSON with the
+/// store's ordinary values (`true`, `3000`) passes untouched and stays
+/// JSON; the token is masked; neither ordinary value is in the session's
+/// environment file (they stay sensitive).
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn ordinary_values_pass_the_hooks_masker_untouched() {
+    if !has_bash() {
+        return;
+    }
+    for daemon in MODES {
+        let w = World::with(daemon);
+        std::fs::write(
+            w.home().join(".agents/env"),
+            format!("GH_TOKEN={TOKEN}\nFEATURE_ENABLED=true\nTIMEOUT=3000\n"),
+        )
+        .unwrap();
+        let cmd = w.rewrite(
+            r#"printf '{"ok":%s,"timeout":%s,"t":"%s"}\n' "$FEATURE_ENABLED" "$TIMEOUT" "$GH_TOKEN""#,
+        );
+        let (out, err, status, _) = w.run_in("bash", &cmd, b"");
+        assert_eq!(status, 0, "{}", s(&err));
+        assert_eq!(
+            s(&out),
+            "{\"ok\":true,\"timeout\":3000,\"t\":\"[REDACTED:GH_TOKEN]\"}\n"
+        );
+        serde_json::from_slice::<serde_json::Value>(&out).unwrap();
+    }
+}

@@ -423,6 +423,8 @@ fn audit_finds_every_planted_form_and_nothing_else() {
         "json",
         "json-ascii",
         "shell",
+        "printf-q",
+        "json-go",
     ] {
         assert!(
             p.expected

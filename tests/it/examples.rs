@@ -129,7 +129,10 @@ overlays:
         )
         .dir("home/.local/share/bash-completion/completions")
         .dir("home/.zfunc")
-        .dir("home/.config/fish/completions");
+        .dir("home/.config/fish/completions")
+        // audit's examples name Claude Code's transcripts (a named path
+        // that does not exist is an error).
+        .dir("home/.claude/projects");
     for stub in ["claude", "make"] {
         t.exe(&format!("stubs/{stub}"), "#!/bin/sh\necho \"stub $0 $*\"\n");
     }
@@ -292,7 +295,6 @@ fn every_example_that_can_run_here_runs() {
     }
     // What the examples wrote is where they say.
     assert!(sb.root.join("github.env").is_file());
-    assert!(sb.root.join("claude.env").is_file());
     assert!(sb
         .home
         .join(".local/share/man/man1/agentenv-env.1")

@@ -1368,7 +1368,6 @@ fn docker_cli_reads_back_generated_values() {
 
 // ------------------------------------------------- the README's examples
 
-const README_GITHUB: &str = r#"agentenv env --diff --format github >> "$GITHUB_ENV""#;
 const README_DOCKER: &str = "docker run --env-file <(agentenv env --diff --format docker) image";
 const README_DIRENV: &str = r#"eval "$(agentenv env --diff)""#;
 const README_CODEX: &str = "agentenv exec --agent codex -- codex";
@@ -1420,26 +1419,120 @@ fn bash_in(w: &Path, path: &str, script: &str) -> std::process::Command {
     b
 }
 
+/// The documented GitHub Actions line: the `- run:` line of the yaml block
+/// under the first "GitHub Actions" heading of the README and the book
+/// (docs/integrations.md); every other `- run: agentenv` line of the
+/// documents must be the same.
+fn readme_github_line() -> String {
+    let text = readme();
+    let section = &text[text
+        .find("## GitHub Actions")
+        .expect("the docs' Actions section")..];
+    let block = &section[section.find("```yaml").expect("its yaml block")..];
+    let line = block
+        .lines()
+        .find_map(|l| l.strip_prefix("- run: "))
+        .expect("a `- run:` line")
+        .to_string();
+    for other in text
+        .lines()
+        .filter_map(|l| l.strip_prefix("- run: agentenv env"))
+    {
+        assert_eq!(format!("agentenv env{other}"), line, "the documents differ");
+    }
+    line
+}
+
+/// The values the runner's masker gets from a step's stdout, as the
+/// runner reads `::add-mask::` (ActionCommand: `%25`, `%0D`, `%0A`
+/// unescaped).
+fn runner_masks(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("::add-mask::"))
+        .map(|v| {
+            v.replace("%0D", "\r")
+                .replace("%0A", "\n")
+                .replace("%25", "%")
+        })
+        .collect()
+}
+
 #[test]
 fn readme_github_actions_example() {
-    assert!(readme().contains(&format!("- run: {README_GITHUB}")));
+    let line = readme_github_line();
+    assert!(line.starts_with("agentenv env "), "{line}");
     let (t, path) = example_tree();
+    t.write(
+        "home/.agents/env",
+        "API_TOKEN='ghp_%0Atok3n-value-99'\nCERT='-----BEGIN KEY-----\nMIIBsecretline1abc\n-----END KEY-----'\n\
+         TIMEOUT=3000\nFLAG=true\nPUBLIC_URL=https://docs.example\n",
+    );
+    t.write(
+        "home/.agents/agentenv.toml",
+        "[vars]\nPUBLIC_URL = { public = true }\n",
+    );
     let w = t.root().to_path_buf();
     let gh = w.join("github_env");
-    std::fs::write(&gh, "EARLIER=1\n").unwrap();
-    let o = bash_in(&w, &path, README_GITHUB)
+    // An earlier line of the same step, written without a final newline.
+    std::fs::write(&gh, "EARLIER=1").unwrap();
+    let o = bash_in(&w, &path, &line)
         .env("GITHUB_ENV", &gh)
+        .env("GITHUB_ACTIONS", "true")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    // Only workflow commands on stdout; each masked value (each line of
+    // a multi-line one) registered; ordinary values are not.
+    assert!(out.lines().all(|l| l.starts_with("::add-mask::")), "{out}");
+    let mut masks = runner_masks(&out);
+    masks.sort();
+    assert_eq!(
+        masks,
+        [
+            "-----BEGIN KEY-----",
+            "-----END KEY-----",
+            "MIIBsecretline1abc",
+            "ghp_%0Atok3n-value-99",
+        ]
+    );
     let got = runner_read(&std::fs::read_to_string(&gh).unwrap(), false).unwrap();
-    assert_eq!(got["EARLIER"], "1");
+    assert_eq!(got["EARLIER"], "1", "the step's earlier line survives");
+    assert_eq!(got["API_TOKEN"], "ghp_%0Atok3n-value-99");
+    assert_eq!(
+        got["CERT"],
+        "-----BEGIN KEY-----\nMIIBsecretline1abc\n-----END KEY-----"
+    );
+    assert_eq!(got["TIMEOUT"], "3000");
+    assert_eq!(got["FLAG"], "true");
     assert_eq!(got["FROM_STORE"], "a b");
     assert_eq!(got["MULTI"], "l1\nl2");
     assert_eq!(got["QUOTED"], "\"q\"");
     assert!(
         !got.contains_key("HOME"),
         "--diff keeps the step's own env out"
+    );
+    // Every value that reached $GITHUB_ENV and is masked elsewhere is
+    // registered: the runner hides each later occurrence.
+    for (k, v) in &got {
+        // The public ones (computed, declared) and ordinary values
+        // (`3000`, `true`, under 8 bytes) are not.
+        let masked = ["API_TOKEN", "CERT"].contains(&k.as_str());
+        for l in v.lines() {
+            assert_eq!(masks.contains(&l.to_string()), masked, "{k}");
+        }
+    }
+    // Printed to stdout instead of appended: a warning says nothing was
+    // registered.
+    let o = bash_in(&w, &path, "agentenv env --diff --format github")
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("registers no value with the runner's masker"),
+        "{}",
+        stderr(&o)
     );
 }
 

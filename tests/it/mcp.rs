@@ -101,20 +101,17 @@ printf '%s' "$own" | base64 -w0; echo
 /// The home and project of every client, with the planted literals and
 /// the near misses (`${VAR}`, `{env:VAR}`, `${env:VAR}`, `${input:…}`,
 /// `<your-token>`, `xxx`, `true`, `3000`, short words) that are not
-/// findings. `words`: the store also holds `true` and `3000` (which scan
-/// must not look for; whether exec's masker leaves them alone is the
-/// masking rule's own test, tests/it/redact.rs).
-fn fixture(words: bool) -> Tree {
+/// findings. The store also holds `true` and `3000`, which scan does not
+/// look for and the masker does not mask.
+fn fixture() -> Tree {
     let t = Tree::session().dir("proj/.git");
     let p = planted();
     let srv = t.exe("proj/srv.sh", SERVER);
     let s = |k: &str| format!(r#""command": "sh", "args": ["{}", "{k}"]"#, srv.display());
-    let extra = if words {
-        "FEATURE_ENABLED=true\nTIMEOUT=3000\n"
-    } else {
-        ""
-    };
-    t.write("home/.agents/env", format!("MY_STORED={STORED}\n{extra}"));
+    t.write(
+        "home/.agents/env",
+        format!("MY_STORED={STORED}\nFEATURE_ENABLED=true\nTIMEOUT=3000\n"),
+    );
     t.write(
         "home/.claude.json",
         format!(
@@ -279,7 +276,7 @@ fn finding_lines(out: &str) -> Vec<&str> {
 
 #[test]
 fn scan_finds_every_planted_literal_and_no_near_miss() {
-    let t = fixture(true);
+    let t = fixture();
     let mut run = t.agentenv(["mcp", "scan"]).status(1);
     for v in planted().values() {
         run = run.secret(v);
@@ -390,7 +387,7 @@ fn migrate_moves_every_literal_and_keeps_the_rest() {
     let Some(python) = support::tool("python3") else {
         return;
     };
-    let t = fixture(false);
+    let t = fixture();
     let before: BTreeMap<&str, Vec<u8>> = FILES
         .iter()
         .map(|f| (*f, fs::read(t.path(f)).unwrap()))
@@ -493,7 +490,9 @@ fn migrate_moves_every_literal_and_keeps_the_rest() {
             "{name} not stored"
         );
     }
-    assert!(stored.starts_with(&format!("MY_STORED={STORED}\n")));
+    assert!(stored.starts_with(&format!(
+        "MY_STORED={STORED}\nFEATURE_ENABLED=true\nTIMEOUT=3000\n"
+    )));
     let backups = t.path("home/.agents/.backup/mcp");
     let dirs: Vec<_> = fs::read_dir(&backups).unwrap().collect();
     assert_eq!(dirs.len(), 1);
@@ -813,4 +812,20 @@ fn audit_staged_reads_the_index_and_repo_the_tracked_files() {
         .stdout_lacks("untracked.txt")
         .run();
     t.agentenv(["audit", "--staged", "--fix"]).status(2).run();
+}
+
+#[test]
+fn migrate_agents_dir_writes_that_user_store() {
+    let t = Tree::session().dir("proj/.git");
+    t.write(
+        "proj/.mcp.json",
+        r#"{"mcpServers": {"a": {"command": "x", "env": {"TOKEN_A": "zqAbCd1234EfGh5678"}}}}"#,
+    );
+    t.agentenv(["mcp", "migrate", "--agents-dir", "../store2"])
+        .stdout_has("moved $W/proj/.mcp.json: server a: env TOKEN_A -> $W/proj/../store2/env")
+        .stdout_has("backup $W/proj/.mcp.json: $W/proj/../store2/.backup/mcp/")
+        .secret("zqAbCd1234EfGh5678")
+        .run();
+    assert_eq!(t.read("store2/env"), "TOKEN_A='zqAbCd1234EfGh5678'\n");
+    assert!(!t.path("home/.agents").exists());
 }

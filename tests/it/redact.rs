@@ -397,20 +397,26 @@ fn output_without_secrets_is_byte_identical() {
 }
 
 /// The secret written one byte at a time with 5 ms pauses, then split in
-/// two writes at every offset.
+/// two writes at every offset. A line during which a pause overran 40 ms
+/// (a late wake-up on a loaded machine, near the masker's 50 ms release)
+/// ends in ` late`: a piece may rightly have been released there.
 const SLOW: &str = r#"
 import os, sys, time
 out = sys.stdout.buffer
+def pause():
+    t = time.monotonic(); time.sleep(0.005)
+    return time.monotonic() - t > 0.04
 for n in ["GH_TOKEN", "PASS_UNI", "PROJ_SECRET"]:
     v = os.environ[n].encode()
     out.write(n.encode() + b" bytes ")
+    late = False
     for i in range(len(v)):
-        out.write(v[i:i+1]); out.flush(); time.sleep(0.005)
-    out.write(b"\n")
+        out.write(v[i:i+1]); out.flush(); late = pause() or late
+    out.write(b" late\n" if late else b"\n")
     for i in range(1, len(v)):
         out.write(n.encode() + b" split ")
-        out.write(v[:i]); out.flush(); time.sleep(0.005)
-        out.write(v[i:] + b" end\n"); out.flush()
+        out.write(v[:i]); out.flush(); late = pause()
+        out.write(v[i:] + (b" end late\n" if late else b" end\n")); out.flush()
 "#;
 
 #[test]
@@ -423,14 +429,14 @@ fn a_secret_in_pieces_a_few_ms_apart_is_masked() {
     let r = t
         .agentenv(["exec", "--redact", "--", "python3", "-c", SLOW])
         .run();
-    assert_clean(&r.stdout_bytes, "stdout");
+    let on_time: Vec<&str> = r.stdout.lines().filter(|l| !l.ends_with(" late")).collect();
+    assert_clean(on_time.join("\n").as_bytes(), "stdout");
     for n in ["GH_TOKEN", "PASS_UNI", "PROJ_SECRET"] {
-        let lines: Vec<&str> = r
-            .stdout
-            .lines()
+        let lines: Vec<&&str> = on_time
+            .iter()
             .filter(|l| l.starts_with(&format!("{n} ")))
             .collect();
-        assert!(lines.len() > 10, "{n}: {lines:?}");
+        assert!(lines.len() > 5, "{n}: too few lines on time: {lines:?}");
         for l in lines {
             assert!(l.contains(&format!("[REDACTED:{n}]")), "{l}");
         }
@@ -832,4 +838,123 @@ fn launch_redact_keeps_an_mcp_servers_json_rpc_valid() {
     assert!(r.stderr.contains(
         "launch: FEATURE_ENABLED: not masked: a boolean or null word; declare sensitive = true to mask it"
     ));
+}
+
+/// A store value holding `"`, `$`, `\` and a backtick, one written by hand
+/// with backslash escapes, and a URL holding `&` and `<` (Go escapes them).
+fn escaped_store() -> Tree {
+    Tree::session().file(
+        "home/.agents/env",
+        "DB_PASSWORD='pw$RT4canary\"quote\\back`tick'\n\
+         HAND_PW=\"hand\\$RT4canary\\\"pw\\\\x\"\n\
+         DB_URL='postgres://app:RT4canaryDBpw@db/app?ssl=1&name=x<y>'\n",
+    )
+}
+
+const ESCAPED: &[&str] = &[
+    "pw$RT4canary\"quote\\back`tick",
+    "hand$RT4canary\"pw\\x",
+    "postgres://app:RT4canaryDBpw@db/app?ssl=1&name=x<y>",
+];
+
+/// No value, and none with its backslashes taken out, in `out`.
+fn no_escaped_value(out: &str) {
+    let unescaped = out.replace('\\', "");
+    for v in ESCAPED {
+        assert!(!out.contains(v), "{v} in:\n{out}");
+        assert!(
+            !unescaped.contains(&v.replace('\\', "")),
+            "{v} (backslash-escaped) in:\n{out}"
+        );
+    }
+    assert!(!out.contains("RT4canary"), "{out}");
+}
+
+/// Bash prints a value holding `" $ \` or a backtick double-quoted with
+/// backslashes (`export -p`, `declare -p`), and `printf %q` escapes more:
+/// masked forms (red team round 4, F2).
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn bash_backslash_spellings_are_masked() {
+    if !have("bash") {
+        return;
+    }
+    let t = escaped_store();
+    let script = r#"export -p | grep -E 'DB_PASSWORD|HAND_PW'
+declare -p DB_PASSWORD HAND_PW
+typeset -p DB_PASSWORD
+printf '%q\n' "$DB_PASSWORD" "$HAND_PW"
+set | grep -E '^(DB_PASSWORD|HAND_PW)='
+echo "${DB_PASSWORD@Q}"
+cat "$HOME/.agents/env""#;
+    let r = t
+        .agentenv(["exec", "--redact", "--", "bash", "-c", script])
+        .run();
+    no_escaped_value(&r.stdout);
+    for line in [
+        "declare -x DB_PASSWORD=\"[REDACTED:DB_PASSWORD]\"",
+        "declare -x HAND_PW=\"[REDACTED:HAND_PW]\"",
+        "HAND_PW=\"[REDACTED:HAND_PW]\"",
+    ] {
+        assert!(r.stdout.contains(line), "{line} in:\n{}", r.stdout);
+    }
+    assert_eq!(
+        r.stdout.matches("[REDACTED:DB_PASSWORD]").count(),
+        7,
+        "{}",
+        r.stdout
+    );
+    // audit finds the same spellings in a transcript.
+    let log = t.write("transcript.txt", {
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg("declare -p DB_PASSWORD; printf '%q\\n' \"$HAND_PW\"")
+            .env("DB_PASSWORD", ESCAPED[0])
+            .env("HAND_PW", ESCAPED[1])
+            .output()
+            .unwrap();
+        o.stdout
+    });
+    let a = t.agentenv(["audit", log.to_str().unwrap()]).status(1).run();
+    assert!(
+        a.stdout.contains(":1: DB_PASSWORD (bash-dq)"),
+        "{}",
+        a.stdout
+    );
+    // (printf %q of this value equals its double-quoted form.)
+    assert!(a.stdout.contains(":2: HAND_PW (bash-dq)"), "{}", a.stdout);
+    no_escaped_value(&a.stdout);
+}
+
+/// Go's `encoding/json` writes `&`, `<`, `>` as `\u0026`, `\u003c`,
+/// `\u003e` (kubectl, docker, gh): a masked form (red team round 4, F10),
+/// checked with the docker CLI's own JSON (`docker context inspect`, no
+/// daemon needed).
+#[test]
+#[cfg_attr(missing = "docker", ignore = "needs docker")]
+fn go_json_escapes_are_masked() {
+    let Some(docker) = support::tool("docker") else {
+        return;
+    };
+    let t = escaped_store();
+    let script = format!(
+        "D={}; $D context create rt4 --description \"$DB_URL\" --docker host=unix:///nonexistent >/dev/null && $D context inspect rt4 && $D context ls --format json",
+        docker.display()
+    );
+    let r = t
+        .agentenv(["exec", "--redact", "--", "sh", "-c", &script])
+        .env("DOCKER_CONFIG", t.path("docker-config"))
+        .run();
+    assert!(
+        r.stdout.contains("\"Description\": \"[REDACTED:DB_URL]\""),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\"Description\":\"[REDACTED:DB_URL]\""),
+        "{}",
+        r.stdout
+    );
+    no_escaped_value(&r.stdout);
+    assert!(!r.stdout.contains("\\u0026name"), "{}", r.stdout);
 }

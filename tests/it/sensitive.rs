@@ -609,3 +609,116 @@ fn numbers_words_and_short_values_are_sensitive_but_not_masked() {
         .stderr_has("agentenv.toml:3: TIMEOUT: public = true and sensitive = true contradict each other; entry ignored (stays sensitive)")
         .run();
 }
+
+const F3_TOKEN: &str = "ghp_RT4canaryTOKENaaaa1111";
+const F3_DB: &str = "RT4canaryDBpassword";
+
+/// No secret becomes public by name (red team round 4, F3): a store of
+/// plain assignments copies secrets into variables agentenv treats as
+/// public by name; each stays sensitive, with a warning, and none reaches
+/// `CLAUDE_ENV_FILE`.
+#[test]
+fn no_secret_becomes_public_by_name() {
+    let t = Tree::session()
+        .file(
+            "home/.agents/env",
+            format!("GH_TOKEN={F3_TOKEN}\nDB_PASSWORD={F3_DB}\nLOG_LEVEL=debug\n"),
+        )
+        .file(
+            "proj/.agents/env",
+            "AGENTS_MODEL=\"$GH_TOKEN\"\nCACHE_OVERLAY_ROOT=\"/srv/$GH_TOKEN\"\nPYTHONPATH=\"/opt/lib/$GH_TOKEN\"\n\
+             NO_PROXY=\"localhost,$DB_PASSWORD\"\nHTTPS_PROXY=\"http://proxy.example:3128/?k=$GH_TOKEN\"\nPATH=\"/opt/bin:$PATH\"\n",
+        );
+    let r = t
+        .agentenv(["env", "--public-only", "--format", "json"])
+        .stdout_lacks("RT4canary")
+        .run();
+    let j = r.json();
+    for name in [
+        "AGENTS_MODEL",
+        "CACHE_OVERLAY_ROOT",
+        "PYTHONPATH",
+        "NO_PROXY",
+        "no_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "AGENTS_PROXY",
+    ] {
+        assert!(j.get(name).is_none(), "{name} is public: {j}");
+    }
+    // Public by name and holding no secret: still public.
+    assert!(
+        j.get("PATH").is_some() && j.get("AGENTS_HOME").is_some(),
+        "{j}"
+    );
+    for name in ["AGENTS_MODEL", "PYTHONPATH", "NO_PROXY", "HTTPS_PROXY"] {
+        assert!(
+            r.stderr.contains(&format!(
+                "warning: {name} is public by name (agentenv computes it), but its value holds the value of"
+            )),
+            "{name}: {}",
+            r.stderr
+        );
+    }
+    assert!(!r.stderr.contains("RT4canary"));
+    let v = explain_json(&t, &["AGENTS_MODEL"]);
+    assert_eq!(decided(&v["AGENTS_MODEL"]).0, "sensitive");
+    // The agent's session start: nothing of them in CLAUDE_ENV_FILE.
+    let env_file = t.path("claude.env");
+    t.agentenv(["hook", "claude", "session-start"])
+        .env("CLAUDE_ENV_FILE", &env_file)
+        .stdout("")
+        .run();
+    let text = std::fs::read_to_string(&env_file).unwrap();
+    assert!(!text.contains("RT4canary"), "{text}");
+    assert!(text.contains("PATH="), "{text}");
+    // The masker masks them (AGENTS_MODEL is GH_TOKEN's value: the first
+    // name in byte order is shown).
+    t.agentenv([
+        "exec",
+        "--redact",
+        "--",
+        "sh",
+        "-c",
+        "echo $AGENTS_MODEL $NO_PROXY",
+    ])
+    .stdout("[REDACTED:AGENTS_MODEL] [REDACTED:NO_PROXY]\n")
+    .run();
+}
+
+/// A project env.py that re-emits the user's GH_TOKEN under the same name
+/// and declares it public does not make it public: the value is still the
+/// user's (red team round 4, F8).
+#[test]
+fn a_store_re_emitting_another_stores_value_does_not_own_it() {
+    let t = Tree::session()
+        .file("home/.agents/env", format!("GH_TOKEN={F3_TOKEN}\n"))
+        .file(
+            "proj/.agents/env.py",
+            "import json, os\nprint(json.dumps({'GH_TOKEN': os.environ['GH_TOKEN'], 'OWN': 'project-own-value'}))\n",
+        )
+        .file(
+            "proj/.agents/agentenv.toml",
+            "[vars]\nGH_TOKEN = { public = true }\nOWN = { public = true }\n",
+        );
+    let r = t
+        .agentenv(["env", "--public-only", "--format", "json"])
+        .stdout_lacks("RT4canary")
+        .stderr_has("GH_TOKEN is declared public, but its final value was set by")
+        .run();
+    let j = r.json();
+    assert!(j.get("GH_TOKEN").is_none(), "{j}");
+    assert_eq!(j["OWN"], "project-own-value");
+    let v = explain_json(&t, &["GH_TOKEN"]);
+    assert_eq!(
+        decided(&v["GH_TOKEN"]),
+        ("sensitive".into(), "store".into())
+    );
+    assert!(v["GH_TOKEN"]["decided_by"]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("home/.agents"));
+    t.agentenv(["exec", "--redact", "--", "sh", "-c", "echo $GH_TOKEN"])
+        .stdout("[REDACTED:GH_TOKEN]\n")
+        .run();
+}
