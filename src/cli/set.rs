@@ -85,7 +85,9 @@ pub(crate) fn target_for(
         (s, false)
     } else if let Some(dir) = project_dir {
         let cwd = super::current_dir()?;
-        let dir = cwd.join(dir);
+        // Lexically: `--project .` names the cwd, not `cwd/.` (no `/./` in
+        // the paths printed).
+        let dir: PathBuf = cwd.join(dir).components().collect();
         if !dir.is_dir() {
             return Err(Failure::runtime(format!(
                 "set: {} is not a directory; nothing written",
@@ -242,6 +244,7 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
     no_link_in_store(t)?;
     // Trust as it is now: a store allowed and unchanged stays allowed.
     let env = crate::core::process_env();
+    let new_store = t.project && !t.store.is_dir();
     let trust = (t.project && t.store.is_dir())
         .then(|| crate::session::before_edit(&t.store, &env))
         .flatten();
@@ -257,7 +260,10 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
     );
     after.fill(0);
     written?;
-    keep_trust(t, trust, &env, &t.file)
+    if t.project {
+        ignore_in_git(t)?;
+    }
+    keep_trust(t, trust, new_store, &env, &t.file)
 }
 
 /// After an edit of `t`'s store: an allowed, unchanged store stays
@@ -265,6 +271,7 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
 fn keep_trust(
     t: &Target,
     trust: Option<crate::session::Edit>,
+    new_store: bool,
     env: &crate::core::Env,
     file: &Path,
 ) -> Result<(), Failure> {
@@ -283,6 +290,14 @@ fn keep_trust(
                 "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
                 t.store.display(),
                 edit.before.as_str()
+            );
+        }
+        // A store `set` just made was never allowed: the same note.
+        None if new_store => {
+            crate::warn!(
+                "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
+                t.store.display(),
+                crate::session::trust::TrustState::NotAllowed.as_str()
             );
         }
         None => {}
@@ -328,6 +343,7 @@ fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
     value.fill(0);
     stored
         .map_err(|why| Failure::runtime(format!("set: {name}: {text}: {why}; nothing written")))?;
+    let new_store = t.project && !t.store.is_dir();
     let trust = (t.project && t.store.is_dir())
         .then(|| crate::session::before_edit(&t.store, &env))
         .flatten();
@@ -338,12 +354,88 @@ fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
         true,
         |file, kind| format!("set: stored {name} at {text} but cannot write {file}: {kind}"),
     )?;
-    keep_trust(t, trust, &env, &toml)?;
+    keep_trust(t, trust, new_store, &env, &toml)?;
     super::say(format_args!(
         "set {name} at {text}, referenced in {}",
         toml.display()
     ));
     Ok(0)
+}
+
+/// The files of a project store that only ever hold this machine's
+/// secrets: never to be committed.
+const LOCAL_FILES: [&str; 2] = ["local.env", "pre.local.env"];
+
+/// Make sure git ignores the project store's local files: `set` writes or
+/// extends `<store>/.gitignore` (before the trust record is renewed, so an
+/// allowed store stays allowed) and says so. A store file `set` writes
+/// that git would commit (`env`, `pre.env`) gets a warning instead: it is
+/// the project's shared file.
+fn ignore_in_git(t: &Target) -> Result<(), Failure> {
+    let file_name = t.file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let ignore = t.store.join(".gitignore");
+    let current = match std::fs::read(&ignore) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            crate::warn!(
+                "cannot read {} ({}); make sure git ignores {}",
+                ignore.display(),
+                crate::fsutil::io_kind(&e),
+                t.file.display()
+            );
+            return Ok(());
+        }
+    };
+    let text = String::from_utf8_lossy(&current);
+    let listed = |name: &str| {
+        text.lines()
+            .map(str::trim)
+            .any(|l| l == name || l.strip_prefix('/') == Some(name))
+    };
+    if !LOCAL_FILES.contains(&file_name) {
+        crate::warn!(
+            "{} is the project's shared store file: git commits it unless it is ignored; keep secrets in local.env (the default of set)",
+            t.file.display()
+        );
+        return Ok(());
+    }
+    let missing: Vec<&str> = LOCAL_FILES.iter().copied().filter(|n| !listed(n)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut next = current.clone();
+    if next.is_empty() {
+        next.extend_from_slice(b"# This machine's secrets (agentenv set): never committed.\n");
+    } else if !next.ends_with(b"\n") {
+        next.push(b'\n');
+    }
+    for n in &missing {
+        next.extend_from_slice(format!("/{n}\n").as_bytes());
+    }
+    super::write_file(
+        &ignore,
+        &next,
+        crate::fsutil::Mode::KeepOrUmask,
+        false,
+        |file, kind| {
+            format!(
+                "set: wrote {} but cannot write {file}: {kind}; make sure git ignores it",
+                t.file.display()
+            )
+        },
+    )?;
+    super::say(format_args!(
+        "{} {} so that git ignores {}",
+        if current.is_empty() {
+            "wrote"
+        } else {
+            "extended"
+        },
+        ignore.display(),
+        missing.join(" and ")
+    ));
+    Ok(())
 }
 
 /// The controlling terminal, or the refusal every non-interactive caller
@@ -371,6 +463,7 @@ fn open_tty() -> Result<File, Failure> {
 fn read_value_twice(name: &str) -> Result<Vec<u8>, Failure> {
     let tty = open_tty()?;
     let mut reader = TtyReader::new(&tty)?;
+    reader.name = name.to_string();
     let mut first = reader.read_hidden(&format!("Value for {name}: "))?;
     let mut second = reader.read_hidden(&format!("Again, to confirm {name}: "))?;
     drop(reader);
@@ -395,6 +488,8 @@ fn read_value_twice(name: &str) -> Result<Vec<u8>, Failure> {
 /// arrives as a byte because signals from the keyboard are off too).
 struct TtyReader<'a> {
     tty: &'a File,
+    /// The variable asked for (messages only).
+    name: String,
     saved: rustix::termios::Termios,
     pending: Vec<u8>,
 }
@@ -435,6 +530,7 @@ impl<'a> TtyReader<'a> {
         tcsetattr(tty, OptionalActions::Flush, &quiet).map_err(fail)?;
         Ok(TtyReader {
             tty,
+            name: String::new(),
             saved,
             pending: Vec::new(),
         })
@@ -451,6 +547,35 @@ impl<'a> TtyReader<'a> {
             intr: or(c[I::VINTR], 0x03),
             quit: or(c[I::VQUIT], 0x1c),
             eof: or(c[I::VEOF], 0x04),
+        }
+    }
+
+    /// Whether more input is already there, or arrives within 50 ms, after
+    /// the end of a line: a paste, not a person pressing Enter.
+    fn more_follows(&self) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        if !self.pending.is_empty() {
+            return true;
+        }
+        let mut fds = [PollFd::new(self.tty, PollFlags::IN)];
+        let wait = Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        matches!(poll(&mut fds, Some(&wait)), Ok(n) if n > 0)
+    }
+
+    /// Read and drop the rest of a paste (until 50 ms pass without input).
+    fn discard_paste(&mut self) {
+        self.pending.fill(0);
+        self.pending.clear();
+        let mut tty = self.tty;
+        while self.more_follows() {
+            let mut buf = [0u8; 512];
+            match tty.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => buf.fill(0),
+            }
         }
     }
 
@@ -494,6 +619,18 @@ impl<'a> TtyReader<'a> {
                         self.pending.remove(0);
                     }
                     let _ = tty.write_all(b"\r\n");
+                    if self.more_follows() {
+                        // A paste of several lines: the first line would be
+                        // the value and the second its confirmation.
+                        line.fill(0);
+                        self.discard_paste();
+                        return Err(Failure::runtime(format!(
+                            "set: the value pasted for {name} spans several lines, and set reads one line; \
+                             put a multi-line value (a PEM key) into the store file by hand, inside single quotes \
+                             ({name}='-----BEGIN …' over several lines), or keep it in a file of its own and store its path; nothing written",
+                            name = self.name
+                        )));
+                    }
                     return Ok(line);
                 }
                 b if b == k.intr || b == k.quit || (b == k.eof && line.is_empty()) => {
