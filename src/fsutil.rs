@@ -362,8 +362,8 @@ pub fn input_error(e: &io::Error) -> Option<InputError> {
 pub fn io_kind(e: &io::Error) -> String {
     let s = if let Some(refused) = input_error(e) {
         refused.to_string()
-    } else if e.raw_os_error().is_some() {
-        let s = e.to_string();
+    } else if let Some(errno) = e.raw_os_error().or_else(|| wrapped_os_error(e)) {
+        let s = io::Error::from_raw_os_error(errno).to_string();
         // std formats as "<description> (os error N)".
         match s.rfind(" (os error") {
             Some(i) => s[..i].to_string(),
@@ -379,6 +379,21 @@ pub fn io_kind(e: &io::Error) -> String {
         }
         _ => s,
     }
+}
+
+/// The OS error number inside an error that wraps one without exposing it:
+/// tempfile's errors (a temp file that cannot be made in a missing or
+/// read-only directory) keep the OS error only in their text, `<reason>
+/// (os error N) at path <temp file>`, so that the reason is not lost as
+/// "entity not found".
+fn wrapped_os_error(e: &io::Error) -> Option<i32> {
+    let inner = e.get_ref()?.to_string();
+    let at = inner.find("(os error ")? + "(os error ".len();
+    let digits: String = inner[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 /// The process's current directory; `Err` is the one message for when it

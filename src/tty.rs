@@ -28,6 +28,8 @@ impl TtyError {
 /// arrives as a byte because signals from the keyboard are off too).
 pub struct TtyReader<'a> {
     tty: &'a File,
+    /// The variable asked for (messages only).
+    pub name: String,
     saved: rustix::termios::Termios,
     pending: Vec<u8>,
 }
@@ -68,6 +70,7 @@ impl<'a> TtyReader<'a> {
         tcsetattr(tty, OptionalActions::Flush, &quiet).map_err(fail)?;
         Ok(TtyReader {
             tty,
+            name: String::new(),
             saved,
             pending: Vec::new(),
         })
@@ -84,6 +87,35 @@ impl<'a> TtyReader<'a> {
             intr: or(c[I::VINTR], 0x03),
             quit: or(c[I::VQUIT], 0x1c),
             eof: or(c[I::VEOF], 0x04),
+        }
+    }
+
+    /// Whether more input is already there, or arrives within 50 ms, after
+    /// the end of a line: a paste, not a person pressing Enter.
+    fn more_follows(&self) -> bool {
+        use rustix::event::{poll, PollFd, PollFlags, Timespec};
+        if !self.pending.is_empty() {
+            return true;
+        }
+        let mut fds = [PollFd::new(self.tty, PollFlags::IN)];
+        let wait = Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        matches!(poll(&mut fds, Some(&wait)), Ok(n) if n > 0)
+    }
+
+    /// Read and drop the rest of a paste (until 50 ms pass without input).
+    fn discard_paste(&mut self) {
+        self.pending.fill(0);
+        self.pending.clear();
+        let mut tty = self.tty;
+        while self.more_follows() {
+            let mut buf = [0u8; 512];
+            match tty.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => buf.fill(0),
+            }
         }
     }
 
@@ -127,6 +159,18 @@ impl<'a> TtyReader<'a> {
                         self.pending.remove(0);
                     }
                     let _ = tty.write_all(b"\r\n");
+                    if self.more_follows() {
+                        // A paste of several lines: the first line would be
+                        // the value and the second its confirmation.
+                        line.fill(0);
+                        self.discard_paste();
+                        return Err(TtyError::runtime(format!(
+                            "set: the value pasted for {name} spans several lines, and set reads one line; \
+                             put a multi-line value (a PEM key) into the store file by hand, inside single quotes \
+                             ({name}='-----BEGIN …' over several lines), or keep it in a file of its own and store its path; nothing written",
+                            name = self.name
+                        )));
+                    }
                     return Ok(line);
                 }
                 b if b == k.intr || b == k.quit || (b == k.eof && line.is_empty()) => {

@@ -105,9 +105,20 @@ fn session_start(client: Client, export_values: bool) -> Exit {
         false,
         |path, kind| format!("${var} {path}: cannot write it ({kind})"),
     )?;
+    // What the user must see reaches them as the hook's `systemMessage`
+    // (the client shows it; a SessionStart hook's stderr it does not).
+    let mut messages = Vec::new();
+    if let Some(w) = project_refused(&base) {
+        messages.push(format!(
+            "agentenv: {w}; until then this session has the other stores' variables only"
+        ));
+    }
     if export_values {
         crate::warn!("{}", EXPORT_VALUES_WARNING.trim_start_matches("agentenv: "));
-        let msg = json!({ "systemMessage": EXPORT_VALUES_WARNING }).to_string() + "\n";
+        messages.push(EXPORT_VALUES_WARNING.to_string());
+    }
+    if !messages.is_empty() {
+        let msg = json!({ "systemMessage": messages.join("\n") }).to_string() + "\n";
         super::write_stdout(msg.as_bytes())?;
     }
     Ok(status)
@@ -135,6 +146,30 @@ pub(crate) fn hook_env_args(
         public_only,
         strict: false,
     }
+}
+
+/// The trust gate's refusal of the session's project store, as `env
+/// --require-trust` found it (its warning, names only), when there is one:
+/// the project root is `$AGENTS_PROJECT_ROOT`, else `$CLAUDE_PROJECT_DIR`,
+/// else the current directory, and the user store is never refused.
+fn project_refused(base: &crate::core::Env) -> Option<String> {
+    let var = |k: &str| {
+        crate::core::get(base, k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let cwd = std::env::current_dir().ok()?;
+    let root = var("AGENTS_PROJECT_ROOT")
+        .or_else(|| var("CLAUDE_PROJECT_DIR"))
+        .map(|r| cwd.join(r))
+        .unwrap_or(cwd);
+    let store = root.join(".agents");
+    let home = var("HOME");
+    if !store.is_dir() || home.is_some_and(|h| h.join(".agents") == store) {
+        return None;
+    }
+    let bounds = crate::session::trust::Bounds::from_env(base);
+    crate::session::gate::decide(&root, base, bounds).warning()
 }
 
 /// A non-blocking hook error: the message on stderr, exit 1. The client
@@ -422,6 +457,11 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
             say(format_args!(
                 "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
             ));
+            if client == Client::Codex && !a.dry_run {
+                say(format_args!(
+                    "next, in Codex: run /hooks and trust agentenv's hooks (Codex runs a hook only once you trusted it; a headless run needs --dangerously-bypass-hook-trust)"
+                ));
+            }
         }
     }
     Ok(0)

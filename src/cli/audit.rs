@@ -43,6 +43,8 @@ pub struct AuditArgs {
     pub scope: ScopeArgs,
     /// Replace each occurrence with [REDACTED:NAME] in place (temp file +
     /// rename, same mode and owner). A leaked value must still be rotated.
+    /// The exit status stays 1 when anything was found, even if every
+    /// occurrence was replaced: the values leaked.
     #[arg(long = "fix")]
     pub fix: bool,
     /// Output format.
@@ -53,6 +55,11 @@ pub struct AuditArgs {
     /// where the project store overrides them.
     #[arg(long = "all-stores")]
     pub all_stores: bool,
+    /// Also look for the values of every project store `agentenv allow`
+    /// recorded (each as the shell hook loads it: only while it is
+    /// unchanged), wherever audit runs.
+    #[arg(long = "all-projects")]
+    pub all_projects: bool,
     /// Search the git index's version of every path that differs from
     /// HEAD: what the next commit would hold (for a pre-commit hook).
     #[arg(long = "staged", conflicts_with_all = ["paths", "repo", "fix"])]
@@ -221,6 +228,11 @@ fn scan_all(
         .collect()
 }
 
+/// Whether the first request walks no project (`-g`).
+fn req_global(runs: &[crate::session::Request]) -> bool {
+    runs.first().is_none_or(|r| r.options.global)
+}
+
 /// The sensitive values to look for: the session as `env` assembles it
 /// (the trust gate as `--require-trust` says), or with `--all-stores` the
 /// union of the ungated session and the user/system stores alone.
@@ -242,6 +254,24 @@ fn sensitive_values(a: &AuditArgs) -> Result<Vec<(String, Vec<u8>)>, Failure> {
         }
     } else {
         runs.push(req);
+    }
+    if a.all_projects && !req_global(&runs) {
+        let env = crate::core::process_env();
+        let state = crate::session::trust::state_dir(&env).ok();
+        let base = runs[0].clone();
+        for store in state
+            .map(|s| crate::session::trust::allowed_stores(&s))
+            .unwrap_or_default()
+        {
+            let Some(root) = store.parent().filter(|_| store.is_dir()) else {
+                continue;
+            };
+            let mut r = base.clone();
+            r.root = crate::session::RootRule::WalkUp;
+            r.options.cwd = Some(root.to_path_buf());
+            r.options.project_root = None;
+            runs.push(r);
+        }
     }
     let mut all: Vec<(String, Vec<u8>)> = Vec::new();
     for r in runs {
@@ -408,9 +438,94 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-const ROTATE: &str =
-    "a value found in a transcript was sent to the model provider (and anywhere the \
-     transcript was synced): rotate it; --fix does not un-send it";
+const ROTATE: &str = "a value found here has leaked: rotate it; --fix does not un-send it";
+
+/// Where a finding's file is, for the rotate reminder: what the place
+/// means for the value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Place {
+    Transcript,
+    History,
+    Other,
+}
+
+impl Place {
+    fn of(file: &Path, env: &crate::core::Env) -> Place {
+        let defaults = default_paths(env);
+        let home = crate::core::get(env, "HOME").map(PathBuf::from);
+        let data = crate::core::get(env, "XDG_DATA_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".local/share")));
+        let mut histories: Vec<PathBuf> = Vec::new();
+        if let Some(h) = &home {
+            histories.extend([h.join(".bash_history"), h.join(".zsh_history")]);
+        }
+        if let Some(d) = data {
+            histories.push(d.join("fish/fish_history"));
+        }
+        if let Some(h) = crate::core::get(env, "HISTFILE").filter(|v| !v.is_empty()) {
+            histories.push(PathBuf::from(h));
+        }
+        if histories.iter().any(|h| h == file) {
+            return Place::History;
+        }
+        if defaults
+            .iter()
+            .filter(|d| !histories.contains(d))
+            .any(|d| file.starts_with(d))
+        {
+            return Place::Transcript;
+        }
+        Place::Other
+    }
+
+    fn key(self) -> &'static str {
+        match self {
+            Place::Transcript => "transcript",
+            Place::History => "shell_history",
+            Place::Other => "other_file",
+        }
+    }
+
+    fn says(self) -> &'static str {
+        match self {
+            Place::Transcript => {
+                "found in an agent's transcript, so sent to the model provider (and anywhere \
+                 the transcript was synced); rotate it, --fix does not un-send it"
+            }
+            Place::History => {
+                "found in a shell history (on this disk, and in any backup or sync of it); rotate it"
+            }
+            Place::Other => {
+                "found in another file; rotate it if the file ever left this machine (a commit, \
+                 a sync, a backup)"
+            }
+        }
+    }
+}
+
+/// The names found, by the kind of place they were found in.
+fn by_place(
+    findings: &[Line],
+) -> std::collections::BTreeMap<Place, std::collections::BTreeSet<String>> {
+    let env = crate::core::process_env();
+    let mut out: std::collections::BTreeMap<Place, std::collections::BTreeSet<String>> =
+        Default::default();
+    let mut cache: Vec<(PathBuf, Place)> = Vec::new();
+    for l in findings {
+        let place = match cache.iter().find(|(p, _)| *p == l.file) {
+            Some((_, k)) => *k,
+            None => {
+                let k = Place::of(&l.file, &env);
+                cache.push((l.file.clone(), k));
+                k
+            }
+        };
+        out.entry(place).or_default().insert(l.name.clone());
+    }
+    out
+}
 
 impl Report {
     fn text(
@@ -475,10 +590,11 @@ impl Report {
             plural(values as u64, "sensitive value", "sensitive values"),
             plural(needles as u64, "form", "forms"),
         );
-        if !found.is_empty() {
-            let names: Vec<&str> = found.iter().map(String::as_str).collect();
-            let _ = writeln!(s, "audit: {ROTATE}: {}", names.join(", "));
+        for (place, names) in by_place(&self.findings) {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let _ = writeln!(s, "audit: {}: {}", names.join(", "), place.says());
         }
+        let _ = found;
         s
     }
 
@@ -537,6 +653,11 @@ impl Report {
         }
         if !found.is_empty() {
             v["rotate"] = json!(ROTATE);
+            let mut places = serde_json::Map::new();
+            for (place, names) in by_place(&self.findings) {
+                places.insert(place.key().into(), json!(names));
+            }
+            v["found_in"] = serde_json::Value::Object(places);
         }
         let mut s = serde_json::to_string_pretty(&v).expect("JSON of strings and numbers");
         s.push('\n');

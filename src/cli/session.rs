@@ -349,7 +349,50 @@ fn add_masks(session: &crate::session::Session, view: &crate::render::View) -> S
 pub(crate) fn assemble_shown(plan: &crate::session::Plan) -> crate::session::Session {
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
+    warn_readable_store_files(&session);
     session
+}
+
+/// A plain store file that gave a sensitive variable its value and that
+/// group or others can read: one warning per file (as ssh refuses such a
+/// key), naming the variables, never a value.
+fn warn_readable_store_files(session: &crate::session::Session) {
+    use crate::core::LayerKind;
+    use std::os::unix::fs::PermissionsExt;
+    let a = &session.assembly;
+    let mut files: Vec<(std::path::PathBuf, Vec<String>)> = Vec::new();
+    for (name, _) in session.sensitive_values() {
+        let Some(touch) = a.touches(std::ffi::OsStr::new(&name)).last() else {
+            continue;
+        };
+        let Some(layer) = a.layers().get(touch.layer) else {
+            continue;
+        };
+        if layer.info.kind != LayerKind::PlainFile {
+            continue;
+        }
+        let Some(path) = &layer.info.path else {
+            continue;
+        };
+        match files.iter_mut().find(|(p, _)| p == path) {
+            Some((_, names)) => names.push(name),
+            None => files.push((path.clone(), vec![name])),
+        }
+    }
+    for (path, names) in files {
+        let Ok(m) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let mode = m.permissions().mode() & 0o777;
+        if mode & 0o044 != 0 {
+            crate::warn!(
+                "{} holds sensitive values ({}) and is readable by group or others (mode {mode:04o}); run chmod 600 {}",
+                path.display(),
+                names.join(", "),
+                path.display()
+            );
+        }
+    }
 }
 
 /// `--into FILE`: write the export rendering as FILE's owned block;

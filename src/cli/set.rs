@@ -81,7 +81,9 @@ pub(crate) fn target_for(
         (s, false)
     } else if let Some(dir) = project_dir {
         let cwd = super::current_dir()?;
-        let dir = cwd.join(dir);
+        // Lexically: `--project .` names the cwd, not `cwd/.` (no `/./` in
+        // the paths printed).
+        let dir: PathBuf = cwd.join(dir).components().collect();
         if !dir.is_dir() {
             return Err(Failure::runtime(format!(
                 "set: {} is not a directory; nothing written",
@@ -238,6 +240,7 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
     no_link_in_store(t)?;
     // Trust as it is now: a store allowed and unchanged stays allowed.
     let env = crate::core::process_env();
+    let new_store = t.project && !t.store.is_dir();
     let trust = (t.project && t.store.is_dir())
         .then(|| crate::session::before_edit(&t.store, &env))
         .flatten();
@@ -253,7 +256,10 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
     );
     after.fill(0);
     written?;
-    keep_trust(t, trust, &env, &t.file)
+    if t.project {
+        ignore_in_git(t)?;
+    }
+    keep_trust(t, trust, new_store, &env, &t.file)
 }
 
 /// After an edit of `t`'s store: an allowed, unchanged store stays
@@ -261,6 +267,7 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
 fn keep_trust(
     t: &Target,
     trust: Option<crate::session::Edit>,
+    new_store: bool,
     env: &crate::core::Env,
     file: &Path,
 ) -> Result<(), Failure> {
@@ -279,6 +286,14 @@ fn keep_trust(
                 "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
                 t.store.display(),
                 edit.before.as_str()
+            );
+        }
+        // A store `set` just made was never allowed: the same note.
+        None if new_store => {
+            crate::warn!(
+                "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
+                t.store.display(),
+                crate::session::trust::TrustState::NotAllowed.as_str()
             );
         }
         None => {}
@@ -324,6 +339,7 @@ fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
     value.fill(0);
     stored
         .map_err(|why| Failure::runtime(format!("set: {name}: {text}: {why}; nothing written")))?;
+    let new_store = t.project && !t.store.is_dir();
     let trust = (t.project && t.store.is_dir())
         .then(|| crate::session::before_edit(&t.store, &env))
         .flatten();
@@ -334,12 +350,88 @@ fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
         true,
         |file, kind| format!("set: stored {name} at {text} but cannot write {file}: {kind}"),
     )?;
-    keep_trust(t, trust, &env, &toml)?;
+    keep_trust(t, trust, new_store, &env, &toml)?;
     super::say(format_args!(
         "set {name} at {text}, referenced in {}",
         toml.display()
     ));
     Ok(0)
+}
+
+/// The files of a project store that only ever hold this machine's
+/// secrets: never to be committed.
+const LOCAL_FILES: [&str; 2] = ["local.env", "pre.local.env"];
+
+/// Make sure git ignores the project store's local files: `set` writes or
+/// extends `<store>/.gitignore` (before the trust record is renewed, so an
+/// allowed store stays allowed) and says so. A store file `set` writes
+/// that git would commit (`env`, `pre.env`) gets a warning instead: it is
+/// the project's shared file.
+fn ignore_in_git(t: &Target) -> Result<(), Failure> {
+    let file_name = t.file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let ignore = t.store.join(".gitignore");
+    let current = match std::fs::read(&ignore) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => {
+            crate::warn!(
+                "cannot read {} ({}); make sure git ignores {}",
+                ignore.display(),
+                crate::fsutil::io_kind(&e),
+                t.file.display()
+            );
+            return Ok(());
+        }
+    };
+    let text = String::from_utf8_lossy(&current);
+    let listed = |name: &str| {
+        text.lines()
+            .map(str::trim)
+            .any(|l| l == name || l.strip_prefix('/') == Some(name))
+    };
+    if !LOCAL_FILES.contains(&file_name) {
+        crate::warn!(
+            "{} is the project's shared store file: git commits it unless it is ignored; keep secrets in local.env (the default of set)",
+            t.file.display()
+        );
+        return Ok(());
+    }
+    let missing: Vec<&str> = LOCAL_FILES.iter().copied().filter(|n| !listed(n)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut next = current.clone();
+    if next.is_empty() {
+        next.extend_from_slice(b"# This machine's secrets (agentenv set): never committed.\n");
+    } else if !next.ends_with(b"\n") {
+        next.push(b'\n');
+    }
+    for n in &missing {
+        next.extend_from_slice(format!("/{n}\n").as_bytes());
+    }
+    super::write_file(
+        &ignore,
+        &next,
+        crate::fsutil::Mode::KeepOrUmask,
+        false,
+        |file, kind| {
+            format!(
+                "set: wrote {} but cannot write {file}: {kind}; make sure git ignores it",
+                t.file.display()
+            )
+        },
+    )?;
+    super::say(format_args!(
+        "{} {} so that git ignores {}",
+        if current.is_empty() {
+            "wrote"
+        } else {
+            "extended"
+        },
+        ignore.display(),
+        missing.join(" and ")
+    ));
+    Ok(())
 }
 
 /// The controlling terminal, or the refusal every non-interactive caller
@@ -367,6 +459,7 @@ fn open_tty() -> Result<File, Failure> {
 fn read_value_twice(name: &str) -> Result<Vec<u8>, Failure> {
     let tty = open_tty()?;
     let mut reader = crate::tty::TtyReader::new(&tty)?;
+    reader.name = name.to_string();
     let mut first = reader.read_hidden(&format!("Value for {name}: "))?;
     let mut second = reader.read_hidden(&format!("Again, to confirm {name}: "))?;
     drop(reader);

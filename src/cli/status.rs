@@ -101,6 +101,19 @@ fn text(r: &Value) -> String {
             why,
             st(&x["trust"])
         ));
+        // "not allowed" reads as "not loaded" to a direnv user: say who
+        // loads it anyway.
+        let trust = x["trust"].as_str().unwrap_or("");
+        if x["level"] == "project"
+            && x["state"] == "present"
+            && (trust == "not allowed" || trust.starts_with("changed"))
+        {
+            o.push_str(
+                "           env, exec, explain and redact load it as it is (they check trust only\n\
+                 \x20          with --require-trust); the shell hook and the agent hooks skip it\n\
+                 \x20          until you run 'agentenv allow'\n",
+            );
+        }
     }
     o.push_str("overlays:");
     let overlays = r["overlays"].as_array().cloned().unwrap_or_default();

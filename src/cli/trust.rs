@@ -55,6 +55,14 @@ pub(crate) fn store_for(dir: Option<&Path>) -> Result<PathBuf, Failure> {
         }
         None => {
             let home = crate::core::get(&base, "HOME").map(PathBuf::from);
+            // In $HOME the .agents there is the user store: it loads
+            // without an allow (the hook never looks at $HOME as a project).
+            if home.as_deref().is_some_and(|h| h == cwd) && cwd.join(".agents").is_dir() {
+                return Err(Failure::runtime(format!(
+                    "{} is your user store: it loads without an allow (only a project's .agents needs one); to allow a project, run agentenv allow in it or name it: agentenv allow DIR",
+                    cwd.join(".agents").display()
+                )));
+            }
             match crate::session::trust::find_project_root(&cwd, home.as_deref()) {
                 Some(r) => Ok(r.join(".agents")),
                 None => Err(Failure::runtime(format!(

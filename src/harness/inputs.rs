@@ -88,10 +88,9 @@ pub fn load_env_file(path: &Path, notes: &mut Vec<String>) -> Result<ChangeSet, 
         let key = String::from_utf8_lossy(&line[..eq]);
         if !crate::compat::ident::is_name(key.as_bytes()) {
             return Err(Error::input(format!(
-                "{}:{n}: invalid env var name {:?} in {}",
+                "{}:{n}: invalid env var name {:?}",
                 path.display(),
                 super::shown_key(&key),
-                path.display()
             )));
         }
         let value = env_value(&line[eq + 1..]);

@@ -80,9 +80,18 @@ impl Error {
         }
     }
 
+    /// The same kind of error with `; note: <note>` after its message.
+    fn noted(self, note: &str) -> Error {
+        self.map(|m| format!("{m}; note: {note}"))
+    }
+
     /// The same kind of error with `prefix: ` in front of its message.
     fn wrap(self, prefix: &str) -> Error {
-        let with = |m: String| format!("{prefix}: {m}");
+        self.map(|m| format!("{prefix}: {m}"))
+    }
+
+    /// The same kind of error with its message rewritten by `with`.
+    fn map(self, with: impl Fn(String) -> String) -> Error {
         match self {
             Error::Input(m) => Error::Input(with(m)),
             Error::Load(m) => Error::Load(with(m)),
@@ -206,6 +215,23 @@ fn resolve_here(opts: &Options, host: &Env) -> Result<Resolved, Error> {
         let layer = asm.add_layer(LayerInfo::new(LayerKind::DotenvFile).with_path(f));
         asm.apply(layer, &cs);
     }
+    // A skipped env-file line often explains a later error (a `K` line
+    // without `=` leaves `${K}` unset): the error carries those notes.
+    let env_notes = notes.clone();
+    resolve_rest(opts, asm, notes).map_err(|e| {
+        let mut e = e;
+        for n in &env_notes {
+            e = e.noted(n);
+        }
+        e
+    })
+}
+
+fn resolve_rest(
+    opts: &Options,
+    mut asm: Assembly,
+    mut notes: Vec<String>,
+) -> Result<Resolved, Error> {
     let host_env = asm.current().clone();
     let fullsend_dir = match &opts.fullsend_dir {
         Some(d) => base::absolute(d),

@@ -28,6 +28,8 @@
 //! * the key (blake3 over NUL-terminated items) also covers agentenv's
 //!   version and the layer timeout.
 
+use super::Prepared;
+use crate::core::Env;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::OsStr;
 use std::fs;
@@ -48,10 +50,13 @@ pub fn dir_for(user_root: &Path) -> PathBuf {
 }
 
 /// Builds a cache key: blake3 over NUL-terminated items. The first items
-/// are always `agentenv`, its version and the timeout.
+/// are always `agentenv`, its version and the timeout. Each item also has a
+/// label (`$NAME`, `file <path>`, `the current directory` …) so that a miss
+/// can say which of them changed since the last run ([`KeyParts`]).
 #[derive(Debug, Clone)]
 pub struct KeyBuilder {
     h: blake3::Hasher,
+    parts: Vec<(String, blake3::Hash)>,
 }
 
 impl KeyBuilder {
@@ -59,40 +64,35 @@ impl KeyBuilder {
     pub fn new(timeout_secs: f64) -> Self {
         let mut k = KeyBuilder {
             h: blake3::Hasher::new(),
+            parts: Vec::new(),
         };
-        k.item("agentenv");
-        k.item(env!("CARGO_PKG_VERSION"));
-        k.item(format!("timeout {timeout_secs}"));
+        k.labelled("agentenv", "agentenv");
+        k.labelled("agentenv's version", env!("CARGO_PKG_VERSION"));
+        k.labelled("the timeout", format!("timeout {timeout_secs}"));
         k
     }
 
-    /// One item (its bytes, then a NUL).
-    pub fn item(&mut self, bytes: impl AsRef<[u8]>) -> &mut Self {
-        self.h.update(bytes.as_ref());
+    /// One item (its bytes, then a NUL) under `label`.
+    pub fn labelled(&mut self, label: impl Into<String>, bytes: impl AsRef<[u8]>) -> &mut Self {
+        let bytes = bytes.as_ref();
+        self.h.update(bytes);
         self.h.update(b"\0");
+        self.parts.push((label.into(), blake3::hash(bytes)));
         self
     }
 
-    /// One item made of parts joined by a space.
-    pub fn parts(&mut self, parts: &[&[u8]]) -> &mut Self {
-        for (i, p) in parts.iter().enumerate() {
-            if i > 0 {
-                self.h.update(b" ");
-            }
-            self.h.update(p);
-        }
-        self.h.update(b"\0");
-        self
+    /// One item made of parts joined by a space, under `label`.
+    pub fn parts(&mut self, label: impl Into<String>, parts: &[&[u8]]) -> &mut Self {
+        self.labelled(label, parts.join(&b' '))
     }
 
-    /// `<label> <path> <sig>` for a file that may be missing.
-    pub fn file(&mut self, label: &str, path: &Path) -> &mut Self {
+    /// `<kind> <path> <sig>` for a file that may be missing.
+    pub fn file(&mut self, kind: &str, path: &Path) -> &mut Self {
         let sig = stat_sig(path);
-        self.parts(&[
-            label.as_bytes(),
-            path.as_os_str().as_bytes(),
-            sig.as_bytes(),
-        ])
+        self.parts(
+            format!("file {}", path.display()),
+            &[kind.as_bytes(), path.as_os_str().as_bytes(), sig.as_bytes()],
+        )
     }
 
     /// `lib <path> <sig>`, then `<file> <sig>` for every file below it when
@@ -101,19 +101,24 @@ impl KeyBuilder {
         self.file("lib", path);
         if path.is_dir() {
             for (f, sig) in tree_sig(path) {
-                self.parts(&[f.as_os_str().as_bytes(), sig.as_bytes()]);
+                self.parts(
+                    format!("file {}", f.display()),
+                    &[f.as_os_str().as_bytes(), sig.as_bytes()],
+                );
             }
         }
         self
     }
 
-    /// Every `K=V` of `env` in key order (an [`crate::core::Env`] is sorted).
-    pub fn env(&mut self, env: &crate::core::Env) -> &mut Self {
+    /// Every `K=V` of `env` in key order (an [`crate::core::Env`] is
+    /// sorted), except the names `skip` leaves out.
+    pub fn env(&mut self, env: &crate::core::Env, skip: impl Fn(&str) -> bool) -> &mut Self {
         for (k, v) in env {
-            self.h.update(k.as_bytes());
-            self.h.update(b"=");
-            self.h.update(v.as_bytes());
-            self.h.update(b"\0");
+            if k.to_str().is_some_and(&skip) {
+                continue;
+            }
+            let item = [k.as_bytes(), b"=", v.as_bytes()].concat();
+            self.labelled(format!("${}", k.to_string_lossy()), item);
         }
         self
     }
@@ -124,13 +129,126 @@ impl KeyBuilder {
     }
 }
 
+/// Variables that change with every shell or agent session and that a
+/// store does not read: `env --diff --cache` (and the shell hook and the
+/// agent hooks, which render a diff) leave them out of the key, so that
+/// re-entering a project from another directory (`OLDPWD`), a nested
+/// shell (`SHLVL`), the last command (`_`) or a new Claude Code session
+/// (`CLAUDE_ENV_FILE`) still hits. One of them stays in the key when an
+/// env file of the walk mentions it by name (a plain file's `$OLDPWD`, an
+/// `env.py`'s `os.environ["SHLVL"]`): then it can change the result. A
+/// full rendering (without `--diff`) prints them, so there every variable
+/// counts.
+pub const SESSION_VARIABLES: &[&str] = &[
+    "_",
+    "ALACRITTY_WINDOW_ID",
+    "CLAUDE_ENV_FILE",
+    "CODEX_ENV_FILE",
+    "GNOME_TERMINAL_SCREEN",
+    "ITERM_SESSION_ID",
+    "KITTY_PID",
+    "KITTY_WINDOW_ID",
+    "KONSOLE_DBUS_SESSION",
+    "KONSOLE_DBUS_WINDOW",
+    "OLDPWD",
+    "SHELL_SESSION_ID",
+    "SHLVL",
+    "SSH_CLIENT",
+    "SSH_CONNECTION",
+    "SSH_TTY",
+    "STY",
+    "TERM_SESSION_ID",
+    "TMUX_PANE",
+    "WEZTERM_PANE",
+    "WINDOWID",
+    "XDG_SESSION_ID",
+];
+
+/// Whether `text` names `name` as a word (not inside a longer name).
+fn mentions(text: &[u8], name: &str) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let n = name.as_bytes();
+    let mut from = 0;
+    while let Some(at) = text[from..].windows(n.len()).position(|w| w == n) {
+        let at = from + at;
+        let before = at.checked_sub(1).map(|i| text[i]);
+        let after = text.get(at + n.len()).copied();
+        if !before.is_some_and(word) && !after.is_some_and(word) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
+/// The [`SESSION_VARIABLES`] of `base` that no env file of the walk
+/// mentions: the ones a `--diff` key leaves out.
+fn unread_session_variables(p: &super::Prepared, base: &crate::core::Env) -> Vec<&'static str> {
+    let present: Vec<&'static str> = SESSION_VARIABLES
+        .iter()
+        .copied()
+        .filter(|n| crate::core::get(base, n).is_some())
+        .collect();
+    if present.is_empty() {
+        return present;
+    }
+    let mut texts = Vec::new();
+    for f in &p.env_files {
+        match read_for_mentions(&p.scope.cwd.join(&f.path)) {
+            Ok(Some(text)) => texts.push(text),
+            Ok(None) => {}
+            // Unreadable or too large: every session variable stays.
+            Err(()) => return Vec::new(),
+        }
+    }
+    present
+        .into_iter()
+        .filter(|n| !texts.iter().any(|t| mentions(t, n)))
+        .collect()
+}
+
+/// An env file's bytes for [`mentions`]: `Ok(None)` when there is no
+/// regular file at `path` (the walk skips anything else, a FIFO is never
+/// opened for reading by a blocking open), `Err` when one cannot be read
+/// whole.
+fn read_for_mentions(path: &Path) -> Result<Option<Vec<u8>>, ()> {
+    use std::io::Read;
+    match fs::metadata(path) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(()),
+    }
+    let fd = rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|_| ())?;
+    let f = fs::File::from(fd);
+    let m = f.metadata().map_err(|_| ())?;
+    if !m.is_file() || m.len() > MENTION_SCAN_LIMIT {
+        return Err(());
+    }
+    let mut text = Vec::with_capacity(m.len() as usize);
+    f.take(MENTION_SCAN_LIMIT + 1)
+        .read_to_end(&mut text)
+        .map_err(|_| ())?;
+    Ok(Some(text))
+}
+
+/// Largest env file scanned for a mention; a larger one (or one that
+/// cannot be read) keeps every session variable in the key.
+const MENTION_SCAN_LIMIT: u64 = 4 << 20;
+
 /// The key of an `agentenv env` run: everything the reference's key covers
 /// (`dotagents env --cache`'s) that agentenv reads — interpreter, cwd, scope
 /// level, user, scope, project and system roots, the format as given (`auto` →
 /// the detected canonical name), diff or full, every overlay, every env-file
 /// candidate of both tiers with its signature (missing ones included), every
-/// `lib` candidate and the files below it, the whole base env — plus
-/// agentenv's version, the timeout and an explicit agent.
+/// `lib` candidate and the files below it, the base env (with `--diff`,
+/// less the [`SESSION_VARIABLES`] no env file mentions) — plus agentenv's
+/// version, the timeout and an explicit agent.
 pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff: bool) -> String {
     key_with(p, base, format, diff, false)
 }
@@ -139,31 +257,32 @@ pub fn key_for(p: &super::Prepared, base: &crate::core::Env, format: &str, diff:
 /// declarations) a key of its own that covers the signature of every
 /// store's and overlay's `agentenv.toml`, so that an edited declaration
 /// is never answered from an entry rendered before it.
-pub fn key_with(
-    p: &super::Prepared,
-    base: &crate::core::Env,
-    format: &str,
-    diff: bool,
-    public_only: bool,
-) -> String {
+pub fn key_with(p: &Prepared, base: &Env, format: &str, diff: bool, public: bool) -> String {
+    key_parts(p, base, format, diff, public).key
+}
+
+fn builder(p: &Prepared, base: &Env, format: &str, diff: bool, public_only: bool) -> KeyBuilder {
     let s = &p.scope;
     let opt = |o: &Option<PathBuf>| o.as_ref().map(|p| p.as_os_str().as_bytes().to_vec());
     let mut k = KeyBuilder::new(p.timeout.as_secs_f64());
-    k.item(opt(&p.interpreter).unwrap_or_default())
-        .item(s.cwd.as_os_str().as_bytes())
-        .item(s.level)
-        .item(s.user_root.as_os_str().as_bytes())
-        .item(s.agents_root.as_os_str().as_bytes())
-        .item(opt(&s.project_root).unwrap_or_default())
-        .item(opt(&s.system_root).unwrap_or_default())
-        .item(format)
-        .item(match (diff, public_only) {
-            (true, false) => "diff",
-            (false, false) => "full",
-            (true, true) => "diff public-only",
-            (false, true) => "full public-only",
-        })
-        .item(p.agent.as_deref().unwrap_or(""));
+    k.labelled("the interpreter", opt(&p.interpreter).unwrap_or_default())
+        .labelled("the current directory", s.cwd.as_os_str().as_bytes())
+        .labelled("the scope (-g)", s.level)
+        .labelled("the user store", s.user_root.as_os_str().as_bytes())
+        .labelled("the scope's store", s.agents_root.as_os_str().as_bytes())
+        .labelled("the project root", opt(&s.project_root).unwrap_or_default())
+        .labelled("the system store", opt(&s.system_root).unwrap_or_default())
+        .labelled("the format", format)
+        .labelled(
+            "the mode",
+            match (diff, public_only) {
+                (true, false) => "diff",
+                (false, false) => "full",
+                (true, true) => "diff public-only",
+                (false, true) => "full public-only",
+            },
+        )
+        .labelled("the agent", p.agent.as_deref().unwrap_or(""));
     // Every key covers the declarations: `--public-only`'s output
     // depends on them, and every output on their secret references.
     let dirs = s.stores.iter().map(|st| &st.path);
@@ -172,7 +291,10 @@ pub fn key_with(
         k.file("declarations", &toml);
     }
     for o in &s.overlays {
-        k.parts(&[b"overlay", o.name.as_bytes(), o.path.as_os_str().as_bytes()]);
+        k.parts(
+            format!("overlay {}", o.path.display()),
+            &[b"overlay", o.name.as_bytes(), o.path.as_os_str().as_bytes()],
+        );
     }
     for f in &p.env_files {
         let path = s.cwd.join(&f.path);
@@ -181,8 +303,104 @@ pub fn key_with(
     for l in &p.lib_candidates {
         k.lib(&s.cwd.join(l));
     }
-    k.env(base);
-    k.finish()
+    let skip = if diff {
+        unread_session_variables(p, base)
+    } else {
+        Vec::new()
+    };
+    k.env(base, |name| skip.contains(&name));
+    k
+}
+
+/// What a key covered, by label (`$NAME`, `file <path>`, …), each with a
+/// digest of its item: kept beside the entries so that the next miss can
+/// say what changed (names only, never a value).
+#[derive(Debug, Clone)]
+pub struct KeyParts {
+    /// The key itself, as [`key_with`] gives it.
+    pub key: String,
+    /// Where the parts of the last run of this kind are kept.
+    slot: String,
+    parts: Vec<(String, blake3::Hash)>,
+}
+
+/// Where [`KeyParts`] are kept: `<user store>/.cache/env-keys`, beside the
+/// entries (same rules: `0700`, `0600` files, nothing followed, cleaned up
+/// after the TTL).
+fn keys_dir(dir: &Path) -> PathBuf {
+    dir.with_file_name("env-keys")
+}
+
+/// The [`KeyParts`] of the key [`key_with`] gives.
+pub fn key_parts(
+    p: &Prepared,
+    base: &Env,
+    format: &str,
+    diff: bool,
+    public_only: bool,
+) -> KeyParts {
+    let k = builder(p, base, format, diff, public_only);
+    // One slot per directory, format and mode: a 64-hex name, so cleanup
+    // removes it once it is older than the TTL.
+    let mut slot = blake3::Hasher::new();
+    for item in [
+        b"agentenv key parts".as_slice(),
+        env!("CARGO_PKG_VERSION").as_bytes(),
+        p.scope.cwd.as_os_str().as_bytes(),
+        format.as_bytes(),
+        if diff { b"diff" } else { b"full" },
+        if public_only { b"public" } else { b"all" },
+    ] {
+        slot.update(item);
+        slot.update(b"\0");
+    }
+    KeyParts {
+        key: k.finish(),
+        slot: slot.finalize().to_hex().to_string(),
+        parts: k.parts,
+    }
+}
+
+impl KeyParts {
+    /// Keep these parts as the last run's (`0600`, atomic; any error →
+    /// not kept, silently).
+    pub fn keep(&self, dir: &Path) {
+        let mut text = String::new();
+        for (label, hash) in &self.parts {
+            // A label is one line: a newline in a path is escaped.
+            text.push_str(&format!("{} {}\n", hash.to_hex(), label.escape_debug()));
+        }
+        let kept = keys_dir(dir);
+        if usable_dir(&kept).is_ok() {
+            let _ = try_store(&kept, &self.slot, text.as_bytes(), SystemTime::now());
+        }
+    }
+
+    /// What changed since the parts [`KeyParts::keep`] kept for this kind of
+    /// run: the labels of the items that differ, were added or went away,
+    /// in key order; `None` when nothing was kept (or it expired).
+    pub fn changed_since_kept(&self, dir: &Path) -> Option<Vec<String>> {
+        let bytes = lookup(&keys_dir(dir), &self.slot)?;
+        let text = String::from_utf8(bytes).ok()?;
+        let mut before: std::collections::HashMap<String, String> = text
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(h, label)| (label.to_string(), h.to_string()))
+            .collect();
+        let mut changed = Vec::new();
+        for (label, hash) in &self.parts {
+            let label = label.escape_debug().to_string();
+            match before.remove(&label) {
+                Some(h) if h == hash.to_hex().as_str() => {}
+                Some(_) => changed.push(label),
+                None => changed.push(format!("{label} (new)")),
+            }
+        }
+        let mut gone: Vec<String> = before.into_keys().map(|l| format!("{l} (gone)")).collect();
+        gone.sort();
+        changed.extend(gone);
+        Some(changed)
+    }
 }
 
 /// `mode:inode:mtime_ns:size`, or `-` when the path cannot be stat'ed.
@@ -676,18 +894,27 @@ mod tests {
             b.finish()
         };
         let a = k(&|b| {
-            b.item("ab").item("c");
+            b.labelled("t", "ab").labelled("t", "c");
         });
         let b2 = k(&|b| {
-            b.item("a").item("bc");
+            b.labelled("t", "a").labelled("t", "bc");
         });
         assert_ne!(a, b2);
         assert_eq!(a.len(), 64);
         let mut t1 = KeyBuilder::new(30.0);
         let mut t2 = KeyBuilder::new(31.0);
-        t1.item("x");
-        t2.item("x");
+        t1.labelled("t", "x");
+        t2.labelled("t", "x");
         assert_ne!(t1.finish(), t2.finish());
+    }
+
+    #[test]
+    fn mentions_is_by_word() {
+        assert!(mentions(b"X=$OLDPWD\n", "OLDPWD"));
+        assert!(mentions(b"os.environ['SHLVL']", "SHLVL"));
+        assert!(mentions(b"echo \"${_}\"", "_"));
+        assert!(!mentions(b"MY_OLDPWD=1 OLDPWD_X=2", "OLDPWD"));
+        assert!(!mentions(b"A_B=1", "_"));
     }
 
     #[test]

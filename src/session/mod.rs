@@ -1018,7 +1018,7 @@ impl Prepared {
                 true
             }
             native::Outcome::Failed => {
-                a.warn(format!("env file source failed: {}", f.path.display()));
+                a.warn(shell::failed_plain_file(&f.path, Some(text)));
                 a.fail(l, "source failed");
                 true
             }

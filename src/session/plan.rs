@@ -196,7 +196,8 @@ fn replay_probe(
         )));
         return Probe::Off;
     }
-    let key = cache::key_with(prepared, base, format, diff, public_only);
+    let parts = cache::key_parts(prepared, base, format, diff, public_only);
+    let key = parts.key.clone();
     match cache::lookup(&dir, &key) {
         Some(bytes) => {
             notes.push(Note::info(format!(
@@ -210,11 +211,13 @@ fn replay_probe(
         }
         None => {
             if trace {
+                let changed = parts.changed_since_kept(&dir);
                 notes.push(Note::info(format!(
                     "cache miss: {}",
-                    trace::cache_miss_reason(&dir, &key)
+                    trace::cache_miss_reason(&dir, &key, changed.as_deref())
                 )));
             }
+            parts.keep(&dir);
             Probe::Miss { dir, key }
         }
     }

@@ -409,6 +409,26 @@ impl Scope {
             None => project_root_default(env, cwd).map_err(|_| super::Error::NoHome)?,
         };
         let system = system_root(env, warnings);
+        // A store named explicitly that is not there is most likely a typo
+        // (`AGENTS_HOME=~/.agent`): say so. The default `~/.agents` (also
+        // as an inherited $AGENTS_HOME) may well not exist yet.
+        let named = if input.agents_dir.is_some() {
+            Some("--agents-dir")
+        } else {
+            let default = env_nonempty(env, "HOME").map(|h| Path::new(h).join(".agents"));
+            env_nonempty(env, "AGENTS_HOME")
+                .filter(|_| default.as_deref() != Some(user.as_path()))
+                .map(|_| "$AGENTS_HOME")
+        };
+        if let Some(by) = named {
+            let at = abspath(&user, cwd);
+            if std::fs::symlink_metadata(&at).is_err() {
+                warnings.push(format!(
+                    "the user store {} (named by {by}) does not exist; nothing is loaded from it",
+                    at.display()
+                ));
+            }
+        }
         let user_refused = input
             .user_store_refused
             .clone()

@@ -64,6 +64,32 @@ pub fn changes_from_output(stdout: &[u8]) -> Option<ChangeSet> {
     Some(cs)
 }
 
+/// The warning for a plain file that failed: `env file source failed:
+/// FILE`, then where and why when the project's dotenv reader sees a quote
+/// that never closes (the usual breakage; its messages name the line's
+/// shape and the key, never a value), and that the whole file was dropped.
+pub fn failed_plain_file(file: &Path, text: Option<&[u8]>) -> String {
+    use crate::dotenv::DiagnosticKind as K;
+    let found = text.and_then(|t| {
+        crate::dotenv::parse_bytes(t)
+            .diagnostics
+            .into_iter()
+            .find(|d| matches!(d.kind, K::Unterminated | K::Swallowed))
+    });
+    match found {
+        Some(d) => format!(
+            "env file source failed: {}:{}: {}; the whole file was dropped (nothing it sets is loaded)",
+            file.display(),
+            d.line,
+            d.message
+        ),
+        None => format!(
+            "env file source failed: {}; the whole file was dropped (a syntax error, an exit or a failing last command; bash -n shows a syntax error's line)",
+            file.display()
+        ),
+    }
+}
+
 /// Why sourcing failed (the warning is in the caller's list).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceError {
@@ -120,7 +146,8 @@ pub fn source(
             match parsed {
                 Some(cs) => Ok(cs),
                 None => {
-                    warnings.push(format!("env file source failed: {p}"));
+                    let text = crate::fsutil::read_input(from.unwrap_or(file), 16 << 20).ok();
+                    warnings.push(failed_plain_file(file, text.as_deref()));
                     Err(SourceError::Failed)
                 }
             }
@@ -183,9 +210,7 @@ mod tests {
             ),
             Err(SourceError::Failed)
         );
-        assert_eq!(
-            warnings,
-            [format!("env file source failed: {}", f.display())]
-        );
+        assert_eq!(warnings, [failed_plain_file(&f, Some(b"X=1\nexit 0\n"))]);
+        assert!(warnings[0].starts_with(&format!("env file source failed: {};", f.display())));
     }
 }

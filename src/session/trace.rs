@@ -177,12 +177,27 @@ pub fn layer(kind: &str, level: &str, path: &Path, failure: Option<&str>, took: 
 
 /// Why `--cache` missed for `key` in `dir` (for `-v`; the entry is looked
 /// at again, read-only).
-pub fn cache_miss_reason(dir: &Path, key: &str) -> String {
+/// `changed`: what the key covers that changed since the last run of this
+/// kind here (labels: `$NAME`, `file <path>`, …; never a value), when it
+/// was kept.
+pub fn cache_miss_reason(dir: &Path, key: &str, changed: Option<&[String]>) -> String {
     use std::os::unix::fs::MetadataExt;
     let path = dir.join(key);
     let m = match std::fs::symlink_metadata(&path) {
         Err(_) => {
-            return "no entry for this key (first run, or something the key covers changed)".into()
+            return match changed {
+                Some(c) if !c.is_empty() => {
+                    const SHOWN: usize = 12;
+                    let mut list = c[..c.len().min(SHOWN)].join(", ");
+                    if c.len() > SHOWN {
+                        list.push_str(&format!(" and {} more", c.len() - SHOWN));
+                    }
+                    format!("no entry for this key; changed since the last run here: {list}")
+                }
+                _ => {
+                    "no entry for this key (first run, or something the key covers changed)".into()
+                }
+            };
         }
         Ok(m) => m,
     };

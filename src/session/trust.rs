@@ -609,6 +609,32 @@ pub fn allow(state: &Path, store: &Path, bounds: Bounds) -> Result<PathBuf, Trus
     Ok(real)
 }
 
+/// Every store a record says was allowed (its real path, as recorded),
+/// sorted; whether it is still unchanged is for the gate to say. Nothing
+/// when the state dir is not usable.
+pub fn allowed_stores(state: &Path) -> Vec<PathBuf> {
+    if !usable_state(state, false).unwrap_or(false) {
+        return Vec::new();
+    }
+    let Ok(entries) = fs::read_dir(records_dir(state)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| crate::fsutil::read_input(&e.path(), 1 << 16).ok())
+        .filter_map(|rec| {
+            let rest = rec.strip_prefix(b"agentenv-trust 1\n")?;
+            let nl = rest.iter().position(|&b| b == b'\n')?;
+            let path = &rest[nl + 1..];
+            (!path.is_empty()).then(|| PathBuf::from(std::ffi::OsStr::from_bytes(path)))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Forget `store`. `Ok(true)` when a record was removed. A store that no
 /// longer exists is forgotten by its lexical path.
 pub fn deny(state: &Path, store: &Path) -> Result<bool, TrustError> {

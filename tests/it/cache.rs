@@ -373,3 +373,151 @@ fn into_with_a_non_export_format_fails_before_anything_runs() {
         assert!(entries(&t).is_empty());
     }
 }
+
+// ------------------------------------- what the key leaves out (--diff)
+
+/// `env --diff --cache` with the per-session variables of one shell.
+fn in_session(t: &Tree, n: u32) -> Run {
+    cached(t, &["--format", "export", "--diff"])
+        .env("OLDPWD", format!("/somewhere/{n}"))
+        .env("SHLVL", n.to_string())
+        .env("_", format!("/usr/bin/tool{n}"))
+        .env("CLAUDE_ENV_FILE", format!("/tmp/claude-{n}/env"))
+        .env("TERM_SESSION_ID", format!("w0t0p0:{n}"))
+        .env("TMUX_PANE", format!("%{n}"))
+}
+
+#[test]
+fn per_session_variables_do_not_invalidate_a_diff() {
+    let t = tree();
+    assert!(!hit(&in_session(&t, 1).run().stdout));
+    tamper(&t);
+    // Re-entering from another directory, a nested shell, a new Claude
+    // Code session: the same answer, no layer runs.
+    assert!(hit(&in_session(&t, 2).run().stdout));
+    // Without the variables at all, too.
+    assert!(hit(&out(&t, &["--format", "export", "--diff"])));
+}
+
+#[test]
+fn a_full_rendering_prints_them_so_they_still_invalidate_it() {
+    let a = ["--format", "export"];
+    let t = tampered(&a);
+    let o = cached(&t, &a).env("OLDPWD", "/elsewhere").run();
+    assert!(!hit(&o.stdout));
+    assert!(o.stdout.contains("OLDPWD"), "{}", o.stdout);
+}
+
+#[test]
+fn a_session_variable_an_env_file_mentions_still_invalidates() {
+    // A plain file that expands it, an env.py that reads it.
+    for (file, body) in [
+        ("proj/.agents/env", "PROJ_VAR=p\nFROM=$OLDPWD\n"),
+        (
+            "home/.agents/env.py",
+            "import json, os\nprint(json.dumps({'FROM': os.environ.get('OLDPWD', '')}))\n",
+        ),
+    ] {
+        let t = tree();
+        t.write(file, body);
+        let a = ["--format", "export", "--diff"];
+        let first = cached(&t, &a).env("OLDPWD", "/usr").run().stdout;
+        assert!(first.contains("FROM='/usr'"), "{first}");
+        tamper(&t);
+        let o = cached(&t, &a).env("OLDPWD", "/tmp").run();
+        assert!(!hit(&o.stdout), "{file}: an entry made with another OLDPWD");
+        assert!(o.stdout.contains("FROM='/tmp'"), "{}", o.stdout);
+        // The other session variables are still left out (the file does
+        // not name SHLVL; OLDPWD inside a longer name would not count).
+        tamper(&t);
+        let o = cached(&t, &a).env("OLDPWD", "/tmp").env("SHLVL", "9").run();
+        assert!(hit(&o.stdout), "{file}: SHLVL is not read: {}", o.stdout);
+    }
+}
+
+#[test]
+fn home_pwd_and_the_scope_still_invalidate_a_diff() {
+    let a = ["--format", "export", "--diff"];
+    let t = tampered(&a);
+    let ah = t.path("home/.agents");
+    // HOME elsewhere, the same user store.
+    let o = cached(&t, &a)
+        .env("AGENTS_HOME", &ah)
+        .env("HOME", t.path("proj"))
+        .run();
+    assert!(!hit(&o.stdout));
+    let o = cached(&t, &a).env("PWD", t.path("proj")).run();
+    assert!(!hit(&o.stdout), "PWD");
+    let o = cached(&t, &["--format", "export", "--diff", "-g"]).run();
+    assert!(!hit(&o.stdout), "-g");
+    let o = cached(&t, &["--format", "export", "--diff", "--public-only"]).run();
+    assert!(!hit(&o.stdout), "--public-only");
+}
+
+#[test]
+fn verbose_miss_names_what_changed_never_a_value() {
+    let a = ["--format", "export", "--diff"];
+    let t = tree();
+    cached(&t, &a)
+        .env("API_URL", "https://first.example/v1")
+        .run();
+    t.write("proj/.agents/env", "PROJ_VAR=p2\n");
+    let o = cached(&t, &["-v", "--format", "export", "--diff"])
+        .env("API_URL", "https://second.example/v2")
+        .env("SHLVL", "7")
+        .run();
+    let line = o
+        .stderr
+        .lines()
+        .find(|l| l.contains("cache miss"))
+        .unwrap_or_else(|| panic!("no miss line: {}", o.stderr));
+    assert!(line.contains("$API_URL"), "{line}");
+    assert!(
+        line.contains(&format!("file {}", t.path("proj/.agents/env").display())),
+        "{line}"
+    );
+    assert!(
+        !line.contains("SHLVL"),
+        "a session variable is not in the key: {line}"
+    );
+    for v in ["first.example", "second.example", "p2"] {
+        assert!(!o.stderr.contains(v), "a value in stderr: {}", o.stderr);
+    }
+}
+
+#[test]
+fn a_new_claude_session_and_a_re_entered_project_run_no_env_py() {
+    let t = tree().file(
+        "home/.agents/env.py",
+        "import json, os\nopen(os.environ['HOME'] + '/runs', 'a').write('x')\nprint(json.dumps({'PY': '1'}))\n",
+    );
+    let runs = || {
+        fs::read_to_string(t.path("home/runs"))
+            .unwrap_or_default()
+            .len()
+    };
+    // Three Claude Code session starts, each with its own env file.
+    for n in 1..=3 {
+        let env_file = t.path(&format!("claude-{n}.env"));
+        fs::write(&env_file, "").unwrap();
+        t.agentenv(["hook", "claude", "session-start"])
+            .env("CLAUDE_ENV_FILE", &env_file)
+            .env("CLAUDE_PROJECT_DIR", t.path("proj"))
+            .env("SHLVL", n.to_string())
+            .stdin(r#"{"hook_event_name":"SessionStart","session_id":"s"}"#)
+            .run();
+        assert!(fs::read_to_string(&env_file)
+            .unwrap()
+            .contains("AGENTS_HOME"));
+    }
+    assert_eq!(runs(), 1, "env.py ran for each session start");
+    // The shell hook entering the project from three directories.
+    let before = runs();
+    for from in ["/", "/tmp", "/usr"] {
+        t.agentenv(["hook", "bash", "--load"])
+            .env("OLDPWD", from)
+            .env("SHLVL", "2")
+            .run();
+    }
+    assert_eq!(runs() - before, 1, "env.py runs for three entries");
+}

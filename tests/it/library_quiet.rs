@@ -103,7 +103,7 @@ fn a_library_caller_gets_no_stderr_and_every_warning_as_a_note() {
             "ignoring $AGENTS_ENV_TIMEOUT: not a positive number of seconds; using 30 s"
                 .to_string(),
             format!(
-                "env file source failed: {}",
+                "env file source failed: {}; the whole file was dropped (a syntax error, an exit or a failing last command; bash -n shows a syntax error's line)",
                 store.join("pre.env").display()
             ),
             format!("env.py failed (exit 3): {}", store.join("env.py").display()),

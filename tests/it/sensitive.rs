@@ -663,8 +663,11 @@ fn no_secret_becomes_public_by_name() {
     assert!(!r.stderr.contains("RT4canary"));
     let v = explain_json(&t, &["AGENTS_MODEL"]);
     assert_eq!(decided(&v["AGENTS_MODEL"]).0, "sensitive");
-    // The agent's session start: nothing of them in CLAUDE_ENV_FILE.
+    // The agent's session start: nothing of them in CLAUDE_ENV_FILE (the
+    // project allowed, so that its store loads; a store not allowed would
+    // load nothing and be said on stdout as the hook's systemMessage).
     let env_file = t.path("claude.env");
+    t.agentenv(["allow"]).run();
     t.agentenv(["hook", "claude", "session-start"])
         .env("CLAUDE_ENV_FILE", &env_file)
         .stdout("")

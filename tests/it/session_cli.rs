@@ -439,7 +439,7 @@ fn warnings_and_layer_lines_keep_their_order() {
             "agentenv: info: store system: $AGENTS_SYSTEM_ROOT not walked (not a directory, or refused above)",
             "agentenv: info: store user: $W/home/.agents",
             "agentenv: info: store project: $W/proj/.agents",
-            "agentenv: warning: env file source failed: $W/home/.agents/pre.env",
+            "agentenv: warning: env file source failed: $W/home/.agents/pre.env; the whole file was dropped (a syntax error, an exit or a failing last command; bash -n shows a syntax error's line)",
             "agentenv: info: layer plain file (user) $W/home/.agents/pre.env: failed (source failed), N ms",
             "agentenv: warning: env.py failed (exit 3): $W/home/.agents/env.py",
             "agentenv: info: layer env.py (user) $W/home/.agents/env.py: failed (exit 3), N ms",

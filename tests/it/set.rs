@@ -300,3 +300,109 @@ fn usage_errors_and_files_set_cannot_rewrite() {
         "{err}"
     );
 }
+
+// ------------------------------------------------ the first hour (issue 33)
+
+#[test]
+fn set_project_makes_git_ignore_the_local_files_and_says_so() {
+    let t = Tree::session().dir("proj/sub");
+    let r = on_tty(
+        &t,
+        &["set", "TOKEN", "--project", "."],
+        &[
+            ("Value for TOKEN: ", "v-1234\r"),
+            ("confirm TOKEN: ", "v-1234\r"),
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.out);
+    let ignore = t.path("proj/.agents/.gitignore");
+    let text = fs::read_to_string(&ignore).unwrap();
+    assert!(text.lines().any(|l| l == "/local.env"), "{text}");
+    assert!(text.lines().any(|l| l == "/pre.local.env"), "{text}");
+    assert!(
+        r.out.contains(".gitignore so that git ignores local.env"),
+        "{}",
+        r.out
+    );
+    // No `/./` in what it printed, and the same trust note as for a store
+    // that existed before.
+    assert!(!r.out.contains("/./"), "{}", r.out);
+    assert!(
+        r.out
+            .contains("is not allowed: the shell hook and --require-trust do not load it"),
+        "{}",
+        r.out
+    );
+    // Git itself ignores the file.
+    if let Some(git) = support::tool("git") {
+        let run = |args: &[&str]| {
+            Command::new(&git)
+                .args(args)
+                .current_dir(t.path("proj"))
+                .env("HOME", t.path("home"))
+                .output()
+                .unwrap()
+        };
+        assert!(run(&["init", "-q"]).status.success());
+        let o = run(&["check-ignore", "-q", ".agents/local.env"]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "git does not ignore .agents/local.env"
+        );
+    }
+    // A second set leaves an existing, complete .gitignore alone.
+    let before = fs::read_to_string(&ignore).unwrap();
+    let r = on_tty(
+        &t,
+        &["set", "OTHER", "--project", "."],
+        &[
+            ("Value for OTHER: ", "w-1234\r"),
+            ("confirm OTHER: ", "w-1234\r"),
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.out);
+    assert_eq!(fs::read_to_string(&ignore).unwrap(), before);
+    assert!(!r.out.contains(".gitignore"), "{}", r.out);
+}
+
+#[test]
+fn set_keeps_an_allowed_store_allowed_after_adding_its_gitignore() {
+    let t = Tree::session().file("proj/.agents/env", "A=1\n");
+    let mut c = support::session_cmd(t.root());
+    c.env("XDG_STATE_HOME", t.path("state")).arg("allow");
+    assert!(c.output().unwrap().status.success());
+    let r = on_tty(
+        &t,
+        &["set", "TOKEN"],
+        &[
+            ("Value for TOKEN: ", "v-1234\r"),
+            ("confirm TOKEN: ", "v-1234\r"),
+        ],
+    );
+    assert_eq!(r.status, Some(0), "{}", r.out);
+    assert!(t.path("proj/.agents/.gitignore").is_file());
+    assert!(!r.out.contains("not allowed"), "{}", r.out);
+    let mut c = support::session_cmd(t.root());
+    c.env("XDG_STATE_HOME", t.path("state")).arg("status");
+    let out = String::from_utf8(c.output().unwrap().stdout).unwrap();
+    assert!(out.contains("trust: allowed"), "{out}");
+}
+
+#[test]
+fn a_pasted_multi_line_value_is_refused_with_what_to_do() {
+    let t = Tree::session();
+    let pem = "-----BEGIN KEY-----\rMIIEabcd\r-----END KEY-----\r";
+    let r = on_tty(
+        &t,
+        &["set", "PEM_KEY", "--user"],
+        &[("Value for PEM_KEY: ", pem)],
+    );
+    assert_eq!(r.status, Some(1), "{}", r.out);
+    assert!(r.out.contains("spans several lines"), "{}", r.out);
+    assert!(r.out.contains("by hand"), "{}", r.out);
+    assert!(!r.out.contains("differ"), "{}", r.out);
+    assert!(!r.out.contains("MIIE"), "the value was echoed: {}", r.out);
+    assert!(!t.path("home/.agents/env").exists());
+    assert_eq!(r.echo_after, Some(true));
+}

@@ -242,7 +242,15 @@ fn the_hook_never_writes_or_deletes_in_a_state_dir_it_does_not_own() {
     for p in [&theirs, &theirs.join("stamps")] {
         std::os::unix::fs::lchown(p, Some(ATTACKER), Some(ATTACKER)).unwrap();
     }
-    for p in [&home, &home.join(".agents"), &home.join("mail"), &inbox] {
+    // The store file is the victim's (written 0600, as set writes one).
+    let env = home.join(".agents/env");
+    for p in [
+        &home,
+        &home.join(".agents"),
+        &env,
+        &home.join("mail"),
+        &inbox,
+    ] {
         std::os::unix::fs::lchown(p, Some(VICTIM), Some(VICTIM)).unwrap();
     }
     let o = run(as_uid(VICTIM, &hook_load(&w, &home, &shared, "4242")), 60);

@@ -91,10 +91,15 @@ impl Tree {
     }
 
     /// Write `body` at `rel`, creating parent directories; returns the path.
+    /// A file inside a store (`.agents/`) is made 0600, as `agentenv set`
+    /// writes one: a readable store file with secrets is a warning.
     pub fn write(&self, rel: &str, body: impl AsRef<[u8]>) -> PathBuf {
         let p = self.path(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(&p, body).unwrap();
+        if rel.starts_with(".agents/") || rel.contains("/.agents/") {
+            fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
+        }
         p
     }
 
