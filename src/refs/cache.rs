@@ -181,12 +181,25 @@ struct Held {
     until: Instant,
 }
 
+/// Is the peer of `s` a process of our uid? Linux asks the kernel
+/// (`SO_PEERCRED`); elsewhere (macOS, FreeBSD: no `SO_PEERCRED` in
+/// rustix) the socket's owner-only `0700` directory is what keeps other
+/// users out (docs/platforms.md).
+#[cfg(target_os = "linux")]
+fn peer_is_us(s: &UnixStream) -> bool {
+    let uid = rustix::process::geteuid();
+    matches!(rustix::net::sockopt::socket_peercred(s), Ok(cred) if cred.uid == uid)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn peer_is_us(_: &UnixStream) -> bool {
+    true
+}
+
 /// Answer one connection (a peer of our uid only).
 fn serve_one(s: UnixStream, held: &mut HashMap<Vec<u8>, Held>) {
-    let uid = rustix::process::geteuid();
-    match rustix::net::sockopt::socket_peercred(&s) {
-        Ok(cred) if cred.uid == uid => {}
-        _ => return,
+    if !peer_is_us(&s) {
+        return;
     }
     let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
     let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
@@ -240,7 +253,9 @@ pub(crate) fn serve() -> i32 {
     use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
     let _ = rustix::process::setsid();
     let _ = std::env::set_current_dir("/");
-    // No core dump, no ptrace by the user's other processes.
+    // No core dump, no ptrace by the user's other processes (Linux's
+    // prctl; elsewhere the platform's defaults).
+    #[cfg(target_os = "linux")]
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
     let Some(d) = dir() else { return 1 };
     match rustix::fs::mkdirat(CWD, &d, Mode::from_raw_mode(0o700)) {

@@ -439,7 +439,13 @@ fn the_command_reaches_no_saved_descriptor() {
     if !has_bash() {
         return;
     }
-    for daemon in [true, false] {
+    // The portable path has no daemon: the helper alone there.
+    let modes: &[bool] = if cfg!(agentenv_portable) {
+        &[false]
+    } else {
+        &[true, false]
+    };
+    for &daemon in modes {
         let a = Agent::new(0, daemon);
         let cmd = a.rewrite(
             "printf 'A:%s\\n' \"$GH_TOKEN\" >&${__ae_o:-1}; printf 'E:%s\\n' \"$GH_TOKEN\" >&${__ae_e:-2}; \
@@ -562,6 +568,10 @@ fn in_shm_namespace(mode: &str, script: &str) -> Option<String> {
 /// private mount namespace.
 #[test]
 #[cfg_attr(missing = "root", ignore = "needs root")]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (agent_hook::the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn a_shared_directory_without_the_sticky_bit_is_no_base_for_the_daemon() {
     if !need_root("a /dev/shm without the sticky bit") || support::tool("unshare").is_none() {
         return;
@@ -681,6 +691,10 @@ fn landlock() -> Option<PathBuf> {
 /// command by leaving `ok` and an exports file in every slot.
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (agent_hook::the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn a_confined_agent_cannot_use_the_daemon_as_a_deputy() {
     let Some(landlock) = landlock() else {
         return;
@@ -849,6 +863,10 @@ sys.stdin.read()
 /// command or the daemon to get there (files, not sleeps).
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
+#[cfg_attr(
+    agentenv_portable,
+    ignore = "no masking daemon on the portable path (agent_hook::the_portable_path_starts_no_daemon_and_the_helper_serves checks that)"
+)]
 fn a_daemon_leaving_mid_command_never_hangs_it() {
     if !has_bash() {
         return;
