@@ -45,10 +45,24 @@ pub(crate) fn dotenv_value(out: &mut String, v: &str) {
     }
 }
 
-pub(crate) fn dotenv(p: &Prepared, out: &mut Lines) {
+/// What python-dotenv does to a CR the reference writes raw: it opens a
+/// file by path with universal newlines, so the CR comes back as LF.
+pub(crate) const DOTENV_CR: &str = "holds a CR, written raw as the reference writes it; \
+python-dotenv reading the file by path gives it back as LF. Read it with \
+dotenv_values(stream=open(path, newline=''), interpolate=False), or use --format json";
+
+/// The reference's dotenv format; `altered` gets each variable whose value
+/// holds a CR (see [`DOTENV_CR`]).
+pub(crate) fn dotenv(p: &Prepared, out: &mut Lines, altered: &mut Vec<super::Omission>) {
     for (k, v) in &p.assignments {
         if !ident::is_name(k) {
             continue;
+        }
+        if v.contains(&b'\r') {
+            altered.push(super::Omission {
+                name: k.to_vec(),
+                reason: DOTENV_CR,
+            });
         }
         let l = out.line();
         l.push_str(&lossy_text(k));

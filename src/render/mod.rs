@@ -387,6 +387,11 @@ pub struct Rendered {
     /// express (`github`, `docker`; always empty for the reference's
     /// formats), in output order.
     pub omitted: Vec<Omission>,
+    /// Variables written exactly that a common reader of the format gives
+    /// back changed (`dotenv`: a value holding a CR, which python-dotenv
+    /// reading the file by path turns into LF), in output order. The text
+    /// stays the reference's.
+    pub altered: Vec<Omission>,
 }
 
 /// Render `view` in `format`, including the final newline. Pure: nothing
@@ -396,8 +401,8 @@ pub fn render(format: Format, view: &View) -> String {
     render_checked(format, view).text
 }
 
-/// One warning line per omission of `r` (a name, never a value), for the
-/// CLI to print.
+/// One warning line per omission of `r`, then one per variable a reader
+/// gives back altered (a name, never a value), for the CLI to print.
 pub(crate) fn omission_warnings(format: Format, r: &Rendered) -> Vec<String> {
     r.omitted
         .iter()
@@ -409,6 +414,11 @@ pub(crate) fn omission_warnings(format: Format, r: &Rendered) -> Vec<String> {
                 o.reason
             )
         })
+        .chain(
+            r.altered
+                .iter()
+                .map(|o| format!("{} {}", shown_name(&o.name), o.reason)),
+        )
         .collect()
 }
 
@@ -431,6 +441,7 @@ pub(crate) fn shown_name(name: &[u8]) -> String {
 pub fn render_checked(format: Format, view: &View) -> Rendered {
     let p = Prepared::new(view);
     let mut omitted = Vec::new();
+    let mut altered = Vec::new();
     let estimate = view
         .assignments
         .iter()
@@ -446,7 +457,7 @@ pub fn render_checked(format: Format, view: &View) -> Rendered {
         Format::Powershell => shell::powershell(&p, &mut lines),
         Format::Cmd => shell::cmd(&p, &mut lines),
         Format::Fish => shell::fish(&p, &mut lines),
-        Format::Dotenv => data::dotenv(&p, &mut lines),
+        Format::Dotenv => data::dotenv(&p, &mut lines, &mut altered),
         Format::Ini => data::ini(&p, &mut lines),
         Format::Yaml => data::yaml(&p, &mut lines),
         Format::Json => data::json(&p, &mut lines.out),
@@ -455,7 +466,11 @@ pub fn render_checked(format: Format, view: &View) -> Rendered {
     }
     let mut text = lines.out;
     text.push('\n');
-    Rendered { text, omitted }
+    Rendered {
+        text,
+        omitted,
+        altered,
+    }
 }
 
 #[cfg(test)]

@@ -1729,3 +1729,76 @@ fn status_starts_no_process() {
     assert_eq!(execs.len(), 1, "{execs:#?}");
     assert!(!w.join("ran").exists());
 }
+
+/// D4 (issue 33): the dotenv format keeps the reference's bytes, a CR raw
+/// inside single quotes, which python-dotenv reading the file by path
+/// turns into LF. So each variable whose value holds a CR is a warning
+/// naming it (never the value), and the way it names reads back exactly.
+#[test]
+fn dotenv_render_of_a_cr_value_is_warned_by_name_and_the_named_read_is_exact() {
+    let Some(py) = support::venv_python_with("dotenv") else {
+        return;
+    };
+    let t = Tree::session().file(
+        "home/.agents/env.py",
+        format!(
+            "import json\nprint(json.dumps({{'MIDCR': 'a\\r{CANARY}', 'ENDCR': '{CANARY}\\r', \
+             'PLAIN': 'x {CANARY}'}}))\n"
+        ),
+    );
+    let o = t
+        .agentenv(["env", "--diff", "--format", "dotenv"])
+        .stderr_lacks("zqCANARY")
+        .stderr_lacks("'PLAIN'")
+        .run();
+    for name in ["MIDCR", "ENDCR"] {
+        let w = format!(
+            "agentenv: warning: '{name}' holds a CR, written raw as the reference writes it; \
+             python-dotenv reading the file by path gives it back as LF. Read it with \
+             dotenv_values(stream=open(path, newline=''), interpolate=False), or use --format json"
+        );
+        assert!(
+            o.stderr.contains(&w),
+            "no warning for {name}:\n{}",
+            o.stderr
+        );
+    }
+    let file = t.path("x.env");
+    std::fs::write(&file, &o.stdout_bytes).unwrap();
+    let read = |how: &str| -> BTreeMap<String, String> {
+        let out = std::process::Command::new(&py)
+            .arg("-c")
+            .arg(format!(
+                "import json, sys\nfrom dotenv import dotenv_values\n{how}\n\
+                 print(json.dumps(dict(v)))"
+            ))
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let exact: BTreeMap<String, String> = [
+        ("MIDCR", format!("a\r{CANARY}")),
+        ("ENDCR", format!("{CANARY}\r")),
+        ("PLAIN", format!("x {CANARY}")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    // The warning's advice: a stream opened with newline='' is exact.
+    let by_stream =
+        read("v = dotenv_values(stream=open(sys.argv[1], newline=''), interpolate=False)");
+    for (k, v) in &exact {
+        assert_eq!(&by_stream[k], v, "{k}");
+    }
+    // What the warning is about: by path, python-dotenv gives LF.
+    let by_path = read("v = dotenv_values(sys.argv[1], interpolate=False)");
+    assert_eq!(by_path["MIDCR"], format!("a\n{CANARY}"));
+    assert_eq!(by_path["ENDCR"], format!("{CANARY}\n"));
+    assert_eq!(by_path["PLAIN"], exact["PLAIN"]);
+}
