@@ -277,12 +277,22 @@ impl Agent {
         } else {
             as_uid(self.uid, &c)
         };
-        let mut child = c
-            .stdin(Stdio::piped())
+        c.stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        // The world's copy of the binary may still be open for writing in
+        // a child another test thread forked meanwhile (ETXTBSY until that
+        // child execs): try again.
+        let mut tries = 0;
+        let mut child = loop {
+            match c.spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 100 => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => break r.unwrap(),
+            }
+        };
         let mut si = child.stdin.take().unwrap();
         let data = stdin.to_vec();
         std::thread::spawn(move || {
