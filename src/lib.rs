@@ -43,6 +43,7 @@ mod refs;
 mod import_graph;
 #[cfg(test)]
 mod shell_texts;
+mod tty;
 
 // `crate::warn!(…)` and its siblings (crate-private, not exported).
 #[allow(unused_imports)]

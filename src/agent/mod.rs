@@ -8,4 +8,5 @@ pub(crate) mod guard;
 pub(crate) mod hook;
 pub(crate) mod protocol;
 pub(crate) mod relay;
+pub(crate) mod settings_file;
 pub(crate) mod wiring;

@@ -332,59 +332,6 @@ pub(crate) fn settings_path(
     }
 }
 
-/// For `--project DIR`: refuse a settings file (or its directory) that a
-/// symbolic link places outside the project.
-pub(crate) fn check_inside_project(project: &Path, path: &Path) -> Result<(), String> {
-    let root = std::fs::canonicalize(project).map_err(|e| {
-        format!(
-            "--project {}: {}",
-            project.display(),
-            crate::fsutil::io_kind(&e)
-        )
-    })?;
-    let dir = path.parent().expect("DIR/.claude/…");
-    // The directory: where it really is (when it exists).
-    let real_dir = match std::fs::canonicalize(dir) {
-        Ok(d) => d,
-        Err(_) => return Ok(()), // created by init, inside the project
-    };
-    let target = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-        let t = std::fs::read_link(path).map_err(|e| crate::fsutil::io_kind(&e))?;
-        let t = real_dir.join(t);
-        match std::fs::canonicalize(&t) {
-            Ok(c) => c,
-            Err(_) => crate::agent::guard::normalize(&t),
-        }
-    } else {
-        real_dir.join(path.file_name().expect("a file name"))
-    };
-    if target.starts_with(&root) {
-        Ok(())
-    } else {
-        Err(format!(
-            "it is a symbolic link (or in one) that leads out of the project, to {}; not written (edit that file yourself, or replace the link)",
-            target.display()
-        ))
-    }
-}
-
-/// The program the user-settings hook names: the `PATH` entry that is this
-/// binary, else the binary's own path; `None` when it has no UTF-8 path.
-pub(crate) fn own_program(env: &crate::core::Env) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let exe = std::env::current_exe().ok()?;
-    let me = std::fs::metadata(&exe).ok()?;
-    let on_path = crate::core::get(env, "PATH").and_then(|p| {
-        std::env::split_paths(p)
-            .filter(|d| d.is_absolute())
-            .map(|d| d.join("agentenv"))
-            .find(|c| {
-                std::fs::metadata(c).is_ok_and(|m| m.dev() == me.dev() && m.ino() == me.ino())
-            })
-    });
-    on_path.unwrap_or(exe).into_os_string().into_string().ok()
-}
-
 fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     if client.facts().setup == crate::agent::client::Setup::OwnFile {
         return run_init_own_file(client, a);
@@ -401,7 +348,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     let unchanged =
         |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
     if let Some(project) = &a.project {
-        check_inside_project(project, &path).map_err(unchanged)?;
+        crate::agent::settings_file::check_inside_project(project, &path).map_err(unchanged)?;
     }
     let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
         Ok(b) => (b, true),
@@ -429,7 +376,7 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
     let program = if a.project.is_some() {
         "agentenv".to_string()
     } else {
-        match own_program(&env) {
+        match crate::agent::settings_file::own_program(&env) {
             Some(p) => shlex_quote(&p),
             None => {
                 crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
@@ -472,12 +419,14 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         _ => {}
     }
     if !a.dry_run {
-        write_settings(&path, out.as_bytes(), exists).map_err(|e| {
-            Failure::runtime(format!(
-                "{shown}: cannot write it ({})",
-                crate::fsutil::io_kind(&e)
-            ))
-        })?;
+        crate::agent::settings_file::write_settings(&path, out.as_bytes(), exists).map_err(
+            |e| {
+                Failure::runtime(format!(
+                    "{shown}: cannot write it ({})",
+                    crate::fsutil::io_kind(&e)
+                ))
+            },
+        )?;
     }
     let did = match outcome {
         Outcome::Added => "added",
@@ -516,25 +465,6 @@ fn run_init(client: Client, a: ClaudeArgs) -> Exit {
         }
     }
     Ok(0)
-}
-
-/// Write the settings atomically: an existing file keeps its mode; a new
-/// one is 0600 in a directory created 0700.
-pub(crate) fn write_settings(path: &Path, bytes: &[u8], exists: bool) -> std::io::Result<()> {
-    use crate::fsutil::{write_atomic, Mode};
-    if exists {
-        return write_atomic(path, bytes, Mode::KeepOrUmask, false);
-    }
-    if let Some(dir) = path.parent() {
-        if !dir.is_dir() {
-            use std::os::unix::fs::DirBuilderExt;
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-        }
-    }
-    write_atomic(path, bytes, Mode::Exactly(0o600), false)
 }
 
 // The clients wired through a file of agentenv's own rather than an edit
@@ -670,7 +600,7 @@ fn run_init_own_file(client: Client, a: ClaudeArgs) -> Exit {
     let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
     let shown = path.display().to_string();
     if let Some(project) = &a.project {
-        check_inside_project(project, &path)
+        crate::agent::settings_file::check_inside_project(project, &path)
             .map_err(|m| Failure::runtime(format!("{shown}: {m}; the file was not changed")))?;
     }
     let current = match std::fs::symlink_metadata(&path) {
@@ -730,7 +660,7 @@ fn run_init_own_file(client: Client, a: ClaudeArgs) -> Exit {
     let program = if a.project.is_some() {
         "agentenv".to_string()
     } else {
-        match own_program(&env) {
+        match crate::agent::settings_file::own_program(&env) {
             Some(p) => p,
             None => {
                 crate::warn!("agentenv's own path is not UTF-8; the hook names it by bare name");
@@ -749,12 +679,13 @@ fn run_init_own_file(client: Client, a: ClaudeArgs) -> Exit {
         return Ok(0);
     }
     if !a.dry_run {
-        write_settings(&path, text.as_bytes(), current.is_some()).map_err(|e| {
-            Failure::runtime(format!(
-                "{shown}: cannot write it ({})",
-                crate::fsutil::io_kind(&e)
-            ))
-        })?;
+        crate::agent::settings_file::write_settings(&path, text.as_bytes(), current.is_some())
+            .map_err(|e| {
+                Failure::runtime(format!(
+                    "{shown}: cannot write it ({})",
+                    crate::fsutil::io_kind(&e)
+                ))
+            })?;
     }
     let did = if current.is_some() {
         "updated"

@@ -119,29 +119,6 @@ fn resolve_with(o: crate::harness::Options) -> Result<crate::harness::Resolved, 
     Ok(r)
 }
 
-/// `harness run --redact`: every value of the resolved runner and sandbox
-/// maps is sensitive (one pair per name; the runner's value first).
-fn harness_sensitive(r: &crate::harness::Resolved) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
-    let maps = [
-        &r.effective_runner_env,
-        &r.runner_env,
-        &r.env_runner,
-        &r.env_sandbox,
-    ];
-    let entries = maps
-        .into_iter()
-        .flat_map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())))
-        .chain(r.sandbox_entries.iter().cloned());
-    for (k, v) in entries {
-        let v = v.as_encoded_bytes().to_vec();
-        if !out.iter().any(|(k2, v2)| *k2 == k && *v2 == v) {
-            out.push((k, v));
-        }
-    }
-    out
-}
-
 pub fn run(c: HarnessCommand) -> Exit {
     match c {
         HarnessCommand::Resolve(opts) => super::print(resolve(&opts)?.to_json_string().as_bytes()),
@@ -204,7 +181,7 @@ fn run_command(opts: &HarnessOpts, redact: bool, command: &[OsString]) -> Exit {
     let env = r.child_env();
     let (program, args) = command.split_first().expect("clap requires CMD");
     if redact {
-        let masker = super::session::masker_of(harness_sensitive(&r));
+        let masker = super::session::masker_of(crate::harness::redact::sensitive_pairs(&r));
         return Ok(crate::process::run_masked(program, args, env, masker)?);
     }
     let Err(e) = crate::process::exec(program, args, env);

@@ -5,9 +5,8 @@
 
 use super::session::{ScopeArgs, TextOrJson};
 use super::{Exit, Failure};
-use crate::mcp::edit::Change;
-use crate::mcp::find::{Finder, Why};
-use crate::mcp::{Field, Place, Server};
+use crate::mcp::find::Finder;
+use crate::mcp::migrate::{self, findings_of, read_all};
 use std::path::{Path, PathBuf};
 
 const SCAN_HELP: &str = "\
@@ -130,135 +129,6 @@ fn project_dir(given: Option<&Path>) -> Result<PathBuf, Failure> {
     }
 }
 
-/// One configuration file as read.
-struct Read {
-    place: Place,
-    text: String,
-    servers: Vec<Server>,
-}
-
-/// Largest configuration file read (`~/.claude.json` grows with history).
-const MAX_FILE: u64 = 64 << 20;
-
-/// Read every place that exists; a file that cannot be read or parsed is
-/// warned about (file, line; never text) and counted.
-fn read_all(places: Vec<Place>, unreadable: &mut u64) -> Vec<Read> {
-    let mut out = Vec::new();
-    for place in places {
-        let bytes = match crate::fsutil::read_regular(&place.path, MAX_FILE) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                crate::debug!("mcp: {} does not exist", place.path.display());
-                continue;
-            }
-            Err(e) => {
-                crate::warn!(
-                    "mcp: cannot read {}: {}; skipped",
-                    place.path.display(),
-                    crate::fsutil::io_kind(&e)
-                );
-                *unreadable += 1;
-                continue;
-            }
-        };
-        let Ok(text) = String::from_utf8(bytes) else {
-            crate::warn!("mcp: {} is not UTF-8; skipped", place.path.display());
-            *unreadable += 1;
-            continue;
-        };
-        match crate::mcp::read(&place, &text) {
-            Ok(servers) => out.push(Read {
-                place,
-                text,
-                servers,
-            }),
-            Err(e) => {
-                crate::warn!(
-                    "mcp: cannot parse {}: {}; skipped (fix the file, then run again)",
-                    place.path.display(),
-                    e.0
-                );
-                *unreadable += 1;
-            }
-        }
-    }
-    out
-}
-
-/// One finding, as printed.
-struct Finding {
-    file: PathBuf,
-    client: &'static str,
-    server: String,
-    project: Option<String>,
-    label: String,
-    field: Field,
-    why: Why,
-}
-
-impl Finding {
-    fn line(&self) -> String {
-        format!(
-            "{}: {}: {} ({})",
-            self.file.display(),
-            self.label,
-            self.field,
-            self.why
-        )
-    }
-
-    fn json(&self) -> serde_json::Value {
-        let (field, key) = match &self.field {
-            Field::Env(k) => ("env", serde_json::json!(k)),
-            Field::Header(k) => ("header", serde_json::json!(k)),
-            Field::Arg(i) => ("args", serde_json::json!(i)),
-            Field::Url(k) => ("url", serde_json::json!(k)),
-        };
-        let mut v = serde_json::json!({
-            "file": self.file.to_string_lossy(),
-            "client": self.client,
-            "server": self.server,
-            "field": field,
-            "key": key,
-            "why": self.why.to_string(),
-            "kind": self.why.kind(),
-        });
-        if let Some(p) = &self.project {
-            v["project"] = serde_json::json!(p);
-        }
-        if let Why::Stored { name, form } = &self.why {
-            v["variable"] = serde_json::json!(name);
-            v["form"] = serde_json::json!(form);
-        }
-        v
-    }
-}
-
-fn findings_of(reads: &[Read], finder: &Finder) -> Vec<(usize, usize, usize, Finding)> {
-    let mut out = Vec::new();
-    for (ri, r) in reads.iter().enumerate() {
-        for (si, s) in r.servers.iter().enumerate() {
-            for (li, why) in crate::mcp::find::server_findings(finder, s) {
-                out.push((
-                    ri,
-                    si,
-                    li,
-                    Finding {
-                        file: r.place.path.clone(),
-                        client: r.place.client.as_str(),
-                        server: s.name.clone(),
-                        project: s.project.clone(),
-                        label: s.label(),
-                        field: s.literals[li].field.clone(),
-                        why,
-                    },
-                ));
-            }
-        }
-    }
-    out
-}
-
 pub fn run_scan(a: ScanArgs) -> Exit {
     let project = project_dir(a.project.as_deref())?;
     let values = store_values(&a.scope, &project)?;
@@ -338,16 +208,6 @@ impl Destination {
     }
 }
 
-/// What migrate decided for one file.
-#[derive(Default)]
-struct Plan {
-    changes: Vec<Change>,
-    /// (label, env key) moved.
-    moved: Vec<(String, String)>,
-    /// Lines to print about what is left and why (no value).
-    left: Vec<String>,
-}
-
 pub fn run_migrate(a: MigrateArgs) -> Exit {
     let project = project_dir(a.project.as_deref())?;
     let dest = Destination::Store(match (&a.project, &a.scope.agents_dir) {
@@ -368,132 +228,23 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
     let reads = read_all(places, &mut unreadable);
     let found = findings_of(&reads, &finder);
 
-    // Decide, file by file: which env keys move, what is left.
-    let mut pending: std::collections::BTreeMap<String, String> = Default::default();
-    let mut plans: Vec<Plan> = (0..reads.len()).map(|_| Plan::default()).collect();
-    let mut hidden: Vec<(String, Vec<u8>)> = Vec::new();
-    let mut i = 0;
-    while i < found.len() {
-        let (ri, si, _, _) = found[i];
-        let mut j = i;
-        while j < found.len() && (found[j].0, found[j].1) == (ri, si) {
-            j += 1;
-        }
-        let server = &reads[ri].servers[si];
-        let file = reads[ri].place.path.display().to_string();
-        let mut names = Vec::new();
-        for (_, _, li, f) in &found[i..j] {
-            let lit = &server.literals[*li];
-            hidden.push((mask_name(&f.field), lit.value.as_bytes().to_vec()));
-            let Field::Env(key) = &f.field else {
-                plans[ri].left.push(format!(
-                    "left {file}: {}: {} ({}): {}",
-                    server.label(),
-                    f.field,
-                    f.why,
-                    by_hand(&f.field, &f.why)
-                ));
-                continue;
-            };
-            let why_not = if server.command.is_none() {
-                Some("a remote server: its env does not reach it; set the value by hand")
-            } else if !crate::compat::ident::is_name(key.as_bytes())
-                || crate::session::bash_special(key.as_bytes())
-            {
-                Some("not a name a store can carry; move it by hand")
-            } else if lit
-                .value
-                .bytes()
-                .any(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
-            {
-                Some("the value holds a control character; move it by hand")
-            } else if held.get(key).is_some_and(|v| v != lit.value.as_bytes())
-                || pending.get(key).is_some_and(|v| v != &lit.value)
-            {
-                Some(
-                    "the store already sets this name to another value; rename one of them by hand",
-                )
-            } else if literal_is_partial(&lit.value) {
-                Some("the value mixes a literal with a reference; move it by hand")
-            } else {
-                None
-            };
-            match why_not {
-                Some(w) => {
-                    plans[ri].left.push(format!(
-                        "left {file}: {}: {} ({}): {w}",
-                        server.label(),
-                        f.field,
-                        f.why
-                    ));
-                }
-                None => names.push((key.clone(), lit.value.clone())),
-            }
-        }
-        if !names.is_empty() {
-            for (k, v) in &names {
-                pending.insert(k.clone(), v.clone());
-                plans[ri].moved.push((server.label(), k.clone()));
-            }
-            plans[ri].changes.push(Change {
-                path: server.path.clone(),
-                names: names.into_iter().map(|(k, _)| k).collect(),
-            });
-        }
-        i = j;
-    }
-    for (k, v) in &pending {
-        hidden.push((k.clone(), v.as_bytes().to_vec()));
-    }
-    hidden.extend(held.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let diff_masker = crate::mask::Masker::new(hidden);
-
-    // Every new text first: nothing is written unless every file can be.
-    let mut outputs: Vec<(usize, String)> = Vec::new();
-    for (ri, plan) in plans.iter().enumerate() {
-        if plan.changes.is_empty() {
-            continue;
-        }
-        let r = &reads[ri];
-        let new = crate::mcp::edit::rewrite(&r.place, &r.text, &plan.changes).map_err(|e| {
-            Failure::runtime(format!(
-                "mcp migrate: cannot edit {}: {e}; nothing changed",
-                r.place.path.display()
-            ))
-        })?;
-        // The result must read back, with the moved keys gone.
-        let again = crate::mcp::read(&r.place, &new).map_err(|e| {
-            Failure::runtime(format!(
-                "mcp migrate: the edit of {} would not parse ({}); nothing changed",
-                r.place.path.display(),
-                e.0
-            ))
-        })?;
-        for c in &plan.changes {
-            let s = again.iter().find(|s| s.path == c.path);
-            let still = s.is_some_and(|s| {
-                s.literals
-                    .iter()
-                    .any(|l| matches!(&l.field, Field::Env(k) if c.names.contains(k)))
-            });
-            if still {
-                return Err(Failure::runtime(format!(
-                    "mcp migrate: the edit of {} left a moved key in place; nothing changed",
-                    r.place.path.display()
-                )));
-            }
-        }
-        outputs.push((ri, new));
-    }
+    let d = migrate::decide(&reads, &found, &held);
+    let (plans, pending, diff_masker) = (d.plans, d.pending, d.diff_masker);
+    let outputs = migrate::rewrites(&reads, &plans).map_err(Failure::runtime)?;
 
     let mut out = String::new();
     if a.dry_run {
         for (ri, new) in &outputs {
-            out.push_str(&diff(&reads[*ri], &plans[*ri].changes, new, &diff_masker));
+            out.push_str(&migrate::diff(
+                &reads[*ri],
+                &plans[*ri].changes,
+                new,
+                &diff_masker,
+            ));
         }
     } else {
         for (ri, _) in &outputs {
-            refuse_unsafe(&reads[*ri].place.path)?;
+            migrate::refuse_unsafe(&reads[*ri].place.path).map_err(Failure::runtime)?;
         }
         // The values into the store first; the configurations after, so a
         // failure leaves every server as it was.
@@ -502,10 +253,14 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
                 dest.put(k, v.as_bytes())?;
             }
         }
-        let backups = backup_dir(a.scope.agents_dir.as_deref())?;
+        let agents_dir = match &a.scope.agents_dir {
+            Some(d) => Some(super::current_dir()?.join(d)),
+            None => None,
+        };
+        let backups = migrate::backup_dir(agents_dir).map_err(Failure::runtime)?;
         for (ri, new) in &outputs {
             let r = &reads[*ri];
-            let b = backup(&backups, &r.place.path, &r.text)?;
+            let b = migrate::backup(&backups, &r.place.path, &r.text).map_err(Failure::runtime)?;
             super::write_file(
                 &r.place.path,
                 new.as_bytes(),
@@ -560,225 +315,4 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
         .collect();
     super::write_stdout(text.join("\t").as_bytes())?;
     Ok(if left == 0 { 0 } else { 1 })
-}
-
-/// A value that is part literal, part reference (`Bearer ${X}` style in
-/// env): moving it whole would move the reference too.
-fn literal_is_partial(v: &str) -> bool {
-    crate::mcp::find::literal_part(v) != v
-}
-
-/// A name for a literal in the masked diff: the env key, or the field.
-fn mask_name(f: &Field) -> String {
-    match f {
-        Field::Env(k) => k.clone(),
-        other => other.to_string().replace(' ', "_"),
-    }
-}
-
-/// What to change by hand for a literal the environment cannot carry.
-fn by_hand(f: &Field, why: &Why) -> &'static str {
-    if matches!(why, Why::UrlPassword | Why::UrlQuery(_)) {
-        return by_hand(&Field::Url(String::new()), &Why::SecretName);
-    }
-    match f {
-        Field::Header(_) => {
-            "move the value into a store (agentenv set NAME) and use the client's reference syntax in the header (${NAME}, {env:NAME}), or its headers helper"
-        }
-        Field::Arg(_) => {
-            "move the value into a store (agentenv set NAME) and let the server read it from its environment (most servers take an env variable instead of the flag)"
-        }
-        Field::Url(_) => {
-            "move the credential out of the URL into a header or the environment, its value into a store (agentenv set NAME)"
-        }
-        Field::Env(_) => "move it by hand",
-    }
-}
-
-/// A configuration `migrate` may replace: a regular file we own, not a
-/// symlink (a project's link could point anywhere).
-fn refuse_unsafe(p: &Path) -> Result<(), Failure> {
-    use std::os::unix::fs::MetadataExt;
-    let md = std::fs::symlink_metadata(p).map_err(|e| {
-        Failure::runtime(format!(
-            "mcp migrate: cannot read {}: {}; nothing changed",
-            p.display(),
-            crate::fsutil::io_kind(&e)
-        ))
-    })?;
-    if md.file_type().is_symlink() {
-        return Err(Failure::runtime(format!(
-            "mcp migrate: {} is a symbolic link; edit the file it points to by its own path (migrate --project with that directory); nothing changed",
-            p.display()
-        )));
-    }
-    if !md.is_file() {
-        return Err(Failure::runtime(format!(
-            "mcp migrate: {} is not a regular file; nothing changed",
-            p.display()
-        )));
-    }
-    if md.uid() != rustix::process::geteuid().as_raw() {
-        return Err(Failure::runtime(format!(
-            "mcp migrate: {} belongs to another user; nothing changed",
-            p.display()
-        )));
-    }
-    Ok(())
-}
-
-/// `<user store>/.backup/mcp/<seconds>-<pid>`, 0700 (the user store:
-/// `--agents-dir`, else `$AGENTS_HOME`, else `~/.agents`).
-fn backup_dir(agents_dir: Option<&Path>) -> Result<PathBuf, Failure> {
-    let env = crate::core::process_env();
-    let store = match agents_dir {
-        Some(d) => super::current_dir()?.join(d),
-        None => crate::session::user_store(&env).map_err(|e| {
-            Failure::runtime(format!(
-                "mcp migrate: cannot find the user store for the backup: {e}"
-            ))
-        })?,
-    };
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let dir = store
-        .join(".backup/mcp")
-        .join(format!("{secs}-{}", std::process::id()));
-    let mk = |d: &Path| -> Result<(), Failure> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(d)
-            .map_err(|e| {
-                Failure::runtime(format!(
-                    "mcp migrate: cannot create the backup directory {}: {}; nothing changed",
-                    d.display(),
-                    crate::fsutil::io_kind(&e)
-                ))
-            })
-    };
-    mk(&dir)?;
-    Ok(dir)
-}
-
-/// Write the old text as a 0600 file in `dir`; its path.
-fn backup(dir: &Path, original: &Path, text: &str) -> Result<PathBuf, Failure> {
-    let name: String = original
-        .to_string_lossy()
-        .trim_start_matches('/')
-        .replace('/', "%");
-    let p = dir.join(name);
-    super::write_file(
-        &p,
-        text.as_bytes(),
-        crate::fsutil::Mode::Exactly(0o600),
-        false,
-        |p, kind| {
-            format!("mcp migrate: cannot write the backup {p}: {kind}; the file is unchanged")
-        },
-    )?;
-    Ok(p)
-}
-
-/// A unified diff of one file's changes, one hunk per changed server,
-/// every value masked.
-fn diff(r: &Read, changes: &[Change], _new: &str, masker: &crate::mask::Masker) -> String {
-    let old: Vec<&str> = r.text.split_inclusive('\n').collect();
-    // (first changed line, lines removed, lines added)
-    let mut hunks: Vec<(usize, Vec<String>, Vec<String>)> = Vec::new();
-    for c in changes {
-        let Ok(one) = crate::mcp::edit::rewrite(&r.place, &r.text, std::slice::from_ref(c)) else {
-            continue;
-        };
-        let new: Vec<&str> = one.split_inclusive('\n').collect();
-        let pre = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
-        let post = old[pre..]
-            .iter()
-            .rev()
-            .zip(new[pre..].iter().rev())
-            .take_while(|(a, b)| a == b)
-            .count();
-        let minus: Vec<String> = old[pre..old.len() - post]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let plus: Vec<String> = new[pre..new.len() - post]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        hunks.push((pre, minus, plus));
-    }
-    hunks.sort_by_key(|h| h.0);
-    let path = r.place.path.display();
-    let mut s = format!("--- {path}\n+++ {path} (migrated)\n");
-    let mut delta: isize = 0;
-    const CTX: usize = 3;
-    for (pre, minus, plus) in &hunks {
-        let from = pre.saturating_sub(CTX);
-        let to = (pre + minus.len() + CTX).min(old.len());
-        let old_len = to - from;
-        let new_len = old_len - minus.len() + plus.len();
-        let new_from = (from as isize + delta) as usize;
-        s.push_str(&format!(
-            "@@ -{},{} +{},{} @@\n",
-            from + 1,
-            old_len,
-            new_from + 1,
-            new_len
-        ));
-        let line = |s: &mut String, mark: char, l: &str| {
-            s.push(mark);
-            s.push_str(l);
-            if !l.ends_with('\n') {
-                s.push_str("\n\\ No newline at end of file\n");
-            }
-        };
-        for l in &old[from..*pre] {
-            line(&mut s, ' ', l);
-        }
-        for (mark, l) in middle(minus, plus) {
-            line(&mut s, mark, l);
-        }
-        for l in &old[pre + minus.len()..to] {
-            line(&mut s, ' ', l);
-        }
-        delta += plus.len() as isize - minus.len() as isize;
-    }
-    String::from_utf8_lossy(&masker.mask(s.as_bytes())).into_owned()
-}
-
-/// The lines of a hunk's changed middle in diff order: a longest common
-/// subsequence kept as context, the rest removed or added (the middle is
-/// one server: small).
-fn middle<'a>(minus: &'a [String], plus: &'a [String]) -> Vec<(char, &'a str)> {
-    let (n, m) = (minus.len(), plus.len());
-    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[i][j] = if minus[i] == plus[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut out = Vec::new();
-    while i < n || j < m {
-        if i < n && j < m && minus[i] == plus[j] {
-            out.push((' ', minus[i].as_str()));
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            out.push(('-', minus[i].as_str()));
-            i += 1;
-        } else {
-            out.push(('+', plus[j].as_str()));
-            j += 1;
-        }
-    }
-    out
 }

@@ -127,35 +127,9 @@ impl OnlyFlag {
         env: &mut crate::core::Env,
         sensitive: &[(String, Vec<u8>)],
     ) {
-        if !self.given() {
-            return;
+        if self.given() {
+            crate::session::only::keep_only(&self.only, command, env, sensitive);
         }
-        let mut removed = 0usize;
-        for (name, _) in sensitive {
-            if !self.only.iter().any(|n| n == name) {
-                env.remove(std::ffi::OsStr::new(name));
-                removed += 1;
-            }
-        }
-        for n in &self.only {
-            if !sensitive.iter().any(|(k, _)| k == n) {
-                let why = if env.contains_key(std::ffi::OsStr::new(n)) {
-                    "it is not one of the sensitive variables the layers set (it passes as it is)"
-                } else {
-                    "no layer sets it and the environment does not hold it"
-                };
-                crate::warn!("{command} --only {n}: {why}");
-            }
-        }
-        crate::info!(
-            "{command} --only: {} sensitive variable{} kept, {removed} removed",
-            sensitive.len() - removed,
-            if sensitive.len() - removed == 1 {
-                ""
-            } else {
-                "s"
-            }
-        );
     }
 }
 
@@ -480,34 +454,7 @@ fn session_masker(session: &crate::session::Session) -> std::sync::Arc<crate::ma
 }
 
 /// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).
-pub(crate) fn masker_of(pairs: Vec<(String, Vec<u8>)>) -> std::sync::Arc<crate::mask::Masker> {
-    let short: Vec<&str> = pairs
-        .iter()
-        .filter(|(_, v)| !v.is_empty() && v.len() < crate::mask::MIN_LEN)
-        .map(|(k, _)| k.as_str())
-        .collect();
-    crate::info!(
-        "redact: masking {} sensitive variable{}",
-        pairs.len() - short.len(),
-        if pairs.len() - short.len() == 1 {
-            ""
-        } else {
-            "s"
-        }
-    );
-    if !short.is_empty() {
-        crate::info!(
-            "redact: too short to mask (under {} bytes): {}",
-            crate::mask::MIN_LEN,
-            short.join(", ")
-        );
-    }
-    if crate::log::level() >= 2 {
-        let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
-        crate::debug!("redact: sensitive: {}", names.join(", "));
-    }
-    std::sync::Arc::new(crate::mask::Masker::new(pairs))
-}
+pub(crate) use crate::mask::logged_masker as masker_of;
 
 /// `agentenv redact`: stdin through the session's masker to stdout.
 pub fn run_redact(a: RedactArgs) -> Exit {

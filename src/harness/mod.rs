@@ -25,6 +25,7 @@ pub(crate) mod explain;
 pub(crate) mod inputs;
 pub(crate) mod json;
 pub(crate) mod lint;
+pub(crate) mod redact;
 pub(crate) mod sandbox;
 pub(crate) mod schema;
 pub(crate) mod select;

@@ -335,6 +335,36 @@ fn outside_strings(line: &[u8], starts: impl Iterator<Item = usize>) -> Vec<usiz
 /// What the randomised tests of the masker and of `audit` share: a
 /// xorshift generator, and a random text over `alphabet` with whole
 /// needles of `k` planted at random places.
+/// A masker of `pairs`, with `-v`'s line (and `-vv`'s names).
+pub(crate) fn logged_masker(pairs: Vec<(String, Vec<u8>)>) -> std::sync::Arc<Masker> {
+    let short: Vec<&str> = pairs
+        .iter()
+        .filter(|(_, v)| !v.is_empty() && v.len() < MIN_LEN)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    crate::info!(
+        "redact: masking {} sensitive variable{}",
+        pairs.len() - short.len(),
+        if pairs.len() - short.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    );
+    if !short.is_empty() {
+        crate::info!(
+            "redact: too short to mask (under {} bytes): {}",
+            MIN_LEN,
+            short.join(", ")
+        );
+    }
+    if crate::log::level() >= 2 {
+        let names: Vec<&str> = pairs.iter().map(|(k, _)| k.as_str()).collect();
+        crate::debug!("redact: sensitive: {}", names.join(", "));
+    }
+    std::sync::Arc::new(Masker::new(pairs))
+}
+
 #[cfg(test)]
 pub(crate) mod testing {
     use super::Masker;

@@ -21,6 +21,7 @@ pub(crate) mod gate;
 pub(crate) mod identity;
 pub(crate) mod into;
 pub(crate) mod native;
+pub(crate) mod only;
 pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod pyjson;
