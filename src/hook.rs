@@ -202,6 +202,79 @@ pub struct LoadInput {
     pub pid: u32,
     /// The project root the last warning was printed for ("" for none).
     pub warned: OsString,
+    /// What the last load changed against the shell's own variables, names
+    /// only (`+A ~B -C`, see [`summary`]); `None` (an integration from an
+    /// older agentenv): no load line.
+    pub shown: Option<String>,
+}
+
+/// Names only: `+NAME` a load sets that the shell did not have, `~NAME`
+/// one it changes, `-NAME` one it removes; sorted by name.
+fn summary(entries: &mut [(String, char)]) -> String {
+    entries.sort();
+    entries
+        .iter()
+        .map(|(k, c)| format!("{c}{k}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn parse_summary(s: &str) -> std::collections::BTreeMap<&str, char> {
+    s.split_whitespace()
+        .filter_map(|t| {
+            let c = t.chars().next()?;
+            matches!(c, '+' | '~' | '-').then(|| (&t[1..], c))
+        })
+        .collect()
+}
+
+/// The load line: how the shell's variables change from the last load's
+/// (`old`, against the shell's own) to this one's (`new`), names only,
+/// sorted; `None` when no name changes. `+`/`~` mean set, `-` unset; a
+/// name only in `old` goes back to the shell's own (set unless it was `+`).
+pub fn load_line(old: &str, new: &str) -> Option<String> {
+    let (old, new) = (parse_summary(old), parse_summary(new));
+    let set = |c: char| c != '-';
+    let mut out = Vec::new();
+    for k in old
+        .keys()
+        .chain(new.keys().filter(|k| !old.contains_key(*k)))
+    {
+        let sign = match (old.get(k), new.get(k)) {
+            (None, Some(&n)) => Some(n),
+            (Some(&o), None) => Some(match o {
+                '+' => '-',
+                '-' => '+',
+                _ => '~',
+            }),
+            (Some(&o), Some(&n)) if o != n => Some(match (set(o), set(n)) {
+                (true, false) => '-',
+                (false, true) => '+',
+                _ => '~',
+            }),
+            _ => None,
+        };
+        if let Some(c) = sign {
+            out.push((k.to_string(), c));
+        }
+    }
+    (!out.is_empty()).then(|| summary(&mut out))
+}
+
+/// Print the load line on stderr unless `AGENTENV_HOOK_QUIET` is set to
+/// something other than `0`/empty, or `-q`.
+fn say_load_line(input: &LoadInput, base: &Env, new: &str) {
+    let Some(old) = input.shown.as_deref() else {
+        return;
+    };
+    let quiet =
+        crate::core::get(base, "AGENTENV_HOOK_QUIET").is_some_and(|v| !v.is_empty() && v != "0");
+    if quiet || crate::log::level() <= -2 {
+        return;
+    }
+    if let Some(line) = load_line(old, new) {
+        eprintln!("agentenv: {line}");
+    }
 }
 
 /// The stamp file of shell `pid` under the trust state dir.
@@ -319,7 +392,8 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, crate::session::Erro
         // The env part is kept in the session cache (the rules of `env
         // --cache`: owner-only, 300 s, keyed on every input).
         cache: crate::session::CacheMode::Hook {
-            format: format!("hook-{}", shell.name()),
+            // hook2: the entry starts with the load line's summary.
+            format: format!("hook2-{}", shell.name()),
         },
         ..crate::session::Request::new(crate::session::Options {
             cwd: Some(cwd),
@@ -341,27 +415,36 @@ pub fn load(input: &LoadInput, base: Env) -> Result<String, crate::session::Erro
     let stamp = state.as_ref().and_then(|s| write_stamp(s, input.pid));
     let watch = plan.watch_list(state.as_deref());
     // The hook's state first: a line of the env part that fails cannot
-    // take it with it.
-    let tail = emit_state(shell, &watch, stamp.as_deref(), &warned);
-    if let Some(bytes) = plan.cached() {
-        return Ok(tail + &String::from_utf8_lossy(bytes));
-    }
-    let session = plan.assemble();
-    crate::log::notes(session.assembly.notes());
-    let mut diff = session.assembly.diff();
-    if !plan.root_fixed() {
-        // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
-        // had it (the reference's `-g` would pin it to the cwd).
-        diff.forget(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
-    }
-    let env_part = emit_env(shell, &base, &diff);
-    plan.store(env_part.as_bytes());
+    // take it with it. A kept entry is the summary's line, then the env part.
+    let (names, env_part) = if let Some(bytes) = plan.cached() {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        match text.split_once('\n') {
+            Some((n, rest)) => (n.to_string(), rest.to_string()),
+            None => (String::new(), text),
+        }
+    } else {
+        let session = plan.assemble();
+        crate::log::notes(session.assembly.notes());
+        let mut diff = session.assembly.diff();
+        if !plan.root_fixed() {
+            // No project loaded: the hook leaves AGENTS_PROJECT_ROOT as the user
+            // had it (the reference's `-g` would pin it to the cwd).
+            diff.forget(std::ffi::OsStr::new("AGENTS_PROJECT_ROOT"));
+        }
+        let (names, env_part) = emit_env(shell, &base, &diff);
+        plan.store(format!("{names}\n{env_part}").as_bytes());
+        (names, env_part)
+    };
+    say_load_line(input, &base, &names);
+    let tail = emit_state(shell, &watch, stamp.as_deref(), &warned, &names);
     Ok(tail + &env_part)
 }
 
 /// The variables' part of a load: set/unset lines and the undo function.
 /// Depends only on the base env and the assembly (so `--cache` can keep it).
-fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
+/// With it, the [`summary`] of the names it changes.
+fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> (String, String) {
+    let mut names: Vec<(String, char)> = Vec::new();
     let mut apply = String::new();
     let mut undo = String::new();
     let mut reserved: Vec<String> = Vec::new();
@@ -388,6 +471,10 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             continue;
         }
         let old = base.get(k);
+        if old != Some(v) {
+            let c = if old.is_some() { '~' } else { '+' };
+            names.push((k.to_string_lossy().into_owned(), c));
+        }
         apply.push_str(&set_line(shell, k, v));
         if is_path_like(k.as_bytes()) {
             let old_entries: Vec<&[u8]> = old
@@ -429,6 +516,9 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
             continue;
         }
         apply.push_str(&unset_line(shell, k));
+        if base.get(k).is_some() {
+            names.push((k.to_string_lossy().into_owned(), '-'));
+        }
         if let Some(o) = base.get(k) {
             undo.push_str("  ");
             undo.push_str(&set_line(shell, k, o));
@@ -457,12 +547,18 @@ fn emit_env(shell: Shell, base: &Env, diff: &crate::core::ChangeSet) -> String {
         }
     }
     out.push_str(&apply);
-    out
+    (summary(&mut names), out)
 }
 
 /// The hook's own state after a load: the stamp, the watch list (empty
 /// without a stamp: then only a `cd` reloads) and the root last warned for.
-fn emit_state(shell: Shell, watch: &[PathBuf], stamp: Option<&Path>, warned: &OsStr) -> String {
+fn emit_state(
+    shell: Shell,
+    watch: &[PathBuf],
+    stamp: Option<&Path>,
+    warned: &OsStr,
+    shown: &str,
+) -> String {
     let stamp_q = q(shell, stamp.map(|s| s.as_os_str()).unwrap_or_default());
     let mut list = String::new();
     if stamp.is_some() {
@@ -472,12 +568,13 @@ fn emit_state(shell: Shell, watch: &[PathBuf], stamp: Option<&Path>, warned: &Os
         }
     }
     let warned = q(shell, warned);
+    let shown = quote(shell, shown.as_bytes());
     match shell {
         Shell::Bash | Shell::Zsh => format!(
-            "_agentenv_stamp={stamp_q}\n_agentenv_watch=({list} )\n_agentenv_warned={warned}\n"
+            "_agentenv_stamp={stamp_q}\n_agentenv_watch=({list} )\n_agentenv_warned={warned}\n_agentenv_shown={shown}\n"
         ),
         Shell::Fish => format!(
-            "set -g __agentenv_stamp {stamp_q}\nset -g __agentenv_watch{list}\nset -g __agentenv_warned {warned}\n"
+            "set -g __agentenv_stamp {stamp_q}\nset -g __agentenv_watch{list}\nset -g __agentenv_warned {warned}\nset -g __agentenv_shown {shown}\n"
         ),
     }
 }
@@ -509,6 +606,20 @@ mod tests {
         assert_eq!(quote(Shell::Fish, b""), "''");
         assert_eq!(quote(Shell::Fish, b"a\xffb"), "'a'\\xff'b'");
         assert_eq!(quote(Shell::Bash, b"\xff"), "$'\\xff'");
+    }
+
+    #[test]
+    fn the_load_line_names_what_changes_since_the_last_load() {
+        assert_eq!(load_line("", "+FOO ~PATH").as_deref(), Some("+FOO ~PATH"));
+        assert_eq!(load_line("+FOO ~PATH", "+FOO ~PATH"), None);
+        assert_eq!(
+            load_line("+FOO ~PATH -RM", "").as_deref(),
+            Some("-FOO ~PATH +RM")
+        );
+        assert_eq!(load_line("+A ~PATH", "+B ~PATH").as_deref(), Some("-A +B"));
+        assert_eq!(load_line("~X", "-X").as_deref(), Some("-X"));
+        assert_eq!(load_line("-X", "~X").as_deref(), Some("+X"));
+        assert_eq!(load_line("", ""), None);
     }
 
     #[test]

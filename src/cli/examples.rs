@@ -157,6 +157,10 @@ recorded it, and only while it stays as it was then (the hook says once
 when it is not allowed, or changed since); `agentenv deny` forgets it.
 `agentenv status` shows what would load here and why.
 
+When a load changes your variables, the hook prints one line on stderr,
+names only, never values: `agentenv: +FOO -BAR ~PATH` (+ set, - removed,
+~ changed; nothing when nothing changed). AGENTENV_HOOK_QUIET=1 turns it off.
+
 SHELL is bash, zsh or fish. (`hook claude|codex EVENT` are the agent hooks
 that `agentenv init` installs.)";
 

@@ -39,6 +39,10 @@ pub struct HookArgs {
     /// (Internal.) The project root the last message was printed for.
     #[arg(long = "warned", hide = true, default_value = "")]
     pub warned: std::ffi::OsString,
+    /// (Internal.) What the last load changed, names only (`+A ~B -C`);
+    /// absent (an older integration): no load line.
+    #[arg(long = "shown", hide = true)]
+    pub shown: Option<String>,
 }
 
 /// The store `allow`/`deny` act on.
@@ -129,6 +133,7 @@ pub fn run_hook(a: HookArgs) -> Exit {
             shell,
             pid: a.pid,
             warned: a.warned,
+            shown: a.shown,
         };
         crate::hook::load(&input, crate::core::process_env())
             .map_err(|e| Failure::runtime(format!("hook: {e}")))?

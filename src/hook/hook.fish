@@ -54,7 +54,9 @@ function __agentenv_reload
     set -e __agentenv_missing
     set -l warned ''
     set -q __agentenv_warned; and set warned $__agentenv_warned
-    set -l out ("$__agentenv_bin" hook fish --load --pid $fish_pid --warned "$warned" | string collect)
+    set -l shown ''
+    set -q __agentenv_shown; and set shown $__agentenv_shown
+    set -l out ("$__agentenv_bin" hook fish --load --pid $fish_pid --warned "$warned" --shown "$shown" | string collect)
     set -l rc $pipestatus[1]
     if test "$rc" = 0
         printf '%s\n' $out | source

@@ -43,7 +43,7 @@ _agentenv_reload() {
     return 0
   fi
   unset _agentenv_missing
-  if _agentenv_out=$("$_agentenv_bin" hook zsh --load --pid "$$" --warned "${_agentenv_warned-}"); then
+  if _agentenv_out=$("$_agentenv_bin" hook zsh --load --pid "$$" --warned "${_agentenv_warned-}" --shown "${_agentenv_shown-}"); then
     eval "$_agentenv_out"
   else
     printf 'agentenv: the hook could not load the environment (exit %s); the shell goes on without it\n' "$?" >&2

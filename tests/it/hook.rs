@@ -516,3 +516,88 @@ fn a_missing_binary_or_broken_store_never_breaks_the_prompt() {
         assert!(out.contains("still-here"), "{kind}: {out}");
     }
 }
+
+/// The line of `out` that is the hook's load line, if any.
+fn load_line(out: &str) -> Option<String> {
+    // fish redraws its prompt with bare `\r`s: they end a line too.
+    out.split(['\r', '\n'])
+        .find(|l| {
+            l.strip_prefix("agentenv: ")
+                .is_some_and(|r| r.starts_with(['+', '-', '~']))
+        })
+        .map(str::to_string)
+}
+
+fn says_what_a_load_changes(kind: &'static str) {
+    let (_t, w) = tree();
+    let Some(mut sh) = Sh::start(kind, &w, &[]) else {
+        return;
+    };
+    sh.export("RMME", "keep me");
+    sh.cd("home/p");
+    // Allowing loads the project at the next prompt: one line, names only.
+    let out = sh.run(&format!("{} allow", sq(&bin())));
+    let line = load_line(&out).unwrap_or_else(|| panic!("{kind}: no load line in {out:?}"));
+    let words: Vec<&str> = line["agentenv: ".len()..].split(' ').collect();
+    for want in [
+        "+PV", "+SPACEY", "+NL", "+QUOTES", "+UNI", "+PRESET", "-RMME",
+    ] {
+        assert!(words.contains(&want), "{kind}: {want} missing: {line}");
+    }
+    let mut sorted = words.clone();
+    sorted.sort_by_key(|w| &w[1..]);
+    assert_eq!(words, sorted, "{kind}: sorted by name: {line}");
+    for value in ["p1", "a  b", "line1", "héllo", "from-proj", "keep me"] {
+        assert!(!out.contains(value), "{kind}: a value in {out:?}");
+    }
+    assert_eq!(sh.var("PV").as_deref(), Some("p1"));
+    // Same project, another directory: nothing changes, nothing said.
+    let out = sh.cd("home/p/sub");
+    assert_eq!(load_line(&out), None, "{kind}: {out:?}");
+    let out = sh.run("");
+    assert_eq!(load_line(&out), None, "{kind}: {out:?}");
+    // Leaving: the names go back.
+    let out = sh.cd("home");
+    let line = load_line(&out).unwrap_or_else(|| panic!("{kind}: no line on leaving: {out:?}"));
+    let words: Vec<&str> = line["agentenv: ".len()..].split(' ').collect();
+    for want in ["-PV", "-NL", "-PRESET", "+RMME"] {
+        assert!(words.contains(&want), "{kind}: {want} missing: {line}");
+    }
+    assert!(!out.contains("keep me"), "{kind}: a value in {out:?}");
+    assert_eq!(sh.var("RMME").as_deref(), Some("keep me"));
+    // Quiet: the same loads, no line.
+    sh.export("AGENTENV_HOOK_QUIET", "1");
+    let out = sh.cd("home/p");
+    assert_eq!(load_line(&out), None, "{kind}: quiet: {out:?}");
+    assert_eq!(sh.var("PV").as_deref(), Some("p1"));
+    let out = sh.cd("home");
+    assert_eq!(load_line(&out), None, "{kind}: quiet: {out:?}");
+    assert_eq!(sh.var("PV"), None);
+}
+
+#[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "python3"),
+    ignore = "needs bash and python3"
+)]
+fn bash_says_what_a_load_changes_by_name() {
+    says_what_a_load_changes("bash");
+}
+
+#[test]
+#[cfg_attr(
+    any(missing = "zsh", missing = "python3"),
+    ignore = "needs zsh and python3"
+)]
+fn zsh_says_what_a_load_changes_by_name() {
+    says_what_a_load_changes("zsh");
+}
+
+#[test]
+#[cfg_attr(
+    any(missing = "fish", missing = "python3"),
+    ignore = "needs fish and python3"
+)]
+fn fish_says_what_a_load_changes_by_name() {
+    says_what_a_load_changes("fish");
+}

@@ -68,6 +68,8 @@ fn hook_help_says_a_project_store_loads_once_allowed() {
     assert!(text.contains("agentenv deny"), "{text}");
     assert!(text.contains("~/.agents"), "{text}");
     assert!(text.contains("changed since"), "{text}");
+    assert!(text.contains("AGENTENV_HOOK_QUIET=1"), "{text}");
+    assert!(text.contains("names only"), "{text}");
 }
 
 #[test]
