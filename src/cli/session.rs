@@ -581,13 +581,19 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         }
     }
     let failed = explain::failed_layers(&session.assembly);
+    // The agent clients agentenv's hooks are wired into, as `status`
+    // finds them (user settings, and the project's): names and paths only.
+    let wired = super::agent::wiring_found(plan.prepared().scope.project_root.as_deref());
     let text = if json {
-        let text = explain::render_json(&reports, &failed, a.show_values);
-        if notes.is_empty() {
-            text
-        } else {
-            with_json_notes(&text, &notes)
+        let mut m = explain::to_json(&reports, &failed, a.show_values);
+        if !notes.is_empty() {
+            m.insert("notes".into(), serde_json::json!(notes));
         }
+        m.insert("agent_wiring".into(), serde_json::Value::Array(wired));
+        let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
+            .unwrap_or_else(|_| "{}".into());
+        out.push('\n');
+        out
     } else {
         let mut text = explain::render_text_with_failures(&reports, &failed, a.show_values);
         if !notes.is_empty() && !text.is_empty() {
@@ -596,21 +602,13 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         for n in notes {
             text.push_str(&format!("note: {n}\n"));
         }
+        if let Some(line) = super::agent::wiring_line(&wired) {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&line);
+        }
         text
     };
     super::print(text.as_bytes())
-}
-
-/// `explain --format json` with `"notes": [note, …]` added to the object.
-fn with_json_notes(text: &str, notes: &[String]) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(mut m)) => {
-            m.insert("notes".into(), serde_json::json!(notes));
-            let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
-                .unwrap_or_else(|_| text.to_string());
-            out.push('\n');
-            out
-        }
-        _ => text.to_string(),
-    }
 }
