@@ -901,25 +901,6 @@ pub(crate) fn wiring_found(project: Option<&std::path::Path>) -> Vec<Value> {
     out
 }
 
-/// `explain`'s trailing line naming [`wiring_found`]'s finds:
-/// `agent wiring: claude (user: FILE), gemini (project: FILE)`; `None`
-/// when none was found. Paths with control characters escaped.
-pub(crate) fn wiring_line(found: &[Value]) -> Option<String> {
-    let esc = |v: &Value| crate::log::escape_controls(v.as_str().unwrap_or(""), false).into_owned();
-    let items: Vec<String> = found
-        .iter()
-        .map(|x| {
-            format!(
-                "{} ({}: {})",
-                esc(&x["client"]),
-                esc(&x["scope"]),
-                esc(&x["file"])
-            )
-        })
-        .collect();
-    (!items.is_empty()).then(|| format!("agent wiring: {}\n", items.join(", ")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -532,7 +532,12 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         ))),
     }
 }
-pub fn run_explain(a: ExplainArgs) -> Exit {
+/// `wiring` is `status`'s finder of the client wiring
+/// ([`super::agent::wiring_found`], passed in: `agent` imports this module).
+pub fn run_explain(
+    a: ExplainArgs,
+    wiring: fn(Option<&std::path::Path>) -> Vec<serde_json::Value>,
+) -> Exit {
     use crate::core::explain;
     let json = a.format == TextOrJson::Json;
     let plan = planned(&request(&a.scope, crate::session::CacheMode::Off)?)?;
@@ -583,7 +588,7 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
     let failed = explain::failed_layers(&session.assembly);
     // The agent clients agentenv's hooks are wired into, as `status`
     // finds them (user settings, and the project's): names and paths only.
-    let wired = super::agent::wiring_found(plan.prepared().scope.project_root.as_deref());
+    let wired = wiring(plan.prepared().scope.project_root.as_deref());
     let text = if json {
         let mut m = explain::to_json(&reports, &failed, a.show_values);
         if !notes.is_empty() {
@@ -602,7 +607,7 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         for n in notes {
             text.push_str(&format!("note: {n}\n"));
         }
-        if let Some(line) = super::agent::wiring_line(&wired) {
+        if let Some(line) = wiring_line(&wired) {
             if !text.is_empty() {
                 text.push('\n');
             }
@@ -611,4 +616,25 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         text
     };
     super::print(text.as_bytes())
+}
+
+/// `explain`'s trailing line naming `wiring_found`'s finds:
+/// `agent wiring: claude (user: FILE), gemini (project: FILE)`; `None`
+/// when none was found. Paths with control characters escaped.
+fn wiring_line(found: &[serde_json::Value]) -> Option<String> {
+    let esc = |v: &serde_json::Value| {
+        crate::log::escape_controls(v.as_str().unwrap_or(""), false).into_owned()
+    };
+    let items: Vec<String> = found
+        .iter()
+        .map(|x| {
+            format!(
+                "{} ({}: {})",
+                esc(&x["client"]),
+                esc(&x["scope"]),
+                esc(&x["file"])
+            )
+        })
+        .collect();
+    (!items.is_empty()).then(|| format!("agent wiring: {}\n", items.join(", ")))
 }
