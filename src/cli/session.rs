@@ -479,7 +479,12 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         ))),
     }
 }
-pub fn run_explain(a: ExplainArgs) -> Exit {
+/// `wiring` is `status`'s finder of the client wiring
+/// ([`super::agent::wiring_found`], passed in: `agent` imports this module).
+pub fn run_explain(
+    a: ExplainArgs,
+    wiring: fn(Option<&std::path::Path>) -> Vec<serde_json::Value>,
+) -> Exit {
     use crate::core::explain;
     let json = a.format == TextOrJson::Json;
     let plan = planned(&request(&a.scope, crate::session::CacheMode::Off)?)?;
@@ -528,13 +533,19 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         }
     }
     let failed = explain::failed_layers(&session.assembly);
+    // The agent clients agentenv's hooks are wired into, as `status`
+    // finds them (user settings, and the project's): names and paths only.
+    let wired = wiring(plan.prepared().scope.project_root.as_deref());
     let text = if json {
-        let text = explain::render_json(&reports, &failed, a.show_values);
-        if notes.is_empty() {
-            text
-        } else {
-            with_json_notes(&text, &notes)
+        let mut m = explain::to_json(&reports, &failed, a.show_values);
+        if !notes.is_empty() {
+            m.insert("notes".into(), serde_json::json!(notes));
         }
+        m.insert("agent_wiring".into(), serde_json::Value::Array(wired));
+        let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
+            .unwrap_or_else(|_| "{}".into());
+        out.push('\n');
+        out
     } else {
         let mut text = explain::render_text_with_failures(&reports, &failed, a.show_values);
         if !notes.is_empty() && !text.is_empty() {
@@ -543,21 +554,34 @@ pub fn run_explain(a: ExplainArgs) -> Exit {
         for n in notes {
             text.push_str(&format!("note: {n}\n"));
         }
+        if let Some(line) = wiring_line(&wired) {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&line);
+        }
         text
     };
     super::print(text.as_bytes())
 }
 
-/// `explain --format json` with `"notes": [note, …]` added to the object.
-fn with_json_notes(text: &str, notes: &[String]) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(serde_json::Value::Object(mut m)) => {
-            m.insert("notes".into(), serde_json::json!(notes));
-            let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
-                .unwrap_or_else(|_| text.to_string());
-            out.push('\n');
-            out
-        }
-        _ => text.to_string(),
-    }
+/// `explain`'s trailing line naming `wiring_found`'s finds:
+/// `agent wiring: claude (user: FILE), gemini (project: FILE)`; `None`
+/// when none was found. Paths with control characters escaped.
+fn wiring_line(found: &[serde_json::Value]) -> Option<String> {
+    let esc = |v: &serde_json::Value| {
+        crate::log::escape_controls(v.as_str().unwrap_or(""), false).into_owned()
+    };
+    let items: Vec<String> = found
+        .iter()
+        .map(|x| {
+            format!(
+                "{} ({}: {})",
+                esc(&x["client"]),
+                esc(&x["scope"]),
+                esc(&x["file"])
+            )
+        })
+        .collect();
+    (!items.is_empty()).then(|| format!("agent wiring: {}\n", items.join(", ")))
 }

@@ -556,3 +556,61 @@ fn status_names_the_client_wiring_it_finds() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["agent_wiring"], json!([]));
 }
+
+#[test]
+fn explain_names_the_client_wiring_it_finds() {
+    let w = World::new();
+    std::fs::create_dir_all(w.proj().join(".agents")).unwrap();
+    for args in [
+        &["init", "gemini", "--project", "."][..],
+        &["init", "copilot", "--user"],
+        &["allow", "."],
+    ] {
+        let out = w.run(args, b"");
+        assert!(out.status.success(), "{args:?}: {}", s(&out.stderr));
+    }
+    let out = w.run(&["explain", "--format", "json"], b"");
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<(String, String)> = v["agent_wiring"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no agent_wiring: {v}"))
+        .iter()
+        .map(|x| {
+            (
+                x["client"].as_str().unwrap().to_string(),
+                x["scope"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&("gemini".into(), "project".into())),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&("copilot".into(), "user".into())),
+        "{found:?}"
+    );
+    let out = w.run(&["explain"], b"");
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let text = s(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("agent wiring: "))
+        .unwrap_or_else(|| panic!("no wiring line: {text}"));
+    assert!(line.contains("gemini (project: "), "{line}");
+    assert!(line.contains("copilot (user: "), "{line}");
+    assert!(line.contains(".gemini/settings.json"), "{line}");
+    // Taken out: nothing named, an empty array in JSON.
+    w.run(&["init", "gemini", "--project", ".", "--remove"], b"");
+    w.run(&["init", "copilot", "--remove"], b"");
+    let out = w.run(&["explain"], b"");
+    assert!(
+        !s(&out.stdout).contains("agent wiring"),
+        "{}",
+        s(&out.stdout)
+    );
+    let out = w.run(&["explain", "--format", "json"], b"");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["agent_wiring"], json!([]));
+}
