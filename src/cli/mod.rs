@@ -7,6 +7,7 @@ pub(crate) mod completions;
 pub(crate) mod dotenv;
 pub(crate) mod examples;
 pub(crate) mod harness;
+pub(crate) mod import;
 pub(crate) mod launch;
 pub(crate) mod man;
 pub(crate) mod masked;
@@ -79,6 +80,8 @@ pub enum Command {
     Audit(audit::AuditArgs),
     /// Type a secret into a store file at the terminal, echo off.
     Set(set::SetArgs),
+    /// Move a store's plain values into a secret backend; leave references.
+    Import(import::ImportArgs),
     /// Find literal secrets in MCP server configurations; move them into a store.
     #[command(subcommand)]
     #[command(after_help = examples::MCP)]
@@ -316,6 +319,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Status(a) => status::run(a),
         Command::Audit(a) => audit::run(a),
         Command::Set(a) => set::run(a),
+        Command::Import(a) => import::run(a),
         Command::Mcp(c) => mcp::run(c),
         Command::Man(a) => man::run(a),
     })

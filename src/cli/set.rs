@@ -49,7 +49,7 @@ pub struct SetArgs {
 pub(crate) struct Target {
     pub(crate) store: PathBuf,
     pub(crate) file: PathBuf,
-    project: bool,
+    pub(crate) project: bool,
 }
 
 impl Target {
@@ -150,7 +150,7 @@ pub(crate) fn target_for(
 /// secret (a tracked file, `~/.ssh/config`). The message names the link
 /// and where it points. A user store whose root is a link (`$AGENTS_HOME`,
 /// `~/.agents` into a dotfiles directory) is the user's own choice.
-fn no_link_in_store(t: &Target) -> Result<(), Failure> {
+pub(crate) fn no_link_in_store(t: &Target) -> Result<(), Failure> {
     let mut inside = vec![t.file.clone()];
     if t.project {
         inside.push(t.store.clone());
@@ -175,7 +175,7 @@ fn no_link_in_store(t: &Target) -> Result<(), Failure> {
 }
 
 /// The store file's current bytes (empty when it does not exist).
-fn read_store_file(file: &Path) -> Result<Vec<u8>, Failure> {
+pub(crate) fn read_store_file(file: &Path) -> Result<Vec<u8>, Failure> {
     match crate::fsutil::read_input(file, 16 << 20) {
         Ok(b) => Ok(b),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
@@ -264,7 +264,7 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
 
 /// After an edit of `t`'s store: an allowed, unchanged store stays
 /// allowed; any other state is a warning.
-fn keep_trust(
+pub(crate) fn keep_trust(
     t: &Target,
     trust: Option<crate::session::Edit>,
     new_store: bool,
@@ -367,7 +367,7 @@ const LOCAL_FILES: [&str; 2] = ["local.env", "pre.local.env"];
 /// allowed store stays allowed) and says so. A store file `set` writes
 /// that git would commit (`env`, `pre.env`) gets a warning instead: it is
 /// the project's shared file.
-fn ignore_in_git(t: &Target) -> Result<(), Failure> {
+pub(crate) fn ignore_in_git(t: &Target) -> Result<(), Failure> {
     let file_name = t.file.file_name().and_then(|n| n.to_str()).unwrap_or("");
     let ignore = t.store.join(".gitignore");
     let current = match std::fs::read(&ignore) {

@@ -293,6 +293,91 @@ pub fn set_assignment(text: &[u8], name: &str, value: &[u8]) -> Result<Vec<u8>, 
     Ok(out)
 }
 
+/// `text` without NAME's plain assignments (`import --to`): a statement
+/// that is only `NAME=…` (or `export NAME=…`) goes with its line when
+/// nothing else shares the line, else the word goes with the blanks
+/// after it; every other byte is kept. `Ok(None)` when NAME has no plain
+/// assignment; refused like [`set_assignment`] when NAME is assigned in
+/// a way the lexer does not follow.
+pub fn remove_assignment(text: &[u8], name: &str) -> Result<Option<Vec<u8>>, EditError> {
+    let mut prefix = name.as_bytes().to_vec();
+    prefix.push(b'=');
+    let statements = lex(text)?;
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    for st in &statements {
+        let raw = |w: &Word| &text[w.start..w.end];
+        let first = raw(&st.words[0]);
+        let export = first == b"export";
+        let body = if export {
+            &st.words[1..]
+        } else {
+            &st.words[..]
+        };
+        if !st.words.iter().any(|w| raw(w).starts_with(&prefix)) {
+            continue;
+        }
+        let all_assign = !body.is_empty()
+            && body.iter().all(|w| {
+                let r = raw(w);
+                is_assignment(r) || (export && crate::compat::ident::is_name(r))
+            });
+        if !all_assign {
+            let l = st
+                .words
+                .iter()
+                .find(|w| raw(w).starts_with(&prefix))
+                .map(|w| w.line)
+                .unwrap_or(st.words[0].line);
+            return Err(EditError::Assigned(l));
+        }
+        let blank = |b: u8| b == b' ' || b == b'\t';
+        if body.len() == 1 {
+            let (s, e) = (st.words[0].start, body[0].end);
+            let line_start = text[..s]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let mut end = e;
+            while end < text.len() && blank(text[end]) {
+                end += 1;
+            }
+            let alone_before = text[line_start..s].iter().all(|&b| blank(b));
+            let alone_after = end == text.len() || matches!(text[end], b'\n' | b'#');
+            if alone_before && alone_after {
+                let line_end = text[end..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(text.len(), |i| end + i + 1);
+                cuts.push((line_start, line_end));
+                continue;
+            }
+            // It shares its line: cut the statement and the blanks after it.
+            cuts.push((s, end));
+            continue;
+        }
+        for w in body {
+            if raw(w).starts_with(&prefix) {
+                let mut end = w.end;
+                while end < text.len() && blank(text[end]) {
+                    end += 1;
+                }
+                cuts.push((w.start, end));
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return Ok(None);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut at = 0;
+    for (s, e) in cuts {
+        out.extend_from_slice(&text[at..s]);
+        at = e;
+    }
+    out.extend_from_slice(&text[at..]);
+    Ok(Some(out))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -403,5 +488,27 @@ mod tests {
                 other => panic!("{v}: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn remove_keeps_every_other_byte() {
+        let rm = |t: &str| {
+            remove_assignment(t.as_bytes(), "TOKEN")
+                .map(|o| o.map(|b| String::from_utf8(b).unwrap()))
+        };
+        assert_eq!(
+            rm("# keys\nA=1\nTOKEN='x y' # old\n\nexport B=2\n")
+                .unwrap()
+                .unwrap(),
+            "# keys\nA=1\n\nexport B=2\n"
+        );
+        assert_eq!(
+            rm("export TOKEN=\"a\nb\"\nC=2\n").unwrap().unwrap(),
+            "C=2\n"
+        );
+        assert_eq!(rm("A=1 TOKEN=2 C=3\n").unwrap().unwrap(), "A=1 C=3\n");
+        assert_eq!(rm("A=1\nTOKEN=9").unwrap().unwrap(), "A=1\n");
+        assert_eq!(rm("TOKENS=1\n").unwrap(), None);
+        assert_eq!(rm("TOKEN=1 cmd\n"), Err(EditError::Assigned(1)));
     }
 }

@@ -926,3 +926,130 @@ fn set_to_age_re_encrypts_to_the_recipients() {
     .stdout("age-set-canary-1/age-set-canary-2")
     .run();
 }
+
+#[test]
+#[cfg_attr(missing = "age", ignore = "needs age")]
+fn import_to_age_moves_plain_values_and_keeps_every_other_line() {
+    let t = tree();
+    let Some(keygen) = crate::support::tool("age-keygen") else {
+        return;
+    };
+    let id = t.path("id.txt");
+    assert!(Command::new(&keygen)
+        .arg("-o")
+        .arg(&id)
+        .output()
+        .unwrap()
+        .status
+        .success());
+    let text = std::fs::read_to_string(&id).unwrap();
+    let recipient = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .unwrap();
+    t.write(
+        "home/.agents/team.env.age.recipients",
+        format!("{recipient}\n"),
+    );
+    t.write(
+        "home/.agents/agentenv.toml",
+        "[vars]\nA = { public = true }\n",
+    );
+    let env_file = "# keys\nA=plain-kept\nONE=age-imp-canary-1\n\nexport TWO='age imp canary 2' # c\nB=x ONE=age-imp-canary-1\n";
+    t.write("home/.agents/env", env_file);
+    let extra = vec![
+        ("AGENTENV_AGE_IDENTITY", id.display().to_string()),
+        ("AGENTENV_REF_TTL", "0".to_string()),
+    ];
+    let canaries = ["age-imp-canary-1", "age imp canary 2"];
+    // --dry-run: names and files, nothing written.
+    let out = run(
+        &t,
+        &[
+            "import",
+            "--to",
+            "age:team.env.age",
+            "--user",
+            "--dry-run",
+            "ONE",
+            "TWO",
+        ],
+        extra.clone(),
+    )
+    .stderr_has("would move ONE from")
+    .run();
+    assert!(!(out.stdout.clone() + &out.stderr).contains("canary"));
+    assert_eq!(t.read("home/.agents/env"), env_file);
+    assert!(!t.path("home/.agents/team.env.age").exists());
+    let out = run(
+        &t,
+        &["import", "--to", "age:team.env.age", "--user", "ONE", "TWO"],
+        extra.clone(),
+    )
+    .stderr_has("moved TWO from")
+    .run();
+    assert!(!(out.stdout.clone() + &out.stderr).contains("canary"));
+    assert_eq!(t.read("home/.agents/env"), "# keys\nA=plain-kept\n\nB=x \n");
+    let toml = t.read("home/.agents/agentenv.toml");
+    assert!(
+        toml.contains("ONE = { from = \"age:team.env.age#ONE\" }")
+            && toml.contains("TWO = { from = \"age:team.env.age#TWO\" }")
+            && toml.contains("A = { public = true }"),
+        "{toml}"
+    );
+    run(
+        &t,
+        &[
+            "exec",
+            "--",
+            "sh",
+            "-c",
+            "printf '%s/%s/%s' \"$ONE\" \"$TWO\" \"$A\"",
+        ],
+        extra.clone(),
+    )
+    .stdout("age-imp-canary-1/age imp canary 2/plain-kept")
+    .run();
+    let found = files_holding(&[t.path("home")], SystemTime::UNIX_EPOCH, &canaries);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+#[cfg_attr(missing = "python3", ignore = "needs python3")]
+fn import_to_openbao_takes_each_name_as_the_field() {
+    let t = tree();
+    let Some(b) = Bao::start(&t.path("bao")) else {
+        return;
+    };
+    let env_file = "GH_TOKEN=gh-imp-canary-5150\nNPM_TOKEN=\"npm-imp-canary-8080\"\n";
+    t.write("home/.agents/env", env_file);
+    // A bad --to writes nothing.
+    run(&t, &["import", "--to", "op://v/i/f", "--user"], bao_env(&b))
+        .any_status()
+        .stderr_has("op://")
+        .run();
+    assert_eq!(t.read("home/.agents/env"), env_file);
+    run(
+        &t,
+        &["import", "--to", "vault://secret/app/imp", "--user"],
+        bao_env(&b),
+    )
+    .stderr_has("moved GH_TOKEN from")
+    .run();
+    assert_eq!(t.read("home/.agents/env"), "");
+    let field = |f: &str| b.cli(&["kv", "get", &format!("-field={f}"), "secret/app/imp"]);
+    assert_eq!(field("GH_TOKEN").as_deref(), Some("gh-imp-canary-5150"));
+    assert_eq!(field("NPM_TOKEN").as_deref(), Some("npm-imp-canary-8080"));
+    let mut e = bao_env(&b);
+    e.push(("AGENTENV_REF_TTL", "0".into()));
+    run(&t, &["env", "--format", "json"], e)
+        .stdout_has("gh-imp-canary-5150")
+        .stdout_has("npm-imp-canary-8080")
+        .run();
+    let found = files_holding(
+        &[t.path("home")],
+        SystemTime::UNIX_EPOCH,
+        &["gh-imp-canary-5150", "npm-imp-canary-8080"],
+    );
+    assert!(found.is_empty(), "{found:?}");
+}
