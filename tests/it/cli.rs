@@ -37,6 +37,7 @@ fn help_lists_only_commands_that_run() {
             "status",
             "audit",
             "set",
+            "import",
             "mcp",
             "man"
         ]
