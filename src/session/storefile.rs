@@ -219,6 +219,34 @@ fn is_assignment(word: &[u8]) -> bool {
     }
 }
 
+/// A statement that names `prefix` (`NAME=`) is edited only when every
+/// word of its `body` is an assignment (or, after `export`, a name); else
+/// the line of the word naming it, refused.
+fn assignments_only(
+    text: &[u8],
+    st: &Statement,
+    body: &[Word],
+    prefix: &[u8],
+    export: bool,
+) -> Result<(), EditError> {
+    let raw = |w: &Word| &text[w.start..w.end];
+    let all_assign = !body.is_empty()
+        && body.iter().all(|w| {
+            let r = raw(w);
+            is_assignment(r) || (export && crate::compat::ident::is_name(r))
+        });
+    if all_assign {
+        return Ok(());
+    }
+    let l = st
+        .words
+        .iter()
+        .find(|w| raw(w).starts_with(prefix))
+        .map(|w| w.line)
+        .unwrap_or(st.words[0].line);
+    Err(EditError::Assigned(l))
+}
+
 /// `text` with NAME set to `value` (see the module docs): every plain
 /// assignment of NAME replaced in place, or one line appended. `name`
 /// must be an identifier (the caller checks).
@@ -242,21 +270,10 @@ pub fn set_assignment(text: &[u8], name: &str, value: &[u8]) -> Result<Vec<u8>, 
             &st.words[..]
         };
         let mentions = st.words.iter().any(|w| raw(w).starts_with(&prefix));
-        let all_assign = !body.is_empty()
-            && body.iter().all(|w| {
-                let r = raw(w);
-                is_assignment(r) || (first == b"export" && crate::compat::ident::is_name(r))
-            });
+        let checked = assignments_only(text, st, body, &prefix, first == b"export");
+        let all_assign = checked.is_ok();
         if mentions {
-            if !all_assign {
-                let l = st
-                    .words
-                    .iter()
-                    .find(|w| raw(w).starts_with(&prefix))
-                    .map(|w| w.line)
-                    .unwrap_or(st.words[0].line);
-                return Err(EditError::Assigned(l));
-            }
+            checked?;
             for w in body {
                 if raw(w).starts_with(&prefix) {
                     spans.push((w.start, w.end));
@@ -316,20 +333,7 @@ pub fn remove_assignment(text: &[u8], name: &str) -> Result<Option<Vec<u8>>, Edi
         if !st.words.iter().any(|w| raw(w).starts_with(&prefix)) {
             continue;
         }
-        let all_assign = !body.is_empty()
-            && body.iter().all(|w| {
-                let r = raw(w);
-                is_assignment(r) || (export && crate::compat::ident::is_name(r))
-            });
-        if !all_assign {
-            let l = st
-                .words
-                .iter()
-                .find(|w| raw(w).starts_with(&prefix))
-                .map(|w| w.line)
-                .unwrap_or(st.words[0].line);
-            return Err(EditError::Assigned(l));
-        }
+        assignments_only(text, st, body, &prefix, export)?;
         let blank = |b: u8| b == b' ' || b == b'\t';
         if body.len() == 1 {
             let (s, e) = (st.words[0].start, body[0].end);
