@@ -239,15 +239,11 @@ pub fn run(a: ImportArgs) -> Exit {
         .then(|| crate::session::before_edit(&t.store, &base))
         .flatten();
     // 2. The references; 3. the assignments out of the env files.
-    super::write_file(
-        &toml,
-        after.as_bytes(),
-        crate::fsutil::Mode::KeepOrUmask,
-        true,
-        |file, kind| {
-            format!("import: values stored but cannot write {file}: {kind}; the env files are unchanged")
-        },
-    )?;
+    super::set::write_declarations(&toml, &after, |file, kind| {
+        format!(
+            "import: values stored but cannot write {file}: {kind}; the env files are unchanged"
+        )
+    })?;
     let mut done: Vec<&PathBuf> = Vec::new();
     for m in &moves {
         if done.contains(&&m.file) {

@@ -301,6 +301,21 @@ pub(crate) fn keep_trust(
     Ok(())
 }
 
+/// Write a store's `agentenv.toml` (its mode kept, else the umask's).
+pub(crate) fn write_declarations(
+    toml: &Path,
+    text: &str,
+    message: impl FnOnce(std::path::Display<'_>, String) -> String,
+) -> Result<(), Failure> {
+    super::write_file(
+        toml,
+        text.as_bytes(),
+        crate::fsutil::Mode::KeepOrUmask,
+        true,
+        message,
+    )
+}
+
 /// `set NAME --to REF`: the typed value into the backend at REF, then
 /// `NAME = { from = "REF" }` into the store's `agentenv.toml` (an
 /// existing one-line entry of NAME replaced, every other line kept).
@@ -343,13 +358,9 @@ fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
     let trust = (t.project && t.store.is_dir())
         .then(|| crate::session::before_edit(&t.store, &env))
         .flatten();
-    super::write_file(
-        &toml,
-        after.as_bytes(),
-        crate::fsutil::Mode::KeepOrUmask,
-        true,
-        |file, kind| format!("set: stored {name} at {text} but cannot write {file}: {kind}"),
-    )?;
+    write_declarations(&toml, &after, |file, kind| {
+        format!("set: stored {name} at {text} but cannot write {file}: {kind}")
+    })?;
     keep_trust(t, trust, new_store, &env, &toml)?;
     super::say(format_args!(
         "set {name} at {text}, referenced in {}",
