@@ -945,7 +945,13 @@ fn a_daemon_leaving_mid_command_never_hangs_it() {
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert!(!out.contains(TOKEN) && !err.contains(TOKEN), "{how}");
         if how == "KILL" {
-            assert!(out.starts_with("before\n"), "{how}: {out}");
+            // A killed daemon relays nothing more: what it had not yet
+            // written out (even "before", on a loaded machine) is lost; the
+            // command still ends, and nothing leaks.
+            assert!(
+                "before\n".starts_with(&out) || out.starts_with("before\n"),
+                "{how}: {out}"
+            );
         } else {
             assert_eq!(out, "before\nafter [REDACTED:GH_TOKEN]\n", "{how}: {err}");
             assert_eq!(o.status.code(), Some(3), "{how}: {err}");
