@@ -6,9 +6,9 @@
 //! command line `cli` — their inner modules (one file each; a folder's
 //! `mod.rs` is its face, not a node). `lib.rs` and `main.rs` are the roof.
 //!
-//! Besides no cycle, two rules of direction ([`RULES`]): `agent` never
-//! imports `cli` (the command line calls the agent room, as cargo's
-//! commands call `ops`), and `mask` imports nothing but the ground floor
+//! Besides no cycle, rules of direction ([`RULES`]): `agent`, `session`
+//! and `audit` never import `cli` (the command line calls the engines, as
+//! cargo's commands call `ops`), and `mask` imports nothing but the ground floor
 //! (it is a leaf engine that knows no job).
 //!
 //! An edge is any `crate::a::…` path (also inside `use crate::{a, b::c}`)
@@ -33,6 +33,8 @@ enum Rule {
 /// The rules of direction, checked besides the cycles.
 const RULES: &[(&str, Rule)] = &[
     ("agent", Rule::Not(&["cli"])),
+    ("session", Rule::Not(&["cli"])),
+    ("audit", Rule::Not(&["cli"])),
     (
         "mask",
         Rule::Only(&["compat", "core", "fsutil", "log", "platform"]),

@@ -23,13 +23,86 @@
 //! left as it is and counted as not fixed.
 //!
 //! Nothing here prints; no value or fragment of one leaves this module
-//! (results are needle indices, line numbers and counts).
+//! (results are needle indices, line numbers and counts). Around it:
+//! which values to look for ([`sensitive_values`], the session's own
+//! rule), where to look and the threads ([`walk`]), what git holds
+//! ([`git`]) and the report ([`report`]).
+
+pub mod git;
+pub mod report;
+pub mod walk;
 
 use crate::mask::Masker;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
+
+/// The sessions whose values audit looks for: `req` as `env` assembles
+/// it (the trust gate as `--require-trust` says), or with `all_stores`
+/// the ungated session and, unless `-g`, the user/system stores alone;
+/// with `all_projects` also every project store `agentenv allow`
+/// recorded, each as the shell hook loads it.
+pub fn requests(
+    req: crate::session::Request,
+    all_stores: bool,
+    all_projects: bool,
+    env: &crate::core::Env,
+) -> Vec<crate::session::Request> {
+    use crate::session::{trust, Request, RootRule};
+    let mut runs = Vec::new();
+    if all_stores {
+        let ungated = Request {
+            root: RootRule::Ungated,
+            ..req
+        };
+        if !ungated.options.global {
+            let mut g = ungated.clone();
+            g.options.global = true;
+            runs.push(ungated);
+            runs.push(g);
+        } else {
+            runs.push(ungated);
+        }
+    } else {
+        runs.push(req);
+    }
+    let global = runs.first().is_none_or(|r| r.options.global);
+    if all_projects && !global {
+        let state = trust::state_dir(env).ok();
+        let base = runs[0].clone();
+        for store in state.map(|s| trust::allowed_stores(&s)).unwrap_or_default() {
+            let Some(root) = store.parent().filter(|_| store.is_dir()) else {
+                continue;
+            };
+            let mut r = base.clone();
+            r.root = RootRule::WalkUp;
+            r.options.cwd = Some(root.to_path_buf());
+            r.options.project_root = None;
+            runs.push(r);
+        }
+    }
+    runs
+}
+
+/// The values to look for: the union, in order, of each run's
+/// [`crate::session::Session::values_to_mask`] (the one rule of which
+/// values a session masks), each pair once. `assemble` runs one request
+/// (the caller plans it and shows its notes).
+pub fn sensitive_values<E>(
+    runs: &[crate::session::Request],
+    mut assemble: impl FnMut(&crate::session::Request) -> Result<crate::session::Session, E>,
+) -> Result<Vec<(String, Vec<u8>)>, E> {
+    let mut all: Vec<(String, Vec<u8>)> = Vec::new();
+    for r in runs {
+        for pair in assemble(r)?.values_to_mask() {
+            if !all.contains(&pair) {
+                all.push(pair);
+            }
+        }
+    }
+    Ok(all)
+}
 
 /// Bytes read at a time.
 pub const CHUNK: usize = 1 << 20;
@@ -179,6 +252,11 @@ impl<'a> Finder<'a> {
             .unwrap_or(1)
             .max(1);
         Finder { m, max_len }
+    }
+
+    /// The masker whose needles it finds.
+    pub fn masker(&self) -> &'a Masker {
+        self.m
     }
 
     /// The longest needle.
