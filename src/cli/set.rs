@@ -4,7 +4,8 @@
 //! an agent cannot hand a value over through its context.
 
 use super::{Exit, Failure};
-use crate::session::storefile;
+pub(crate) use crate::session::edit::Target;
+use crate::session::edit::{self, Said};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -45,156 +46,49 @@ pub struct SetArgs {
     pub to: Option<String>,
 }
 
-/// Which store and file `set` (and `mcp migrate`) writes.
-pub(crate) struct Target {
-    pub(crate) store: PathBuf,
-    pub(crate) file: PathBuf,
-    pub(crate) project: bool,
-}
-
-impl Target {
-    /// The env file of the user store at `store` (`--agents-dir DIR`).
-    pub(crate) fn user_at(store: PathBuf) -> Target {
-        Target {
-            file: store.join("env"),
-            store,
-            project: false,
+/// An edit's refusal: its own message, exit 2 for a usage error, else 1.
+impl From<edit::Error> for Failure {
+    fn from(e: edit::Error) -> Failure {
+        if e.is_usage() {
+            Failure::usage(e.to_string())
+        } else {
+            Failure::runtime(e.to_string())
         }
     }
 }
 
-fn target(a: &SetArgs) -> Result<Target, Failure> {
-    target_for(a.user, a.project.as_deref(), a.file.as_deref())
+/// Print what an edit said, in order (before its failure, if any).
+pub(crate) fn show(said: Vec<Said>) {
+    for s in said {
+        match s {
+            Said::Did(text) => super::say(format_args!("{text}")),
+            Said::Warning(text) => crate::warn!("{text}"),
+        }
+    }
 }
 
 /// The store file of `--user`, `--project DIR` (or neither: the nearest
-/// project store) and `--file FILE`.
+/// project store) and `--file FILE` ([`edit::target`]).
 pub(crate) fn target_for(
     user: bool,
     project_dir: Option<&Path>,
     file: Option<&str>,
 ) -> Result<Target, Failure> {
-    let base = crate::core::process_env();
-    let (store, mut project) = if user {
-        let s = crate::session::user_store(&base)
-            .map_err(|e| Failure::runtime(format!("set: cannot find the user store: {e}")))?;
-        (s, false)
-    } else if let Some(dir) = project_dir {
-        let cwd = super::current_dir()?;
-        // Lexically: `--project .` names the cwd, not `cwd/.` (no `/./` in
-        // the paths printed).
-        let dir: PathBuf = cwd.join(dir).components().collect();
-        if !dir.is_dir() {
-            return Err(Failure::runtime(format!(
-                "set: {} is not a directory; nothing written",
-                dir.display()
-            )));
-        }
-        // (`components` drops the `.` of `--project .` from messages.)
-        let store = super::trust::store_for(Some(&dir))?;
-        (store.components().collect(), true)
-    } else {
-        let cwd = super::current_dir()?;
-        let home = crate::core::get(&base, "HOME").map(PathBuf::from);
-        match crate::session::trust::find_project_root(&cwd, home.as_deref()) {
-            Some(root) => (root.join(".agents"), true),
-            None => {
-                return Err(Failure::runtime(format!(
-                    "set: no project here: neither {} nor a directory above it (below $HOME) holds .agents; \
-                     name the store: agentenv set NAME --project DIR, or --user",
-                    cwd.display()
-                )))
-            }
-        }
-    };
-    if project {
-        // $HOME/.agents is the user store (the collapse rule): no local.env.
-        if let Ok(user) = crate::session::user_store(&base) {
-            let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-            if canon(&user) == canon(&store) {
-                project = false;
-            }
-        }
-    }
-    let name = match file {
-        Some(f) => f,
-        None if project => "local.env",
-        None => "env",
-    };
-    match name {
-        "env" | "pre.env" => {}
-        "local.env" | "pre.local.env" if project => {}
-        "local.env" | "pre.local.env" => {
-            return Err(Failure::usage(format!(
-                "set: --file {name} is read in project stores only; {} is the user store (use --file env)",
-                store.display()
-            )))
-        }
-        other => {
-            return Err(Failure::usage(format!(
-                "set: --file must be one of env, pre.env, local.env, pre.local.env (got {})",
-                crate::render::py_repr(other)
-            )))
-        }
-    }
-    Ok(Target {
-        file: store.join(name),
-        store,
-        project,
-    })
+    Ok(edit::target(
+        user,
+        project_dir,
+        file,
+        &crate::core::process_env(),
+    )?)
 }
 
-/// Refuse a symbolic link on the path inside the store — the store file
-/// itself, and a project store's `.agents` directory (a cloned repository
-/// ships both): a repository must not choose which file receives a
-/// secret (a tracked file, `~/.ssh/config`). The message names the link
-/// and where it points. A user store whose root is a link (`$AGENTS_HOME`,
-/// `~/.agents` into a dotfiles directory) is the user's own choice.
-pub(crate) fn no_link_in_store(t: &Target) -> Result<(), Failure> {
-    let mut inside = vec![t.file.clone()];
-    if t.project {
-        inside.push(t.store.clone());
-    }
-    for p in inside {
-        let Ok(md) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if md.file_type().is_symlink() {
-            let to = std::fs::read_link(&p)
-                .map(|l| l.display().to_string())
-                .unwrap_or_else(|_| "?".into());
-            return Err(Failure::runtime(format!(
-                "set: {} is a symbolic link (to {to}): set never writes through a link in a store \
-                 (a cloned repository could point it at a tracked file or one of yours); \
-                 remove the link or name another store; nothing written",
-                p.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The store file's current bytes (empty when it does not exist).
-pub(crate) fn read_store_file(file: &Path) -> Result<Vec<u8>, Failure> {
-    match crate::fsutil::read_input(file, 16 << 20) {
-        Ok(b) => Ok(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(Failure::runtime(format!(
-            "set: cannot read {}: {}",
-            file.display(),
-            crate::fsutil::io_kind(&e)
-        ))),
-    }
-}
-
-fn edit_failure(file: &Path, name: &str, e: storefile::EditError) -> Failure {
-    match e {
-        storefile::EditError::Nul => Failure::runtime(format!("set: {name}: {e}; nothing written")),
-        e => Failure::runtime(format!(
-            "set: cannot set {name} in {}: {e}; edit the file by hand, or choose another store file with --file",
-            file.display()
-        )),
-    }
+/// Write `name=value` into the target's file ([`edit::write_value`]),
+/// printing what it says.
+pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
+    let mut said = Vec::new();
+    let r = edit::write_value(t, name, value, &crate::core::process_env(), &mut said);
+    show(said);
+    Ok(r?)
 }
 
 pub fn run(a: SetArgs) -> Exit {
@@ -210,15 +104,13 @@ pub fn run(a: SetArgs) -> Exit {
             "set: {name} means something to bash itself; a store's plain file cannot carry it as a secret"
         )));
     }
-    let t = target(&a)?;
-    no_link_in_store(&t)?;
+    let t = target_for(a.user, a.project.as_deref(), a.file.as_deref())?;
+    edit::no_link_in_store(&t)?;
     if let Some(text) = &a.to {
         return set_reference(&t, name, text);
     }
     // Refuse a file the edit cannot follow before asking for anything.
-    let before = read_store_file(&t.file)?;
-    storefile::set_assignment(&before, name, b"x").map_err(|e| edit_failure(&t.file, name, e))?;
-
+    edit::check_editable(&t, name)?;
     let mut value = read_value_twice(name)?;
     let result = write_value(&t, name, &value);
     value.fill(0);
@@ -227,222 +119,34 @@ pub fn run(a: SetArgs) -> Exit {
     Ok(0)
 }
 
-/// Write `name=value` into the target's file (0600, temp file + rename,
-/// every other line kept; a project store allowed and otherwise unchanged
-/// stays allowed). The value is never in a message.
-pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Failure> {
-    if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-        return Err(Failure::runtime(format!(
-            "set: the value typed for {name} holds a control character (an arrow key, or a pasted escape sequence?); nothing written"
-        )));
-    }
-    // Again: the path may have changed while the value was typed.
-    no_link_in_store(t)?;
-    // Trust as it is now: a store allowed and unchanged stays allowed.
-    let env = crate::core::process_env();
-    let new_store = t.project && !t.store.is_dir();
-    let trust = (t.project && t.store.is_dir())
-        .then(|| crate::session::before_edit(&t.store, &env))
-        .flatten();
-    let before = read_store_file(&t.file)?;
-    let mut after = storefile::set_assignment(&before, name, value)
-        .map_err(|e| edit_failure(&t.file, name, e))?;
-    let written = super::write_file(
-        &t.file,
-        &after,
-        crate::fsutil::Mode::Exactly(0o600),
-        true,
-        |file, kind| format!("set: cannot write {file}: {kind}; nothing written"),
-    );
-    after.fill(0);
-    written?;
-    if t.project {
-        ignore_in_git(t)?;
-    }
-    keep_trust(t, trust, new_store, &env, &t.file)
-}
-
-/// After an edit of `t`'s store: an allowed, unchanged store stays
-/// allowed; any other state is a warning.
-pub(crate) fn keep_trust(
-    t: &Target,
-    trust: Option<crate::session::Edit>,
-    new_store: bool,
-    env: &crate::core::Env,
-    file: &Path,
-) -> Result<(), Failure> {
-    match trust {
-        Some(edit) if edit.before == crate::session::trust::TrustState::Allowed => {
-            edit.allow_again(&t.store, env).map_err(|e| {
-                Failure::runtime(format!(
-                    "set: wrote {} but could not keep {} allowed: {e}; run agentenv allow",
-                    file.display(),
-                    t.store.display()
-                ))
-            })?;
-        }
-        Some(edit) => {
-            crate::warn!(
-                "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
-                t.store.display(),
-                edit.before.as_str()
-            );
-        }
-        // A store `set` just made was never allowed: the same note.
-        None if new_store => {
-            crate::warn!(
-                "the project store {} is {}: the shell hook and --require-trust do not load it until you run agentenv allow",
-                t.store.display(),
-                crate::session::trust::TrustState::NotAllowed.as_str()
-            );
-        }
-        None => {}
-    }
-    Ok(())
-}
-
-/// Write a store's `agentenv.toml` (its mode kept, else the umask's).
-pub(crate) fn write_declarations(
-    toml: &Path,
-    text: &str,
-    message: impl FnOnce(std::path::Display<'_>, String) -> String,
-) -> Result<(), Failure> {
-    super::write_file(
-        toml,
-        text.as_bytes(),
-        crate::fsutil::Mode::KeepOrUmask,
-        true,
-        message,
-    )
-}
-
 /// `set NAME --to REF`: the typed value into the backend at REF, then
-/// `NAME = { from = "REF" }` into the store's `agentenv.toml` (an
-/// existing one-line entry of NAME replaced, every other line kept).
+/// `NAME = { from = "REF" }` into the store's `agentenv.toml`.
 fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
     let r =
         crate::refs::Ref::parse(text).map_err(|why| Failure::usage(format!("set: --to: {why}")))?;
     if matches!(r, crate::refs::Ref::Op(_)) {
-        return Err(Failure::usage(
-            "set: --to op://… is not supported (op takes values in its arguments); store it with the 1Password app, then write the reference into agentenv.toml",
-        ));
+        return Err(edit::Error::OpUnsupported.into());
     }
-    let toml = t.store.join(crate::session::DECLARATIONS);
-    let before = read_store_file(&toml)?;
-    let before = String::from_utf8(before).map_err(|_| {
-        Failure::runtime(format!(
-            "set: {} is not UTF-8; nothing written",
-            toml.display()
-        ))
-    })?;
-    let after = crate::session::with_reference(&before, name, text).map_err(|why| {
-        Failure::runtime(format!(
-            "set: cannot add {name} to {}: {why}; nothing written",
-            toml.display()
-        ))
-    })?;
+    let (toml, after) = edit::with_references(t, "set", [(name, text)])?;
     let mut value = read_value_twice(name)?;
     let env = crate::core::process_env();
-    let cwd = super::current_dir()?;
-    let ctx = crate::refs::Ctx {
-        env: &env,
-        store: &t.store,
-        cwd: &cwd,
-        timeout: crate::refs::seconds(&env, "AGENTENV_REF_TIMEOUT", crate::refs::DEFAULT_TIMEOUT),
-    };
-    let stored = crate::refs::provider(&r).write(&r, &value, &ctx);
+    let stored = super::current_dir()
+        .and_then(|cwd| Ok(edit::to_backend(t, "set", name, text, &value, &env, &cwd)?));
     value.fill(0);
-    stored
-        .map_err(|why| Failure::runtime(format!("set: {name}: {text}: {why}; nothing written")))?;
-    let new_store = t.project && !t.store.is_dir();
-    let trust = (t.project && t.store.is_dir())
-        .then(|| crate::session::before_edit(&t.store, &env))
-        .flatten();
-    write_declarations(&toml, &after, |file, kind| {
+    stored?;
+    let kept = edit::Kept::before(t, &env);
+    edit::write_declarations(&toml, &after, |file, kind| {
         format!("set: stored {name} at {text} but cannot write {file}: {kind}")
     })?;
-    keep_trust(t, trust, new_store, &env, &toml)?;
+    let mut said = Vec::new();
+    let r = kept.keep(t, &env, &toml, &mut said);
+    show(said);
+    r?;
     super::say(format_args!(
         "set {name} at {text}, referenced in {}",
         toml.display()
     ));
     Ok(0)
-}
-
-/// The files of a project store that only ever hold this machine's
-/// secrets: never to be committed.
-const LOCAL_FILES: [&str; 2] = ["local.env", "pre.local.env"];
-
-/// Make sure git ignores the project store's local files: `set` writes or
-/// extends `<store>/.gitignore` (before the trust record is renewed, so an
-/// allowed store stays allowed) and says so. A store file `set` writes
-/// that git would commit (`env`, `pre.env`) gets a warning instead: it is
-/// the project's shared file.
-pub(crate) fn ignore_in_git(t: &Target) -> Result<(), Failure> {
-    let file_name = t.file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let ignore = t.store.join(".gitignore");
-    let current = match std::fs::read(&ignore) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => {
-            crate::warn!(
-                "cannot read {} ({}); make sure git ignores {}",
-                ignore.display(),
-                crate::fsutil::io_kind(&e),
-                t.file.display()
-            );
-            return Ok(());
-        }
-    };
-    let text = String::from_utf8_lossy(&current);
-    let listed = |name: &str| {
-        text.lines()
-            .map(str::trim)
-            .any(|l| l == name || l.strip_prefix('/') == Some(name))
-    };
-    if !LOCAL_FILES.contains(&file_name) {
-        crate::warn!(
-            "{} is the project's shared store file: git commits it unless it is ignored; keep secrets in local.env (the default of set)",
-            t.file.display()
-        );
-        return Ok(());
-    }
-    let missing: Vec<&str> = LOCAL_FILES.iter().copied().filter(|n| !listed(n)).collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    let mut next = current.clone();
-    if next.is_empty() {
-        next.extend_from_slice(b"# This machine's secrets (agentenv set): never committed.\n");
-    } else if !next.ends_with(b"\n") {
-        next.push(b'\n');
-    }
-    for n in &missing {
-        next.extend_from_slice(format!("/{n}\n").as_bytes());
-    }
-    super::write_file(
-        &ignore,
-        &next,
-        crate::fsutil::Mode::KeepOrUmask,
-        false,
-        |file, kind| {
-            format!(
-                "set: wrote {} but cannot write {file}: {kind}; make sure git ignores it",
-                t.file.display()
-            )
-        },
-    )?;
-    super::say(format_args!(
-        "{} {} so that git ignores {}",
-        if current.is_empty() {
-            "wrote"
-        } else {
-            "extended"
-        },
-        ignore.display(),
-        missing.join(" and ")
-    ));
-    Ok(())
 }
 
 /// The controlling terminal, or the refusal every non-interactive caller

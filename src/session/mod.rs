@@ -17,8 +17,10 @@
 //! Not for: rendering ([`crate::render`]), `--into` (`into.rs`).
 
 pub(crate) mod cache;
+pub(crate) mod edit;
 pub(crate) mod gate;
 pub(crate) mod identity;
+pub(crate) mod import;
 pub(crate) mod into;
 pub(crate) mod native;
 pub(crate) mod only;
