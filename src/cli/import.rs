@@ -4,8 +4,8 @@
 //! `agentenv.toml`. Values are never printed: names and files only.
 
 use super::set::{show, target_for};
-use super::{Exit, Failure};
-use crate::session::{edit, import};
+use super::Exit;
+use crate::session::import;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
@@ -50,38 +50,20 @@ pub struct ImportArgs {
 }
 
 pub fn run(a: ImportArgs) -> Exit {
-    for n in &a.names {
-        if !crate::compat::ident::is_name(n.as_bytes()) {
-            return Err(Failure::usage(format!(
-                "import: {} is not a variable name",
-                crate::render::py_repr(n)
-            )));
-        }
-    }
-    // Refuse a bad --to before reading anything.
-    import::check_to(&a.to, &a.names)?;
+    // Refuse a bad NAME or --to before reading anything.
+    import::check(&a.names, &a.to)?;
     let t = target_for(a.user, a.project.as_deref(), None)?;
     let base = crate::core::process_env();
     let moves = import::moves(&t, &a.names, &a.to, &base)?;
     if moves.is_empty() {
-        super::say(format_args!(
-            "import: nothing to move in {}",
-            t.store.display()
-        ));
+        let store = t.store.display();
+        super::say(format_args!("import: nothing to move in {store}"));
         return Ok(0);
     }
-    let refs = moves
-        .iter()
-        .map(|m| (m.name.as_str(), m.reference.as_str()));
-    let (toml, after) = edit::with_references(&t, "import", refs)?;
+    let (toml, after) = import::references(&t, &moves)?;
     if a.dry_run {
         for m in &moves {
-            super::say(format_args!(
-                "would move {} from {} to {}",
-                m.name,
-                m.file.display(),
-                m.reference
-            ));
+            super::say(format_args!("would move {m}"));
         }
         return Ok(0);
     }
@@ -91,13 +73,8 @@ pub fn run(a: ImportArgs) -> Exit {
     show(said);
     r?;
     for m in &moves {
-        super::say(format_args!(
-            "moved {} from {} to {}, referenced in {}",
-            m.name,
-            m.file.display(),
-            m.reference,
-            toml.display()
-        ));
+        let toml = toml.display();
+        super::say(format_args!("moved {m}, referenced in {toml}"));
     }
     Ok(0)
 }

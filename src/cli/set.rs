@@ -93,59 +93,32 @@ pub(crate) fn write_value(t: &Target, name: &str, value: &[u8]) -> Result<(), Fa
 
 pub fn run(a: SetArgs) -> Exit {
     let name = a.name.as_str();
-    if !crate::compat::ident::is_name(name.as_bytes()) {
-        return Err(Failure::usage(format!(
-            "set: {} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
-            crate::render::py_repr(name)
-        )));
-    }
-    if crate::session::bash_special(name.as_bytes()) {
-        return Err(Failure::usage(format!(
-            "set: {name} means something to bash itself; a store's plain file cannot carry it as a secret"
-        )));
-    }
+    edit::check_set_name(name)?;
     let t = target_for(a.user, a.project.as_deref(), a.file.as_deref())?;
     edit::no_link_in_store(&t)?;
-    if let Some(text) = &a.to {
-        return set_reference(&t, name, text);
-    }
-    // Refuse a file the edit cannot follow before asking for anything.
-    edit::check_editable(&t, name)?;
+    let Some(text) = &a.to else {
+        // Refuse a file the edit cannot follow before asking for anything.
+        edit::check_editable(&t, name)?;
+        let mut value = read_value_twice(name)?;
+        let result = write_value(&t, name, &value);
+        value.fill(0);
+        result?;
+        super::say(format_args!("set {name} in {}", t.file.display()));
+        return Ok(0);
+    };
+    // `--to REF`: the typed value into the backend at REF, then
+    // `NAME = { from = "REF" }` into the store's `agentenv.toml`.
+    let reference = edit::Reference::new(&t, name, text)?;
     let mut value = read_value_twice(name)?;
-    let result = write_value(&t, name, &value);
-    value.fill(0);
-    result?;
-    super::say(format_args!("set {name} in {}", t.file.display()));
-    Ok(0)
-}
-
-/// `set NAME --to REF`: the typed value into the backend at REF, then
-/// `NAME = { from = "REF" }` into the store's `agentenv.toml`.
-fn set_reference(t: &Target, name: &str, text: &str) -> Exit {
-    let r =
-        crate::refs::Ref::parse(text).map_err(|why| Failure::usage(format!("set: --to: {why}")))?;
-    if matches!(r, crate::refs::Ref::Op(_)) {
-        return Err(edit::Error::OpUnsupported.into());
-    }
-    let (toml, after) = edit::with_references(t, "set", [(name, text)])?;
-    let mut value = read_value_twice(name)?;
+    let mut said = Vec::new();
     let env = crate::core::process_env();
     let stored = super::current_dir()
-        .and_then(|cwd| Ok(edit::to_backend(t, "set", name, text, &value, &env, &cwd)?));
+        .and_then(|cwd| Ok(reference.store(&t, &value, &env, &cwd, &mut said)?));
     value.fill(0);
-    stored?;
-    let kept = edit::Kept::before(t, &env);
-    edit::write_declarations(&toml, &after, |file, kind| {
-        format!("set: stored {name} at {text} but cannot write {file}: {kind}")
-    })?;
-    let mut said = Vec::new();
-    let r = kept.keep(t, &env, &toml, &mut said);
     show(said);
-    r?;
-    super::say(format_args!(
-        "set {name} at {text}, referenced in {}",
-        toml.display()
-    ));
+    stored?;
+    let toml = reference.toml.display();
+    super::say(format_args!("set {name} at {text}, referenced in {toml}"));
     Ok(0)
 }
 

@@ -16,6 +16,7 @@ use crate::core::Env;
 use std::path::{Path, PathBuf};
 
 /// Which store and file `set` (and `import`, `mcp migrate`) writes.
+#[derive(Debug)]
 pub(crate) struct Target {
     pub(crate) store: PathBuf,
     pub(crate) file: PathBuf,
@@ -101,6 +102,11 @@ pub(crate) enum Error {
     BadRef { prefix: String, why: String },
     /// `set --to op://…` (usage).
     OpUnsupported,
+    /// Not a variable name (usage): the command and the name as Python
+    /// shows it.
+    NotAName { cmd: &'static str, name: String },
+    /// A name bash itself gives a meaning (usage).
+    BashSpecial(String),
     /// The backend refused the value.
     Backend {
         cmd: &'static str,
@@ -135,6 +141,8 @@ impl Error {
                 | Error::BadFile(_)
                 | Error::BadRef { .. }
                 | Error::OpUnsupported
+                | Error::NotAName { .. }
+                | Error::BashSpecial(_)
         )
     }
 }
@@ -209,6 +217,15 @@ impl std::fmt::Display for Error {
             Error::OpUnsupported => f.write_str(
                 "set: --to op://… is not supported (op takes values in its arguments); store it with the 1Password app, then write the reference into agentenv.toml",
             ),
+            Error::NotAName { cmd: "set", name } => write!(
+                f,
+                "set: {name} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)"
+            ),
+            Error::NotAName { cmd, name } => write!(f, "{cmd}: {name} is not a variable name"),
+            Error::BashSpecial(name) => write!(
+                f,
+                "set: {name} means something to bash itself; a store's plain file cannot carry it as a secret"
+            ),
             Error::Backend {
                 cmd,
                 name,
@@ -250,6 +267,29 @@ impl std::fmt::Display for Error {
             ),
         }
     }
+}
+
+/// A name a command may write: a shell variable name (`cmd` words the
+/// error).
+pub(crate) fn check_name(cmd: &'static str, name: &str) -> Result<(), Error> {
+    if crate::compat::ident::is_name(name.as_bytes()) {
+        Ok(())
+    } else {
+        Err(Error::NotAName {
+            cmd,
+            name: crate::render::py_repr(name),
+        })
+    }
+}
+
+/// A name `set` may write into a plain file: a variable name bash gives
+/// no meaning of its own.
+pub(crate) fn check_set_name(name: &str) -> Result<(), Error> {
+    check_name("set", name)?;
+    if super::bash_special(name.as_bytes()) {
+        return Err(Error::BashSpecial(name.to_string()));
+    }
+    Ok(())
 }
 
 fn cwd() -> Result<PathBuf, Error> {
@@ -491,6 +531,56 @@ pub(crate) fn with_references<'a>(
     Ok((toml, text))
 }
 
+/// `set NAME --to REF` ready for the value: REF parsed, the store's
+/// `agentenv.toml` and its new text.
+pub(crate) struct Reference {
+    name: String,
+    text: String,
+    /// The store's `agentenv.toml`.
+    pub(crate) toml: PathBuf,
+    after: String,
+}
+
+impl Reference {
+    /// Check `text` (`--to`; `op://` is refused) and make the new
+    /// `agentenv.toml` of `t`'s store, before a value is asked for.
+    pub(crate) fn new(t: &Target, name: &str, text: &str) -> Result<Reference, Error> {
+        let r = crate::refs::Ref::parse(text).map_err(|why| Error::BadRef {
+            prefix: "set: --to: ".into(),
+            why,
+        })?;
+        if matches!(r, crate::refs::Ref::Op(_)) {
+            return Err(Error::OpUnsupported);
+        }
+        let (toml, after) = with_references(t, "set", [(name, text)])?;
+        Ok(Reference {
+            name: name.to_string(),
+            text: text.to_string(),
+            toml,
+            after,
+        })
+    }
+
+    /// Store `value` in the backend, then the reference in
+    /// `agentenv.toml` (an allowed, unchanged store stays allowed).
+    pub(crate) fn store(
+        &self,
+        t: &Target,
+        value: &[u8],
+        env: &Env,
+        cwd: &Path,
+        said: &mut Vec<Said>,
+    ) -> Result<(), Error> {
+        let (name, text) = (&self.name, &self.text);
+        to_backend(t, "set", name, text, value, env, cwd)?;
+        let kept = Kept::before(t, env);
+        write_declarations(&self.toml, &self.after, |file, kind| {
+            format!("set: stored {name} at {text} but cannot write {file}: {kind}")
+        })?;
+        kept.keep(t, env, &self.toml, said)
+    }
+}
+
 /// Store `value` at the reference `reference` (its provider's `write`,
 /// within `AGENTENV_REF_TIMEOUT`), for the store `t`; `cmd` words the
 /// error.
@@ -625,4 +715,58 @@ fn ignore_in_git(t: &Target, said: &mut Vec<Said>) -> Result<(), Error> {
         missing.join(" and ")
     )));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The names a command refuses are usage errors (exit 2), worded per
+    /// command, the name as Python shows it.
+    #[test]
+    fn names_are_checked_as_usage_errors() {
+        for bad in ["1ABC", "A-B", ""] {
+            let e = check_set_name(bad).unwrap_err();
+            assert!(e.is_usage(), "{bad}");
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "set: {} is not a variable name ([A-Za-z_][A-Za-z0-9_]*)",
+                    crate::render::py_repr(bad)
+                )
+            );
+            let e = check_name("import", bad).unwrap_err();
+            assert!(e.is_usage());
+            assert!(e.to_string().starts_with("import: "), "{e}");
+        }
+        let e = check_set_name("UID").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(e, Error::BashSpecial("UID".into()));
+        assert_eq!(check_set_name("GH_TOKEN"), Ok(()));
+        assert_eq!(check_name("import", "UID"), Ok(()));
+    }
+
+    /// `--file` is checked against the store; a runtime failure is not a
+    /// usage error.
+    #[test]
+    fn the_file_of_a_target_is_one_of_the_store_files() {
+        let d = tempfile::tempdir().unwrap();
+        let mut env = Env::new();
+        env.insert("AGENTS_HOME".into(), d.path().join("u").into());
+        env.insert("HOME".into(), d.path().into());
+        let t = target(true, None, None, &env).unwrap();
+        assert_eq!(t.file, d.path().join("u/env"));
+        assert!(!t.project);
+        let e = target(true, None, Some("local.env"), &env).unwrap_err();
+        assert!(e.is_usage());
+        assert!(matches!(e, Error::LocalOnly { .. }), "{e}");
+        let e = target(true, None, Some("../x"), &env).unwrap_err();
+        assert_eq!(e, Error::BadFile("'../x'".into()));
+        assert!(e.is_usage());
+        let e = target(false, Some(&d.path().join("none")), None, &env).unwrap_err();
+        assert!(!e.is_usage());
+        assert!(e
+            .to_string()
+            .ends_with("is not a directory; nothing written"));
+    }
 }

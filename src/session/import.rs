@@ -45,8 +45,11 @@ fn bad_to(why: String) -> Error {
     }
 }
 
-/// Refuse a bad `--to` before anything is read.
-pub(crate) fn check_to(to: &str, names: &[String]) -> Result<(), Error> {
+/// Refuse a bad NAME or `--to` before anything is read.
+pub(crate) fn check(names: &[String], to: &str) -> Result<(), Error> {
+    for n in names {
+        edit::check_name("import", n)?;
+    }
     reference(to, "X", names.len() != 1)
         .map(drop)
         .map_err(bad_to)
@@ -58,6 +61,14 @@ pub(crate) struct Move {
     pub(crate) file: PathBuf,
     value: Vec<u8>,
     pub(crate) reference: String,
+}
+
+/// `NAME from FILE to REF` (no value).
+impl std::fmt::Display for Move {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (name, file, to) = (&self.name, self.file.display(), &self.reference);
+        write!(f, "{name} from {file} to {to}")
+    }
 }
 
 impl Drop for Move {
@@ -143,9 +154,18 @@ pub(crate) fn moves(
     Ok(moves)
 }
 
+/// The store's `agentenv.toml` and its text with the references of
+/// `moves` ([`edit::with_references`]).
+pub(crate) fn references(t: &Target, moves: &[Move]) -> Result<(PathBuf, String), Error> {
+    let refs = moves
+        .iter()
+        .map(|m| (m.name.as_str(), m.reference.as_str()));
+    edit::with_references(t, "import", refs)
+}
+
 /// Move them: 1. every value into the backend (a failure leaves the
 /// store as it was); 2. the references (`toml`'s new `text`, from
-/// [`edit::with_references`]); 3. the assignments out of the env files.
+/// [`references`]); 3. the assignments out of the env files.
 /// An allowed, unchanged store stays allowed.
 pub(crate) fn apply(
     t: &Target,
@@ -185,4 +205,33 @@ pub(crate) fn apply(
         written?;
     }
     kept.keep(t, base, toml, said)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_is_made_per_name_from_to() {
+        let r = |to: &str, several: bool| reference(to, "GH_TOKEN", several);
+        assert_eq!(
+            r("vault://secret/p/", true).unwrap(),
+            "vault://secret/p#GH_TOKEN"
+        );
+        assert_eq!(
+            r("vault://secret/p#F", false).unwrap(),
+            "vault://secret/p#F"
+        );
+        assert!(r("vault://secret/p#F", true).is_err());
+        assert_eq!(r("age:s.age", true).unwrap(), "age:s.age#GH_TOKEN");
+        assert_eq!(r("pass:team/", true).unwrap(), "pass:team/GH_TOKEN");
+        assert_eq!(r("keychain:svc", true).unwrap(), "keychain:svc/GH_TOKEN");
+        assert!(r("op://v/i", true).unwrap_err().contains("not supported"));
+        assert!(r("file:x", true)
+            .unwrap_err()
+            .starts_with("--to must start"));
+        let e = check(&["A".into(), "B".into()], "vault://s/p#F").unwrap_err();
+        assert!(e.is_usage());
+        assert!(e.to_string().starts_with("import: --to: "), "{e}");
+    }
 }
