@@ -187,3 +187,46 @@ pub fn threads() -> usize {
         .unwrap_or(1)
         .min(8)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Level;
+
+    /// Depth first in byte order of the names; a symlink met in the walk
+    /// is an info note, not a job; a missing path named is a warning, a
+    /// missing default place only an info note.
+    #[test]
+    fn the_walk_is_in_name_order_and_says_what_it_skips() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for f in ["b/z", "b/a", "a", "B"] {
+            let p = r.join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, "x").unwrap();
+        }
+        std::os::unix::fs::symlink(r.join("a"), r.join("c")).unwrap();
+        let missing = r.join("none");
+        let (jobs, notes) = jobs_for(&[r.to_path_buf(), missing.clone()], false);
+        let got: Vec<&Path> = jobs.iter().map(|j| j.path.as_path()).collect();
+        let want: Vec<PathBuf> = ["B", "a", "b/a", "b/z"].iter().map(|f| r.join(f)).collect();
+        assert_eq!(got, want);
+        assert!(jobs.iter().all(|j| !j.follow));
+        let texts: Vec<(Level, &str)> = notes.iter().map(|n| (n.level, n.text.as_str())).collect();
+        let link = format!("audit: not following the symlink {}", r.join("c").display());
+        let gone = format!("audit: {} does not exist; skipped", missing.display());
+        assert_eq!(
+            texts,
+            vec![
+                (Level::Info, link.as_str()),
+                (Level::Warning, gone.as_str())
+            ]
+        );
+        let (jobs, notes) = jobs_for(&[missing, r.join("a")], true);
+        assert_eq!(notes[0].level, Level::Info);
+        assert!(
+            jobs.len() == 1 && jobs[0].follow,
+            "a path named may be a link"
+        );
+    }
+}
