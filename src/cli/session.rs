@@ -479,12 +479,8 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         ))),
     }
 }
-/// `wiring` is `status`'s finder of the client wiring
-/// ([`super::agent::wiring_found`], passed in: `agent` imports this module).
-pub fn run_explain(
-    a: ExplainArgs,
-    wiring: fn(Option<&std::path::Path>) -> Vec<serde_json::Value>,
-) -> Exit {
+/// `agentenv explain`.
+pub fn run_explain(a: ExplainArgs) -> Exit {
     use crate::core::explain;
     let json = a.format == TextOrJson::Json;
     let plan = planned(&request(&a.scope, crate::session::CacheMode::Off)?)?;
@@ -535,13 +531,16 @@ pub fn run_explain(
     let failed = explain::failed_layers(&session.assembly);
     // The agent clients agentenv's hooks are wired into, as `status`
     // finds them (user settings, and the project's): names and paths only.
-    let wired = wiring(plan.prepared().scope.project_root.as_deref());
+    let wired = crate::agent::install::wiring_found(plan.prepared().scope.project_root.as_deref());
     let text = if json {
         let mut m = explain::to_json(&reports, &failed, a.show_values);
         if !notes.is_empty() {
             m.insert("notes".into(), serde_json::json!(notes));
         }
-        m.insert("agent_wiring".into(), serde_json::Value::Array(wired));
+        m.insert(
+            "agent_wiring".into(),
+            serde_json::to_value(&wired).expect("the wiring found serializes"),
+        );
         let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
             .unwrap_or_else(|_| "{}".into());
         out.push('\n');
@@ -554,7 +553,7 @@ pub fn run_explain(
         for n in notes {
             text.push_str(&format!("note: {n}\n"));
         }
-        if let Some(line) = wiring_line(&wired) {
+        if let Some(line) = crate::agent::install::wiring_line(&wired) {
             if !text.is_empty() {
                 text.push('\n');
             }
@@ -563,25 +562,4 @@ pub fn run_explain(
         text
     };
     super::print(text.as_bytes())
-}
-
-/// `explain`'s trailing line naming `wiring_found`'s finds:
-/// `agent wiring: claude (user: FILE), gemini (project: FILE)`; `None`
-/// when none was found. Paths with control characters escaped.
-fn wiring_line(found: &[serde_json::Value]) -> Option<String> {
-    let esc = |v: &serde_json::Value| {
-        crate::log::escape_controls(v.as_str().unwrap_or(""), false).into_owned()
-    };
-    let items: Vec<String> = found
-        .iter()
-        .map(|x| {
-            format!(
-                "{} ({}: {})",
-                esc(&x["client"]),
-                esc(&x["scope"]),
-                esc(&x["file"])
-            )
-        })
-        .collect();
-    (!items.is_empty()).then(|| format!("agent wiring: {}\n", items.join(", ")))
 }
