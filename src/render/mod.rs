@@ -183,6 +183,30 @@ impl FormatChoice {
             FormatChoice::Named { format, .. } => format,
         }
     }
+
+    /// The format `env` renders: with `--into` (`into`) the export format
+    /// only — `auto` means export whatever shell is detected, another
+    /// named format is refused (before any layer runs).
+    pub fn resolve_for(self, into: bool) -> Result<Format, String> {
+        match self {
+            _ if !into => Ok(self.resolve()),
+            FormatChoice::Auto => Ok(Format::Export),
+            FormatChoice::Named { format, .. } if format == Format::Export => Ok(format),
+            FormatChoice::Named { format, .. } => Err(format!(
+                "--into writes the export format only, not '{}'",
+                format.name()
+            )),
+        }
+    }
+
+    /// The format's name as given (`resolved`'s for `auto`): what the
+    /// cache key holds.
+    pub fn given_name(self, resolved: Format) -> &'static str {
+        match self {
+            FormatChoice::Auto => resolved.name(),
+            FormatChoice::Named { given, .. } => given,
+        }
+    }
 }
 
 /// The format `auto` resolves to on this host (parent process name, then
