@@ -285,3 +285,51 @@ pub(crate) fn run_command_helper(entry: &Path) -> Result<(), Error> {
         ))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_that_is_not_json_is_a_soft_error_with_its_place() {
+        let e = read_event(
+            &mut &b"{\n  \"a\": nope}"[..],
+            "hook claude pre-tool-use",
+            "x",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "hook claude pre-tool-use: the event on stdin is not valid JSON (line 2, column 9)"
+        );
+        let a = pre_tool_use(Client::Claude, &mut &b"[1,"[..]);
+        assert_eq!(
+            a,
+            Answer {
+                stdout: None,
+                status: 1
+            }
+        );
+        let a = after_tool(Client::Gemini, &mut &b""[..]);
+        assert_eq!(a.status, 1);
+    }
+
+    #[test]
+    fn a_tool_result_is_answered_only_when_it_holds_a_sensitive_value() {
+        let values = || vec![("TOKEN".to_string(), b"s3cr3t-value-4711".to_vec())];
+        let event =
+            json!({"tool_response": {"llmContent": [{"text": "got s3cr3t-value-4711 ok"}]}});
+        let a = mask_tool_result(&event, values()).expect("masked");
+        assert_eq!(a["decision"], "deny");
+        let reason = a["reason"].as_str().unwrap();
+        assert!(!reason.contains("s3cr3t-value-4711"), "{reason}");
+        assert!(reason.starts_with("(agentenv masked secret values in this result)\n"));
+        assert!(reason.contains("[REDACTED:TOKEN]"), "{reason}");
+        let error = json!({"tool_response": {"error": "failed: s3cr3t-value-4711"}});
+        assert!(mask_tool_result(&error, values()).is_some());
+        let clean = json!({"tool_response": {"llmContent": "nothing here"}});
+        assert_eq!(mask_tool_result(&clean, values()), None);
+        assert_eq!(mask_tool_result(&json!({}), values()), None);
+        assert_eq!(mask_tool_result(&event, Vec::new()), None);
+    }
+}

@@ -430,3 +430,64 @@ pub(crate) fn wiring_line(found: &[Found]) -> Option<String> {
         .collect();
     (!items.is_empty()).then(|| format!("agent wiring: {}\n", items.join(", ")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_init_wrote_is_known_as_ours_and_another_is_not() {
+        for client in [Client::OpenCode, Client::Copilot] {
+            for program in [
+                "agentenv",
+                "/usr/local/bin/agentenv",
+                "/opt/my tools/agentenv",
+            ] {
+                assert!(is_ours(client, &file_text(client, program)), "{program}");
+            }
+        }
+        assert!(!is_ours(Client::OpenCode, "export const P = 1;\n"));
+        let other =
+            file_text(Client::Copilot, "/usr/bin/agentenv").replace("copilot pre", "claude pre");
+        assert!(!is_ours(Client::Copilot, &other));
+        let not_ours = file_text(Client::Copilot, "/usr/bin/other-tool");
+        assert!(!is_ours(Client::Copilot, &not_ours));
+        let two = r#"{"hooks": {"preToolUse": [{"bash": "agentenv hook copilot pre-tool-use"}], "postToolUse": []}}"#;
+        assert!(!is_ours(Client::Copilot, two));
+        assert!(!is_ours(Client::Copilot, "not json"));
+    }
+
+    #[test]
+    fn the_plugin_names_agentenv_as_a_js_string() {
+        let text = file_text(Client::OpenCode, "/a \"b\"/agentenv");
+        assert!(text.contains(r#"const AGENTENV = "/a \"b\"/agentenv";"#));
+        assert!(!text.contains("@AGENTENV@"));
+    }
+
+    #[test]
+    fn the_wiring_found_serialises_and_reads_as_one_line() {
+        assert_eq!(wiring_line(&[]), None);
+        let found = vec![
+            Found {
+                client: "claude",
+                scope: "user",
+                file: "/h/.claude/settings.json".into(),
+                events: vec!["SessionStart", "PreToolUse"],
+            },
+            Found {
+                client: "gemini",
+                scope: "project",
+                file: "/p/x\ny/.gemini/settings.json".into(),
+                events: vec!["BeforeTool"],
+            },
+        ];
+        assert_eq!(
+            serde_json::to_string(&found[0]).unwrap(),
+            r#"{"client":"claude","scope":"user","file":"/h/.claude/settings.json","events":["SessionStart","PreToolUse"]}"#
+        );
+        assert_eq!(
+            wiring_line(&found).unwrap(),
+            "agent wiring: claude (user: /h/.claude/settings.json), gemini (project: /p/x\\x0ay/.gemini/settings.json)\n"
+        );
+    }
+}

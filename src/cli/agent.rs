@@ -1,6 +1,6 @@
-//! `agentenv hook claude|codex EVENT` and `agentenv init claude|codex`:
-//! the arguments, stdin/stdout and exit statuses of the agent wiring; the
-//! work is `crate::agent`'s.
+//! `agentenv hook CLIENT EVENT` and `agentenv init CLIENT`: the
+//! arguments, stdin/stdout and exit statuses of the agent wiring; the work
+//! is `crate::agent`'s (`install` for `init`, `events` for the hooks).
 
 use super::{say, Exit, Failure};
 use crate::agent::events::{self, Answer};

@@ -502,6 +502,21 @@ pub(crate) mod tests {
     use super::*;
     use std::ffi::OsStr;
 
+    #[test]
+    fn into_takes_the_export_format_only_and_the_cache_key_the_name_given() {
+        let bash = parse_format("bash").unwrap();
+        assert_eq!(bash.resolve_for(true), Ok(Format::Export));
+        assert_eq!(bash.given_name(Format::Export), "bash");
+        assert_eq!(FormatChoice::Auto.resolve_for(true), Ok(Format::Export));
+        assert_eq!(FormatChoice::Auto.given_name(Format::Fish), "fish");
+        let json = parse_format("json").unwrap();
+        assert_eq!(json.resolve_for(false), Ok(Format::Json));
+        assert_eq!(
+            json.resolve_for(true),
+            Err("--into writes the export format only, not 'json'".to_string())
+        );
+    }
+
     /// The names and values as `View::assignments` holds them.
     pub(crate) fn pairs(set: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         set.iter()
