@@ -6,10 +6,10 @@
 //! command line `cli` — their inner modules (one file each; a folder's
 //! `mod.rs` is its face, not a node). `lib.rs` and `main.rs` are the roof.
 //!
-//! Besides no cycle, rules of direction ([`RULES`]): `agent`, `session`
-//! and `audit` never import `cli` (the command line calls the engines, as
-//! cargo's commands call `ops`), and `mask` imports nothing but the ground floor
-//! (it is a leaf engine that knows no job).
+//! Besides no cycle, rules of direction ([`RULES`]): `agent`, `session`,
+//! `audit` and `mcp` never import `cli` (the command line calls the engine
+//! rooms, as cargo's commands call `ops`), and `mask` imports nothing but
+//! the ground floor (it is a leaf engine that knows no job).
 //!
 //! An edge is any `crate::a::…` path (also inside `use crate::{a, b::c}`)
 //! or `super::…` path that lands in another module, in code or in unit
@@ -35,6 +35,7 @@ const RULES: &[(&str, Rule)] = &[
     ("agent", Rule::Not(&["cli"])),
     ("session", Rule::Not(&["cli"])),
     ("audit", Rule::Not(&["cli"])),
+    ("mcp", Rule::Not(&["cli"])),
     (
         "mask",
         Rule::Only(&["compat", "core", "fsutil", "log", "platform"]),

@@ -1,6 +1,7 @@
 //! Every shell text agentenv generates, checked as shell (a unit test over
 //! the text files `include_str!` pulls in): each parses in the shells
-//! that run it (`bash -n`, `zsh -n`, `dash -n`, `fish --no-execute`), and
+//! that run it (`bash -n`, `zsh -n`, `dash -n`, `fish --no-execute`; the
+//! OpenCode plugin, JavaScript, in `node --check`), and
 //! the generated scripts equal their golden files under `tests/golden/`,
 //! so a review sees a change of shell as a shell diff.
 //! `AGENTENV_BLESS=1` rewrites the golden files instead of comparing.
@@ -34,6 +35,11 @@ fn texts() -> Vec<(&'static str, String, &'static [&'static str])> {
             crate::session::shell::SOURCE_SCRIPT.to_string(),
             &["bash"],
         ),
+        (
+            "opencode-plugin.js",
+            crate::agent::install::file_text(crate::agent::client::Client::OpenCode, BIN),
+            &["node"],
+        ),
     ]
 }
 
@@ -45,13 +51,14 @@ fn golden(name: &str) -> PathBuf {
 
 /// `SHELL`'s parse-only run over `text` (`None`: the shell is missing).
 fn parses(shell: &str, text: &str) -> Option<Result<(), String>> {
-    let flag = if shell == "fish" {
-        "--no-execute"
-    } else {
-        "-n"
+    let (flag, name) = match shell {
+        "fish" => ("--no-execute", "text"),
+        // The plugin is an ES module (`import`).
+        "node" => ("--check", "text.mjs"),
+        _ => ("-n", "text"),
     };
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("text");
+    let file = dir.path().join(name);
     std::fs::write(&file, text).unwrap();
     let out = match std::process::Command::new(shell)
         .arg(flag)
@@ -71,8 +78,14 @@ fn parses(shell: &str, text: &str) -> Option<Result<(), String>> {
 
 #[test]
 #[cfg_attr(
-    any(missing = "bash", missing = "zsh", missing = "dash", missing = "fish"),
-    ignore = "needs bash, zsh, dash and fish"
+    any(
+        missing = "bash",
+        missing = "zsh",
+        missing = "dash",
+        missing = "fish",
+        missing = "node"
+    ),
+    ignore = "needs bash, zsh, dash, fish and node"
 )]
 fn every_shell_text_parses_in_its_shells() {
     for (name, text, shells) in texts() {
@@ -94,6 +107,7 @@ fn a_broken_text_does_not_parse() {
         ("zsh", "if true; then\n"),
         ("dash", "if true; then\n"),
         ("fish", "if true\n"),
+        ("node", "export const f = () => {\n"),
     ] {
         if let Some(r) = parses(shell, text) {
             assert!(r.is_err(), "{shell}");

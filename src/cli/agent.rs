@@ -1,32 +1,33 @@
-//! `agentenv hook claude|codex EVENT` and `agentenv init claude|codex`:
-//! the arguments, stdin/stdout and exit statuses of the agent wiring; the
-//! work is `crate::agent`'s.
+//! `agentenv hook CLIENT EVENT` and `agentenv init CLIENT`: the
+//! arguments, stdin/stdout and exit statuses of the agent wiring; the work
+//! is `crate::agent`'s (`install` for `init`, `events` for the hooks).
 
 use super::{say, Exit, Failure};
-use crate::agent::entry::load_entry;
+use crate::agent::events::{self, Answer};
 pub(crate) use crate::agent::hook::Client;
-use crate::agent::hook::{decide, with_functions};
-use crate::agent::wiring::{add_wiring, remove_wiring, Outcome, Wiring};
-use crate::compat::sh::shlex_quote;
-use crate::jsonedit;
-use serde_json::{json, Value};
-use std::io::Read;
+use crate::agent::install;
 use std::path::{Path, PathBuf};
-
-/// The largest hook event read (a 1 MiB command is well inside).
-const MAX_EVENT: u64 = 64 << 20;
 
 /// `agentenv hook CLIENT EVENT [ARGS…]`.
 pub fn run(client: Client, event: &str, export_values: bool, entry: Option<&Path>) -> Exit {
     let known = client.events();
     match event {
-        "pre-tool-use" => pre_tool_use(client),
+        "pre-tool-use" => answer(events::pre_tool_use(client, &mut std::io::stdin())),
         "session-start" if known.contains(&event) => session_start(client, export_values),
-        "after-tool" if known.contains(&event) => after_tool(client),
-        "shell-env" if known.contains(&event) => shell_env(),
+        "after-tool" if known.contains(&event) => {
+            answer(events::after_tool(client, &mut std::io::stdin()))
+        }
+        // The session's public variables as a JSON object (`env
+        // --public-only --require-trust --diff --cache --format json`),
+        // for OpenCode's plugin's `shell.env`.
+        "shell-env" if known.contains(&event) => {
+            super::session::run_env(hook_env_args("json", None, true))
+        }
         "daemon" => Ok(crate::agent::daemon::serve()),
         "wrap" => match entry {
-            Some(entry) => run_command_helper(entry),
+            Some(entry) => events::run_command_helper(entry)
+                .map(|()| 0)
+                .map_err(Failure::from),
             None => Err(Failure::usage("hook CLIENT wrap needs --entry FILE")),
         },
         // The helper's name before the one-thread handshake: the shell
@@ -61,66 +62,39 @@ pub fn wrap_fast_path(args: impl Iterator<Item = std::ffi::OsString>) -> Option<
     }
 }
 
-/// What the user sees at each session start under `--export-values`
-/// (the client shows a hook's `systemMessage` to the user).
-pub const EXPORT_VALUES_WARNING: &str = "agentenv: this session's environment holds the values of the sensitive variables (init --export-values): the agent can print them into its context. Run `agentenv init claude` (or codex) without --export-values to keep them out.";
+/// A hook's answer printed: its line on stdout, its status.
+fn answer(a: Answer) -> Exit {
+    if let Some(line) = &a.stdout {
+        super::write_stdout(line.as_bytes())?;
+    }
+    Ok(a.status)
+}
+
+impl From<crate::agent::Error> for Failure {
+    fn from(e: crate::agent::Error) -> Failure {
+        match e {
+            crate::agent::Error::Usage(m) => Failure::usage(m),
+            crate::agent::Error::Runtime(m) => Failure::runtime(m),
+        }
+    }
+}
 
 /// `hook CLIENT session-start [--export-values]`: the session env into
 /// `$CLAUDE_ENV_FILE` / `$CODEX_ENV_FILE` — the public variables only
 /// (`env --public-only --require-trust --diff --cache --into`), or every
 /// value with `--export-values`, which then warns the user (stderr and the
-/// hook's `systemMessage`, never the model's context) — and [`FUNCTIONS`],
-/// which the rewritten commands call.
+/// hook's `systemMessage`, never the model's context) — and the functions
+/// the rewritten commands call ([`events::after_session_env`]).
 fn session_start(client: Client, export_values: bool) -> Exit {
-    let var = client.facts().env_file_var;
     let base = crate::core::process_env();
-    let Some(file) = crate::core::get(&base, var).filter(|v| !v.is_empty()) else {
-        // Codex before 0.172 has no session env file: its PreToolUse hook
-        // brings the public variables too.
-        if client.facts().env_file_optional {
-            crate::info!(
-                "hook {} session-start: ${var} is not set; nothing written",
-                client.name()
-            );
-        } else {
-            crate::warn!(
-                "hook {} session-start: ${var} is not set; nothing written",
-                client.name()
-            );
-        }
+    let Some(file) = events::session_env_file(client, &base) else {
         return Ok(0);
     };
-    let status = super::session::run_env(hook_env_args(
-        "export",
-        Some(PathBuf::from(file)),
-        !export_values,
-    ))?;
-    // The functions the rewritten commands call (no value in them).
-    let path = Path::new(file);
-    let current = std::fs::read_to_string(path).unwrap_or_default();
-    super::write_file(
-        path,
-        with_functions(&current).as_bytes(),
-        crate::fsutil::Mode::Private,
-        false,
-        |path, kind| format!("${var} {path}: cannot write it ({kind})"),
-    )?;
-    // What the user must see reaches them as the hook's `systemMessage`
-    // (the client shows it; a SessionStart hook's stderr it does not).
-    let mut messages = Vec::new();
-    if let Some(w) = project_refused(&base) {
-        messages.push(format!(
-            "agentenv: {w}; until then this session has the other stores' variables only"
-        ));
-    }
-    if export_values {
-        crate::warn!("{}", EXPORT_VALUES_WARNING.trim_start_matches("agentenv: "));
-        messages.push(EXPORT_VALUES_WARNING.to_string());
-    }
-    if !messages.is_empty() {
-        let msg = json!({ "systemMessage": messages.join("\n") }).to_string() + "\n";
-        super::write_stdout(msg.as_bytes())?;
-    }
+    let status =
+        super::session::run_env(hook_env_args("export", Some(file.clone()), !export_values))?;
+    let a =
+        events::after_session_env(client, &file, export_values, &base).map_err(Failure::runtime)?;
+    answer(a)?;
     Ok(status)
 }
 
@@ -146,110 +120,6 @@ pub(crate) fn hook_env_args(
         public_only,
         strict: false,
     }
-}
-
-/// The trust gate's refusal of the session's project store, as `env
-/// --require-trust` found it (its warning, names only), when there is one:
-/// the project root is `$AGENTS_PROJECT_ROOT`, else `$CLAUDE_PROJECT_DIR`,
-/// else the current directory, and the user store is never refused.
-fn project_refused(base: &crate::core::Env) -> Option<String> {
-    let var = |k: &str| {
-        crate::core::get(base, k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    let cwd = std::env::current_dir().ok()?;
-    let root = var("AGENTS_PROJECT_ROOT")
-        .or_else(|| var("CLAUDE_PROJECT_DIR"))
-        .map(|r| cwd.join(r))
-        .unwrap_or(cwd);
-    let store = root.join(".agents");
-    let home = var("HOME");
-    if !store.is_dir() || home.is_some_and(|h| h.join(".agents") == store) {
-        return None;
-    }
-    let bounds = crate::session::trust::Bounds::from_env(base);
-    crate::session::gate::decide(&root, base, bounds).warning()
-}
-
-/// A non-blocking hook error: the message on stderr, exit 1. The client
-/// then runs the tool with its original input.
-fn soft_error(msg: impl std::fmt::Display) -> Exit {
-    crate::error!("{msg}; the tool runs unchanged (without the session's sensitive variables)");
-    Ok(1)
-}
-
-fn pre_tool_use(client: Client) -> Exit {
-    let mut raw = Vec::new();
-    if let Err(e) = std::io::stdin().take(MAX_EVENT + 1).read_to_end(&mut raw) {
-        return soft_error(format!(
-            "hook {} pre-tool-use: cannot read the event on stdin ({})",
-            client.name(),
-            crate::fsutil::io_kind(&e)
-        ));
-    }
-    if raw.len() as u64 > MAX_EVENT {
-        return soft_error(format!(
-            "hook {} pre-tool-use: the event on stdin is larger than {} MiB",
-            client.name(),
-            MAX_EVENT >> 20
-        ));
-    }
-    let event: Value = match serde_json::from_slice(&raw) {
-        Ok(v) => v,
-        Err(e) => {
-            return soft_error(format!(
-                "hook {} pre-tool-use: the event on stdin is not valid JSON (line {}, column {})",
-                client.name(),
-                e.line(),
-                e.column()
-            ))
-        }
-    };
-    let base = crate::core::process_env();
-    let answer = match decide(client, &event, &base) {
-        Ok(a) => a,
-        Err(msg) => return soft_error(format!("hook {} pre-tool-use: {msg}", client.name())),
-    };
-    match answer {
-        None => Ok(0),
-        Some(v) => {
-            let mut s = serde_json::to_string(&v).expect("a Value serializes");
-            s.push('\n');
-            super::print(s.as_bytes())
-        }
-    }
-}
-
-/// `hook CLIENT wrap --entry ENTRY`: fd 0 is the pipe the shell reads the
-/// FIFOs' directory, the exports (ended by NUL) and then a line when the
-/// command's output is out from (`agent_fifo`); fds 1 and 2 are the
-/// command's real stdout and stderr.
-fn run_command_helper(entry: &Path) -> Exit {
-    use std::os::fd::AsFd;
-    let sync = match rustix::io::dup(std::io::stdin().as_fd()) {
-        Ok(fd) => std::fs::File::from(fd),
-        Err(_) => {
-            return Err(Failure::usage(
-                "hook run: stdin is not open (internal command)",
-            ))
-        }
-    };
-    let (prologue, vars) = load_entry(entry).map_err(Failure::runtime)?;
-    let fifos = crate::agent::relay::Fifos::create().map_err(|e| {
-        Failure::runtime(format!(
-            "cannot create the masking FIFOs ({})",
-            crate::fsutil::io_kind(&e)
-        ))
-    })?;
-    crate::agent::relay::serve(fifos, sync, &prologue, vars)
-        .map(|()| 0)
-        .map_err(|e| {
-            Failure::runtime(format!(
-                "masking the command's output failed ({})",
-                crate::fsutil::io_kind(&e)
-            ))
-        })
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -298,538 +168,31 @@ pub struct ClaudeArgs {
     pub export_values: bool,
 }
 
-/// Largest settings file read.
-const MAX_SETTINGS: u64 = 16 << 20;
-
 pub fn init(c: InitCommand) -> Exit {
-    match c {
-        InitCommand::Claude(a) => run_init(Client::Claude, a),
-        InitCommand::Codex(a) => run_init(Client::Codex, a),
-        InitCommand::Gemini(a) => run_init(Client::Gemini, a),
-        InitCommand::Opencode(a) => run_init(Client::OpenCode, a),
-        InitCommand::Copilot(a) => run_init(Client::Copilot, a),
-    }
-}
-
-/// The file `init` edits.
-pub(crate) fn settings_path(
-    client: Client,
-    a: &ClaudeArgs,
-    env: &crate::core::Env,
-) -> Result<PathBuf, String> {
-    let cwd = crate::fsutil::current_dir()?;
-    let f = client.facts();
-    if let Some(dir) = &a.project {
-        let dir = cwd.join(dir);
-        if !dir.is_dir() {
-            return Err(format!("--project {}: not a directory", dir.display()));
-        }
-        return Ok(dir.join(f.settings_dir).join(f.settings_file));
-    }
-    match client.user_dir(env, &cwd) {
-        Some(d) => Ok(d.join(f.settings_file)),
-        None => Err("HOME is not set; name the file's project with --project DIR".into()),
-    }
-}
-
-fn run_init(client: Client, a: ClaudeArgs) -> Exit {
-    if client.facts().setup == crate::agent::client::Setup::OwnFile {
-        return run_init_own_file(client, a);
-    }
-    if a.export_values && client.facts().env_file_var.is_empty() {
-        return Err(Failure::usage(format!(
-            "init {}: --export-values is not needed: the client's hook rewrites each shell command",
-            client.name()
-        )));
-    }
-    let env = crate::core::process_env();
-    let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
-    let shown = path.display();
-    let unchanged =
-        |msg: String| Failure::runtime(format!("{shown}: {msg}; the file was not changed"));
-    if let Some(project) = &a.project {
-        crate::agent::settings_file::check_inside_project(project, &path).map_err(unchanged)?;
-    }
-    let (bytes, exists) = match crate::fsutil::read_input(&path, MAX_SETTINGS) {
-        Ok(b) => (b, true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
-        Err(e) => {
-            return Err(Failure::runtime(format!(
-                "{shown}: cannot read it ({})",
-                crate::fsutil::io_kind(&e)
-            )));
-        }
+    let (client, a) = match c {
+        InitCommand::Claude(a) => (Client::Claude, a),
+        InitCommand::Codex(a) => (Client::Codex, a),
+        InitCommand::Gemini(a) => (Client::Gemini, a),
+        InitCommand::Opencode(a) => (Client::OpenCode, a),
+        InitCommand::Copilot(a) => (Client::Copilot, a),
     };
-    // A UTF-8 byte order mark is kept.
-    const BOM: &[u8] = b"\xef\xbb\xbf";
-    let bom = bytes.starts_with(BOM);
-    let body = bytes.strip_prefix(BOM).unwrap_or(&bytes);
-    let text = match std::str::from_utf8(body) {
-        Ok(t) => t,
-        Err(e) => {
-            let (l, c) = jsonedit::line_col(body, e.valid_up_to());
-            return Err(unchanged(format!(
-                "not valid JSON: not UTF-8 at line {l}, column {c}"
-            )));
-        }
+    let options = install::Options {
+        project: a.project,
+        dry_run: a.dry_run,
+        remove: a.remove,
+        export_values: a.export_values,
     };
-    let program = if a.project.is_some() {
-        "agentenv".to_string()
-    } else {
-        match crate::agent::settings_file::own_program(&env) {
-            Some(p) => shlex_quote(&p),
-            None => {
-                crate::warn!("agentenv's own path is not UTF-8; the hooks name it by bare name");
-                "agentenv".to_string()
-            }
-        }
-    };
-    let wiring = Wiring::new(client, &program, a.export_values);
-    let (mut out, outcome) = if a.remove {
-        remove_wiring(text, &wiring)
-    } else {
-        add_wiring(text, &wiring)
-    }
-    .map_err(unchanged)?;
-    if !exists && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    if bom {
-        out.insert(0, '\u{feff}');
-    }
-    if a.dry_run {
-        super::write_stdout(out.as_bytes())?;
-    }
-    let what = if client.facts().deny_rules.is_empty() {
-        "agentenv's hooks"
-    } else {
-        "agentenv's hooks and deny rules"
-    };
-    match outcome {
-        Outcome::AlreadyPresent => {
-            say(format_args!(
-                "{what} are already in {shown}; nothing changed"
-            ));
-            return Ok(0);
-        }
-        Outcome::NotPresent => {
-            say(format_args!("none of {what} in {shown}; nothing changed"));
-            return Ok(0);
-        }
-        _ => {}
-    }
-    if !a.dry_run {
-        crate::agent::settings_file::write_settings(&path, out.as_bytes(), exists).map_err(
-            |e| {
-                Failure::runtime(format!(
-                    "{shown}: cannot write it ({})",
-                    crate::fsutil::io_kind(&e)
-                ))
-            },
-        )?;
-    }
-    let did = match outcome {
-        Outcome::Added => "added",
-        Outcome::Updated => "updated",
-        _ => "removed",
-    };
-    let to = if outcome == Outcome::Removed {
-        "from"
-    } else {
-        "in"
-    };
-    let dry = if a.dry_run {
-        "dry run: would have "
-    } else {
-        ""
-    };
-    say(format_args!("{dry}{did} {what} {to} {shown}"));
-    if outcome != Outcome::Removed {
-        if a.export_values {
-            crate::warn!(
-                "--export-values: every value, sensitive ones too, goes into the agent's environment and command lines; each session start will say so"
-            );
-        } else if client.facts().session_start_event.is_empty() {
-            say(format_args!(
-                "each shell command gets the session's variables (a project store loads once `agentenv allow` recorded it), its output masked; every tool result is masked before the model reads it"
-            ));
-        } else {
-            say(format_args!(
-                "the session gets the public variables only (the start hook has --require-trust: a project store loads once `agentenv allow` recorded it); each shell command gets the sensitive ones, its output masked"
-            ));
-            if client == Client::Codex && !a.dry_run {
-                say(format_args!(
-                    "next, in Codex: run /hooks and trust agentenv's hooks (Codex runs a hook only once you trusted it; a headless run needs --dangerously-bypass-hook-trust)"
-                ));
-            }
-        }
-    }
-    Ok(0)
-}
-
-// The clients wired through a file of agentenv's own rather than an edit
-// of the client's settings (`init opencode`, `init copilot`), and the hook
-// events only one client has (Gemini CLI's `after-tool`, OpenCode's
-// `shell-env`). docs/agents.md.
-//
-// * **OpenCode** loads every `*.js` in `~/.config/opencode/plugins/` (or
-//   `DIR/.opencode/plugins/`): `init opencode` writes `agentenv.js` there
-//   ([`OPENCODE_PLUGIN`]). Its `shell.env` hook gives each shell call the
-//   session's public variables (`agentenv hook opencode shell-env`, read
-//   from a pipe: no value on a command line); its `tool.execute.before`
-//   hook asks `agentenv hook opencode pre-tool-use` (the event on stdin,
-//   as Claude Code's) and rewrites the shell command (sensitive variables
-//   and masking, as for Codex) or throws on a store path.
-// * **Copilot CLI** loads every `*.json` in `~/.copilot/hooks/` (or a
-//   repository's `.github/hooks/`): `init copilot` writes `agentenv.json`,
-//   one `preToolUse` hook answering with `modifiedArgs` or a deny.
-//
-// The file is agentenv's alone: re-running rewrites it only when it
-// differs; `--remove` deletes it (and nothing else); a file of that name
-// that agentenv did not write is refused, never overwritten.
-//
-// * `hook gemini after-tool` reads Gemini CLI's AfterTool event; when the
-//   tool's result (`tool_response.llmContent`) holds a form of a sensitive
-//   value, it answers `decision: deny` with the masked result as the
-//   `reason`, which Gemini CLI sends the model instead of the result
-//   ("Tool result blocked: …"); otherwise nothing.
-
-/// The marker on the first line of the plugin (how `init` knows it).
-const PLUGIN_MARK: &str = "// agentenv: OpenCode plugin written by `agentenv init opencode`";
-
-/// The OpenCode plugin; `@AGENTENV@` is agentenv's path as a JS string.
-pub const OPENCODE_PLUGIN: &str = r#"// agentenv: OpenCode plugin written by `agentenv init opencode`
-// (`agentenv init opencode --remove` takes it out; edits are overwritten).
-// shell.env: each shell call gets the session's public variables, from a
-// pipe (no value on a command line). tool.execute.before: a shell command
-// is rewritten to run with the sensitive variables and masked output; a
-// file tool aimed at a store is refused. docs/agents.md in agentenv.
-import { spawnSync } from "node:child_process";
-
-const AGENTENV = @AGENTENV@;
-
-function ask(args, input, cwd) {
-  const r = spawnSync(AGENTENV, ["hook", "opencode", ...args], {
-    input, cwd, encoding: "utf8", maxBuffer: 64 << 20,
-  });
-  if (r.stderr) process.stderr.write(r.stderr);
-  if (r.error || r.status !== 0 || !r.stdout.trim()) return null;
-  try { return JSON.parse(r.stdout); } catch { return null; }
-}
-
-export const AgentenvPlugin = async ({ directory }) => ({
-  "shell.env": async (input, output) => {
-    const env = ask(["shell-env"], "", input.cwd || directory);
-    if (env && typeof env === "object") {
-      for (const [k, v] of Object.entries(env)) if (typeof v === "string") output.env[k] = v;
-    }
-  },
-  "tool.execute.before": async (input, output) => {
-    const event = JSON.stringify({ tool_name: input.tool, tool_input: output.args, cwd: directory });
-    const a = ask(["pre-tool-use"], event, directory);
-    if (!a) return;
-    if (typeof a.deny === "string") throw new Error(a.deny);
-    if (a.args && typeof a.args === "object") Object.assign(output.args, a.args);
-  },
-});
-"#;
-
-/// The file's text for `program` (unquoted).
-fn file_text(client: Client, program: &str) -> String {
-    match client {
-        Client::OpenCode => OPENCODE_PLUGIN.replace(
-            "@AGENTENV@",
-            &serde_json::to_string(program).expect("a string serializes"),
-        ),
-        _ => {
-            let v = json!({
-                "version": 1,
-                "hooks": {
-                    "preToolUse": [{
-                        "type": "command",
-                        "bash": format!("{} hook copilot pre-tool-use", shlex_quote(program)),
-                        "timeoutSec": 30
-                    }]
-                }
-            });
-            serde_json::to_string_pretty(&v).expect("a value serializes") + "\n"
-        }
-    }
-}
-
-/// Whether `text` is a file `init` wrote (any version, any program).
-pub(crate) fn is_ours(client: Client, text: &str) -> bool {
-    match client {
-        Client::OpenCode => text.starts_with(PLUGIN_MARK),
-        _ => {
-            let Ok(v) = serde_json::from_str::<Value>(text) else {
-                return false;
-            };
-            let Some(hooks) = v.get("hooks").and_then(Value::as_object) else {
-                return false;
-            };
-            let Some([hook]) = hooks
-                .get("preToolUse")
-                .and_then(Value::as_array)
-                .map(Vec::as_slice)
-            else {
-                return false;
-            };
-            hooks.len() == 1
-                && hook
-                    .get("bash")
-                    .and_then(Value::as_str)
-                    .and_then(crate::agent::wiring::first_word)
-                    .is_some_and(|(prog, rest)| {
-                        prog.rsplit('/').next() == Some("agentenv")
-                            && rest.trim() == "hook copilot pre-tool-use"
-                    })
-        }
-    }
-}
-
-/// `init opencode|copilot [--user | --project DIR] [--dry-run] [--remove]`.
-fn run_init_own_file(client: Client, a: ClaudeArgs) -> Exit {
-    if a.export_values {
-        return Err(Failure::usage(format!(
-            "init {}: --export-values is not needed: the client's hook rewrites each shell command",
-            client.name()
-        )));
-    }
-    let env = crate::core::process_env();
-    let path = settings_path(client, &a, &env).map_err(Failure::runtime)?;
-    let shown = path.display().to_string();
-    if let Some(project) = &a.project {
-        crate::agent::settings_file::check_inside_project(project, &path)
-            .map_err(|m| Failure::runtime(format!("{shown}: {m}; the file was not changed")))?;
-    }
-    let current = match std::fs::symlink_metadata(&path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(Failure::runtime(format!(
-                "{shown}: cannot read it ({})",
-                crate::fsutil::io_kind(&e)
-            )))
-        }
-        Ok(m) if !m.is_file() => {
-            return Err(Failure::runtime(format!(
-                "{shown}: not a regular file (a link, a directory or a device); not changed"
-            )))
-        }
-        Ok(_) => {
-            let bytes = crate::fsutil::read_input(&path, MAX_EVENT).map_err(|e| {
-                Failure::runtime(format!(
-                    "{shown}: cannot read it ({})",
-                    crate::fsutil::io_kind(&e)
-                ))
-            })?;
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            if !is_ours(client, &text) {
-                return Err(Failure::runtime(format!(
-                    "{shown}: this file is not agentenv's; not changed (move it away, or name it otherwise)"
-                )));
-            }
-            Some(text)
-        }
-    };
-    let what = match client {
-        Client::OpenCode => "agentenv's OpenCode plugin",
-        _ => "agentenv's Copilot hook",
-    };
-    let dry = if a.dry_run {
-        "dry run: would have "
-    } else {
-        ""
-    };
-    if a.remove {
-        if current.is_none() {
-            say(format_args!("no {what} at {shown}; nothing changed"));
-            return Ok(0);
-        }
-        if !a.dry_run {
-            std::fs::remove_file(&path).map_err(|e| {
-                Failure::runtime(format!(
-                    "{shown}: cannot remove it ({})",
-                    crate::fsutil::io_kind(&e)
-                ))
-            })?;
-        }
-        say(format_args!("{dry}removed {what}: {shown}"));
-        return Ok(0);
-    }
-    let program = if a.project.is_some() {
-        "agentenv".to_string()
-    } else {
-        match crate::agent::settings_file::own_program(&env) {
-            Some(p) => p,
-            None => {
-                crate::warn!("agentenv's own path is not UTF-8; the hook names it by bare name");
-                "agentenv".to_string()
-            }
-        }
-    };
-    let text = file_text(client, &program);
-    if a.dry_run {
+    let report = install::init(client, &options)?;
+    if let Some(text) = &report.stdout {
         super::write_stdout(text.as_bytes())?;
     }
-    if current.as_deref() == Some(text.as_str()) {
-        say(format_args!(
-            "{what} is already at {shown}; nothing changed"
-        ));
-        return Ok(0);
+    for line in &report.said {
+        say(format_args!("{line}"));
     }
-    if !a.dry_run {
-        crate::agent::settings_file::write_settings(&path, text.as_bytes(), current.is_some())
-            .map_err(|e| {
-                Failure::runtime(format!(
-                    "{shown}: cannot write it ({})",
-                    crate::fsutil::io_kind(&e)
-                ))
-            })?;
+    if let Some(w) = report.warning {
+        crate::warn!("{w}");
     }
-    let did = if current.is_some() {
-        "updated"
-    } else {
-        "wrote"
-    };
-    say(format_args!("{dry}{did} {what}: {shown}"));
-    say(format_args!(
-        "each shell command gets the session's variables (a project store loads once `agentenv allow` recorded it), its output masked; the file tools cannot open a store"
-    ));
     Ok(0)
-}
-
-fn read_event(what: &str) -> Result<Value, String> {
-    let mut raw = Vec::new();
-    std::io::stdin()
-        .take(MAX_EVENT + 1)
-        .read_to_end(&mut raw)
-        .map_err(|e| {
-            format!(
-                "{what}: cannot read the event on stdin ({})",
-                crate::fsutil::io_kind(&e)
-            )
-        })?;
-    if raw.len() as u64 > MAX_EVENT {
-        return Err(format!("{what}: the event on stdin is too large"));
-    }
-    serde_json::from_slice(&raw).map_err(|e| {
-        format!(
-            "{what}: the event on stdin is not valid JSON (line {}, column {})",
-            e.line(),
-            e.column()
-        )
-    })
-}
-
-/// Every string in `v`, joined by newlines (a Gemini `llmContent`: a
-/// string, a part `{text}` or a list of them).
-fn texts(v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(a) => a.iter().for_each(|x| texts(x, out)),
-        Value::Object(m) => m.values().for_each(|x| texts(x, out)),
-        _ => {}
-    }
-}
-
-/// The answer to Gemini CLI's AfterTool event: `None` when the result
-/// holds no form of a sensitive value (of `values`).
-pub fn mask_tool_result(event: &Value, values: crate::agent::entry::Values) -> Option<Value> {
-    let response = event.get("tool_response")?;
-    let mut parts = Vec::new();
-    if let Some(c) = response.get("llmContent") {
-        texts(c, &mut parts);
-    }
-    if let Some(e) = response.get("error") {
-        texts(e, &mut parts);
-    }
-    let text = parts.join("\n");
-    let masker = crate::mask::Masker::new(values);
-    if masker.is_empty() || masker.find_iter(text.as_bytes()).next().is_none() {
-        return None;
-    }
-    let masked = String::from_utf8_lossy(&masker.mask(text.as_bytes())).into_owned();
-    Some(json!({
-        "decision": "deny",
-        "reason": format!("(agentenv masked secret values in this result)\n{masked}"),
-    }))
-}
-
-/// `hook gemini after-tool`.
-pub fn after_tool(client: Client) -> Exit {
-    let soft = |msg: String| {
-        crate::error!("{msg}; the result is not masked by agentenv");
-        Ok(1)
-    };
-    let event = match read_event("hook gemini after-tool") {
-        Ok(v) => v,
-        Err(m) => return soft(m),
-    };
-    let base = crate::core::process_env();
-    let entry = match crate::agent::entry::make(&base, client) {
-        Ok(Some((entry, _))) => entry,
-        Ok(None) => return Ok(0),
-        Err(m) => return soft(format!("hook gemini after-tool: {m}")),
-    };
-    let values = match crate::agent::entry::load_entry(&entry) {
-        Ok((_, v)) => v,
-        Err(m) => return soft(format!("hook gemini after-tool: {m}")),
-    };
-    match mask_tool_result(&event, values) {
-        None => Ok(0),
-        Some(v) => {
-            let mut s = v.to_string();
-            s.push('\n');
-            super::print(s.as_bytes())
-        }
-    }
-}
-
-/// `hook opencode shell-env`: the session's public variables as a JSON
-/// object (`env --public-only --require-trust --diff --cache --format
-/// json`), for the plugin's `shell.env`.
-pub fn shell_env() -> Exit {
-    super::session::run_env(hook_env_args("json", None, true))
-}
-
-/// `status`: agentenv's wiring of each client found in the user's
-/// settings and in `project`'s: `{client, file, scope, events}` (events:
-/// the client's own names of the hooks found; for a file of agentenv's
-/// own, its event).
-pub(crate) fn wiring_found(project: Option<&std::path::Path>) -> Vec<Value> {
-    use crate::agent::client::Setup;
-    let env = crate::core::process_env();
-    let cwd = crate::fsutil::current_dir().unwrap_or_default();
-    let mut out = Vec::new();
-    for &client in Client::ALL {
-        let f = client.facts();
-        let mut places = Vec::new();
-        if let Some(d) = client.user_dir(&env, &cwd) {
-            places.push(("user", d.join(f.settings_file)));
-        }
-        if let Some(p) = project {
-            places.push(("project", p.join(f.settings_dir).join(f.settings_file)));
-        }
-        for (scope, path) in places {
-            let Ok(bytes) = crate::fsutil::read_input(&path, MAX_EVENT) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            let events: Vec<&str> = match f.setup {
-                Setup::Settings => crate::agent::wiring::found_events(&text, client),
-                Setup::OwnFile if is_ours(client, &text) => vec![f.pre_tool_use_event],
-                Setup::OwnFile => Vec::new(),
-            };
-            if !events.is_empty() {
-                out.push(json!({
-                    "client": client.name(), "scope": scope,
-                    "file": path.display().to_string(), "events": events,
-                }));
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

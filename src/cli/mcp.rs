@@ -5,8 +5,7 @@
 
 use super::session::{ScopeArgs, TextOrJson};
 use super::{Exit, Failure};
-use crate::mcp::find::Finder;
-use crate::mcp::migrate::{self, findings_of, read_all};
+use crate::mcp::jobs::{self, Failed};
 use std::path::{Path, PathBuf};
 
 const SCAN_HELP: &str = "\
@@ -109,92 +108,31 @@ fn store_values(scope: &ScopeArgs, project: &Path) -> Result<Vec<(String, Vec<u8
 
 /// The project directory: `--project DIR`, else the one `cwd` is in.
 fn project_dir(given: Option<&Path>) -> Result<PathBuf, Failure> {
-    let cwd = super::current_dir()?;
-    match given {
-        Some(d) => {
-            let d = cwd.join(d);
-            if !d.is_dir() {
-                return Err(Failure::usage(format!(
-                    "mcp: {} is not a directory",
-                    d.display()
-                )));
-            }
-            Ok(std::fs::canonicalize(&d).unwrap_or(d))
-        }
-        None => {
-            let env = crate::core::process_env();
-            let home = crate::core::get(&env, "HOME").map(PathBuf::from);
-            Ok(crate::mcp::project_of(&cwd, home.as_deref()))
-        }
-    }
+    jobs::project_dir(&super::current_dir()?, given).map_err(Failure::usage)
 }
 
 pub fn run_scan(a: ScanArgs) -> Exit {
     let project = project_dir(a.project.as_deref())?;
     let values = store_values(&a.scope, &project)?;
-    let masker = crate::mask::Masker::new(values);
-    let finder = Finder::new(&masker);
-    let places = crate::mcp::places(&crate::core::process_env(), Some(&project));
-    let mut unreadable = 0;
-    let reads = read_all(places, &mut unreadable);
-    let found = findings_of(&reads, &finder);
-    let servers: usize = reads.iter().map(|r| r.servers.len()).sum();
-    let mut with: Vec<(usize, usize)> = found.iter().map(|f| (f.0, f.1)).collect();
-    with.dedup();
-    let text = match a.format {
-        TextOrJson::Text => {
-            let mut s = String::new();
-            for (_, _, _, f) in &found {
-                s.push_str(&f.line());
-                s.push('\n');
-            }
-            s.push_str(&format!(
-                "mcp scan: {} in {} of {} ({} read, project {})\n",
-                plural(found.len(), "literal secret", "literal secrets"),
-                plural(with.len(), "server", "servers"),
-                plural(servers, "server", "servers"),
-                plural(reads.len(), "file", "files"),
-                project.display()
-            ));
-            if !found.is_empty() {
-                s.push_str("mcp scan: move them into a store: agentenv mcp migrate --dry-run\n");
-            }
-            crate::log::escape_controls(&s, true).into_owned()
-        }
-        TextOrJson::Json => {
-            let v = serde_json::json!({
-                "findings": found.iter().map(|f| f.3.json()).collect::<Vec<_>>(),
-                "summary": {
-                    "findings": found.len(),
-                    "servers_with_findings": with.len(),
-                    "servers": servers,
-                    "files": reads.iter().map(|r| r.place.path.to_string_lossy()).collect::<Vec<_>>(),
-                    "files_unreadable": unreadable,
-                    "project": project.to_string_lossy(),
-                },
-            });
-            let mut s = serde_json::to_string_pretty(&v).expect("JSON of strings");
-            s.push('\n');
-            s
-        }
-    };
+    let (text, status) = jobs::scan(&project, values, a.format == TextOrJson::Json);
     super::write_stdout(text.as_bytes())?;
-    Ok(if found.is_empty() { 0 } else { 1 })
+    Ok(status)
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// Where a moved value goes. Today a store file; a secret reference
-/// (a keychain or vault entry, planned) is the other destination this seam is for: it would write
-/// the reference into the store instead of the value, and the server's
-/// rewrite stays the same.
+/// Where a moved value goes: a store file, through `set`'s writer.
 enum Destination {
     Store(super::set::Target),
 }
 
-impl Destination {
+impl From<Failed> for Failure {
+    fn from(f: Failed) -> Failure {
+        Failure::runtime(f.0)
+    }
+}
+
+impl jobs::Destination for Destination {
+    type Error = Failure;
+
     fn describe(&self) -> String {
         match self {
             Destination::Store(t) => t.file.display().to_string(),
@@ -221,98 +159,11 @@ pub fn run_migrate(a: MigrateArgs) -> Exit {
     // What the stores hold now, by name (for conflicts) and as needles.
     let held: std::collections::BTreeMap<String, Vec<u8>> =
         store_values(&a.scope, &project)?.into_iter().collect();
-    let masker = crate::mask::Masker::new(held.iter().map(|(k, v)| (k.clone(), v.clone())));
-    let finder = Finder::new(&masker);
-    let places = crate::mcp::places(&crate::core::process_env(), Some(&project));
-    let mut unreadable = 0;
-    let reads = read_all(places, &mut unreadable);
-    let found = findings_of(&reads, &finder);
-
-    let d = migrate::decide(&reads, &found, &held);
-    let (plans, pending, diff_masker) = (d.plans, d.pending, d.diff_masker);
-    let outputs = migrate::rewrites(&reads, &plans).map_err(Failure::runtime)?;
-
-    let mut out = String::new();
-    if a.dry_run {
-        for (ri, new) in &outputs {
-            out.push_str(&migrate::diff(
-                &reads[*ri],
-                &plans[*ri].changes,
-                new,
-                &diff_masker,
-            ));
-        }
-    } else {
-        for (ri, _) in &outputs {
-            migrate::refuse_unsafe(&reads[*ri].place.path).map_err(Failure::runtime)?;
-        }
-        // The values into the store first; the configurations after, so a
-        // failure leaves every server as it was.
-        for (k, v) in &pending {
-            if held.get(k).map(Vec::as_slice) != Some(v.as_bytes()) {
-                dest.put(k, v.as_bytes())?;
-            }
-        }
-        let agents_dir = match &a.scope.agents_dir {
-            Some(d) => Some(super::current_dir()?.join(d)),
-            None => None,
-        };
-        let backups = migrate::backup_dir(agents_dir).map_err(Failure::runtime)?;
-        for (ri, new) in &outputs {
-            let r = &reads[*ri];
-            let b = migrate::backup(&backups, &r.place.path, &r.text).map_err(Failure::runtime)?;
-            super::write_file(
-                &r.place.path,
-                new.as_bytes(),
-                crate::fsutil::Mode::KeepOrUmask,
-                false,
-                |p, kind| {
-                    format!("mcp migrate: cannot write {p}: {kind}; the values are in the store, the file is unchanged")
-                },
-            )?;
-            out.push_str(&format!(
-                "backup {}: {} (it holds the old values: delete it once the servers work)\n",
-                r.place.path.display(),
-                b.display()
-            ));
-        }
-    }
-    let verb = if a.dry_run { "would move" } else { "moved" };
-    for (ri, plan) in plans.iter().enumerate() {
-        for (label, key) in &plan.moved {
-            out.push_str(&format!(
-                "{verb} {}: {label}: env {key} -> {}\n",
-                reads[ri].place.path.display(),
-                dest.describe()
-            ));
-        }
-    }
-    let mut left = 0;
-    for plan in &plans {
-        for l in &plan.left {
-            out.push_str(l);
-            out.push('\n');
-            left += 1;
-        }
-    }
-    let moved: usize = plans.iter().map(|p| p.moved.len()).sum();
-    out.push_str(&format!(
-        "mcp migrate: {} {verb} in {}; {} left to change by hand{}\n",
-        plural(moved, "value", "values"),
-        plural(outputs.len(), "file", "files"),
-        left,
-        if a.dry_run {
-            " (dry run: nothing changed)"
-        } else {
-            ""
-        }
-    ));
-    // Control bytes escaped (a path or a diff line cannot drive the
-    // terminal), tabs kept (a diff of a tab-indented file).
-    let text: Vec<String> = out
-        .split('\t')
-        .map(|s| crate::log::escape_controls(s, true).into_owned())
-        .collect();
-    super::write_stdout(text.join("\t").as_bytes())?;
-    Ok(if left == 0 { 0 } else { 1 })
+    let agents_dir = match &a.scope.agents_dir {
+        Some(d) => Some(super::current_dir()?.join(d)),
+        None => None,
+    };
+    let (text, status) = jobs::migrate(&project, &held, &dest, a.dry_run, agents_dir)?;
+    super::write_stdout(text.as_bytes())?;
+    Ok(status)
 }

@@ -298,7 +298,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Env(a) => session::run_env(a),
         Command::Exec(a) => session::run_exec(a),
         Command::Redact(a) => session::run_redact(a),
-        Command::Explain(a) => session::run_explain(a, agent::wiring_found),
+        Command::Explain(a) => session::run_explain(a),
         Command::Launch(a) => launch::run(a),
         Command::Harness(c) => harness::run(c),
         Command::Dotenv(c) => dotenv::run(c),

@@ -227,34 +227,18 @@ pub(crate) fn planned(req: &crate::session::Request) -> Result<crate::session::P
 pub fn run_env(a: EnvArgs) -> Exit {
     // The format is validated before anything runs (exit 1).
     let choice = crate::render::parse_format(&a.format)?;
-    // --into writes the export format: `auto` means export whatever shell
-    // is detected; an explicit other format is refused before any layer
-    // runs (the reference checks after rendering and storing the cache
-    // entry, which a later hit then printed on stdout).
-    let format = match (&a.into, choice) {
-        (None, c) => c.resolve(),
-        (Some(_), crate::render::FormatChoice::Auto) => crate::render::Format::Export,
-        (Some(_), crate::render::FormatChoice::Named { format, .. })
-            if format == crate::render::Format::Export =>
-        {
-            format
-        }
-        (Some(_), crate::render::FormatChoice::Named { format, .. }) => {
-            return Err(Failure::runtime(format!(
-                "--into writes the export format only, not '{}'",
-                format.name()
-            )));
-        }
-    };
+    // --into writes the export format (`auto` means export); an explicit
+    // other format is refused before any layer runs (the reference checks
+    // after rendering and storing the cache entry, which a later hit then
+    // printed on stdout).
+    let format = choice
+        .resolve_for(a.into.is_some())
+        .map_err(Failure::runtime)?;
     // --cache: the probe runs before any layer (fast path); the key has
     // the format as given.
     let cache = if a.cache {
-        let given = match choice {
-            crate::render::FormatChoice::Auto => format.name(),
-            crate::render::FormatChoice::Named { given, .. } => given,
-        };
         crate::session::CacheMode::Replay {
-            format: given.to_string(),
+            format: choice.given_name(format).to_string(),
             diff: a.diff,
             public_only: a.public_only,
         }
@@ -272,13 +256,8 @@ pub fn run_env(a: EnvArgs) -> Exit {
     }
     let session = assemble_shown(&plan);
     if a.strict {
-        let failed = session.reference_names(false);
-        if !failed.is_empty() {
-            return Err(Failure::runtime(format!(
-                "--strict: {} secret reference(s) not resolved: {}",
-                failed.len(),
-                failed.join(", ")
-            )));
+        if let Some(m) = crate::session::report::unresolved(&session) {
+            return Err(Failure::runtime(m));
         }
     }
     let mut view = session.view(a.diff);
@@ -300,7 +279,7 @@ pub fn run_env(a: EnvArgs) -> Exit {
     if let Some(path) = &a.append {
         if format == crate::render::Format::Github {
             // Registered with the runner before the values reach it.
-            super::print(add_masks(&session, &view).as_bytes())?;
+            super::print(crate::session::report::add_masks(&session, &view).as_bytes())?;
         }
         return match crate::fsutil::append_private(path, text.as_bytes()) {
             Ok(()) => Ok(0),
@@ -319,99 +298,23 @@ pub fn run_env(a: EnvArgs) -> Exit {
     super::print(text.as_bytes())
 }
 
-/// `::add-mask::VALUE` lines (the runner's workflow command) for every
-/// rendered assignment that is sensitive and masked
-/// (docs/masking.md#masked-or-not): each line of a value (split at LF, CR, CRLF) of at least 4
-/// bytes, once, with `%` written `%25` (the runner unescapes `%25`, `%0D`, `%0A`).
-/// These lines hold the values on stdout by design: the runner consumes
-/// them and hides every later occurrence in the job's logs.
-fn add_masks(session: &crate::session::Session, view: &crate::render::View) -> String {
-    let mut seen = std::collections::BTreeSet::new();
-    let mut out = String::new();
-    for (k, v) in &view.assignments {
-        if session.is_public(k) || !session.masking(k).is_masked() {
-            continue;
-        }
-        let v = String::from_utf8_lossy(v.as_encoded_bytes());
-        for line in v.split(['\n', '\r']) {
-            if line.len() >= crate::core::MIN_MASKED_LEN && seen.insert(line.to_string()) {
-                out.push_str("::add-mask::");
-                out.push_str(&line.replace('%', "%25"));
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
 /// Run the layers, then print what they had to say (warnings; `-v` a line
 /// per env file; `-vv` how each plain file was evaluated), in order.
 pub(crate) fn assemble_shown(plan: &crate::session::Plan) -> crate::session::Session {
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
-    warn_readable_store_files(&session);
+    for w in crate::session::report::readable_store_files(&session) {
+        crate::warn!("{w}");
+    }
     session
-}
-
-/// A plain store file that gave a sensitive variable its value and that
-/// group or others can read: one warning per file (as ssh refuses such a
-/// key), naming the variables, never a value.
-fn warn_readable_store_files(session: &crate::session::Session) {
-    use crate::core::LayerKind;
-    use std::os::unix::fs::PermissionsExt;
-    let a = &session.assembly;
-    let mut files: Vec<(std::path::PathBuf, Vec<String>)> = Vec::new();
-    for (name, _) in session.sensitive_values() {
-        let Some(touch) = a.touches(std::ffi::OsStr::new(&name)).last() else {
-            continue;
-        };
-        let Some(layer) = a.layers().get(touch.layer) else {
-            continue;
-        };
-        if layer.info.kind != LayerKind::PlainFile {
-            continue;
-        }
-        let Some(path) = &layer.info.path else {
-            continue;
-        };
-        match files.iter_mut().find(|(p, _)| p == path) {
-            Some((_, names)) => names.push(name),
-            None => files.push((path.clone(), vec![name])),
-        }
-    }
-    for (path, names) in files {
-        let Ok(m) = std::fs::metadata(&path) else {
-            continue;
-        };
-        let mode = m.permissions().mode() & 0o777;
-        if mode & 0o044 != 0 {
-            crate::warn!(
-                "{} holds sensitive values ({}) and is readable by group or others (mode {mode:04o}); run chmod 600 {}",
-                path.display(),
-                names.join(", "),
-                path.display()
-            );
-        }
-    }
 }
 
 /// `--into FILE`: write the export rendering as FILE's owned block;
 /// exit 1 (nothing on stdout) when it cannot be written.
 fn write_into(path: &std::path::Path, text: &str) -> Exit {
-    match crate::session::write_into(path, text) {
-        Ok(()) => Ok(0),
-        Err(e) => {
-            let why = if e.kind() == std::io::ErrorKind::InvalidData {
-                "it is not UTF-8".to_string()
-            } else {
-                crate::fsutil::io_kind(&e)
-            };
-            Err(Failure::runtime(format!(
-                "--into {}: cannot write it ({why})",
-                path.display()
-            )))
-        }
-    }
+    crate::session::write_into_file(path, text)
+        .map(|()| 0)
+        .map_err(Failure::runtime)
 }
 
 pub fn run_exec(a: ExecArgs) -> Exit {
@@ -430,12 +333,7 @@ pub fn run_exec(a: ExecArgs) -> Exit {
     let session = assemble_shown(&planned(&req)?);
     let mut env = crate::session::child_env(&session);
     if a.only.given() {
-        // Every sensitive value, masked or not, plus those a masker would
-        // take from the caller's copy of the stores.
-        let mut sensitive = session.sensitive_unmasked_too();
-        sensitive.extend(session.held_values());
-        sensitive.sort();
-        sensitive.dedup_by(|a, b| a.0 == b.0);
+        let sensitive = crate::session::report::every_sensitive(&session);
         a.only.restrict("exec", &mut env, &sensitive);
     }
     let (cmd, args) = a.command.split_first().expect("clap requires CMD");
@@ -479,109 +377,30 @@ pub fn run_redact(a: RedactArgs) -> Exit {
         ))),
     }
 }
-/// `wiring` is `status`'s finder of the client wiring
-/// ([`super::agent::wiring_found`], passed in: `agent` imports this module).
-pub fn run_explain(
-    a: ExplainArgs,
-    wiring: fn(Option<&std::path::Path>) -> Vec<serde_json::Value>,
-) -> Exit {
-    use crate::core::explain;
-    let json = a.format == TextOrJson::Json;
+/// `agentenv explain`.
+pub fn run_explain(a: ExplainArgs) -> Exit {
     let plan = planned(&request(&a.scope, crate::session::CacheMode::Off)?)?;
     // The ~/.bashrc trap: say when a variable, not the cwd, decided the
     // project root (and which store was therefore not walked).
     let note = plan.root_note();
     let session = assemble_shown(&plan);
     let vars: Vec<OsString> = a.vars.iter().map(OsString::from).collect();
-    let mut reports = explain::report(&session.assembly, &vars);
-    for r in reports.iter_mut().filter(|r| r.value.is_some()) {
-        r.sensitivity = Some(session.sensitivity(&r.name));
-    }
-    // A secret reference's touch says what it is and where the value
-    // came from; one that did not resolve is a note (no touch).
-    let mut notes: Vec<String> = note.into_iter().collect();
-    for rec in session.references() {
-        let name = std::ffi::OsStr::new(&rec.name);
-        match &rec.outcome {
-            Ok((source, at)) => {
-                let touch = reports
-                    .iter_mut()
-                    .filter(|r| r.name == name)
-                    .flat_map(|r| r.touches.iter_mut())
-                    .filter(|t| t.layer.kind == crate::core::LayerKind::References.as_str())
-                    .find(|t| t.line == Some(rec.line));
-                if let Some(t) = touch {
-                    t.detail = Some(format!(
-                        "from {}: resolved from {} (fetched {})",
-                        rec.text,
-                        source.as_str(),
-                        crate::refs::clock(*at)
-                    ));
-                }
-            }
-            Err(why) => {
-                if vars.is_empty() || vars.iter().any(|v| v == name) {
-                    notes.push(format!(
-                        "{}: from {} ({}:{}): not resolved: {why}",
-                        rec.name,
-                        rec.text,
-                        rec.store.join("agentenv.toml").display(),
-                        rec.line
-                    ));
-                }
-            }
-        }
-    }
-    let failed = explain::failed_layers(&session.assembly);
+    let (reports, notes) = crate::session::report::explain(&session, &vars, note);
+    let failed = crate::core::explain::failed_layers(&session.assembly);
     // The agent clients agentenv's hooks are wired into, as `status`
     // finds them (user settings, and the project's): names and paths only.
-    let wired = wiring(plan.prepared().scope.project_root.as_deref());
-    let text = if json {
-        let mut m = explain::to_json(&reports, &failed, a.show_values);
-        if !notes.is_empty() {
-            m.insert("notes".into(), serde_json::json!(notes));
-        }
-        m.insert("agent_wiring".into(), serde_json::Value::Array(wired));
-        let mut out = serde_json::to_string_pretty(&serde_json::Value::Object(m))
-            .unwrap_or_else(|_| "{}".into());
-        out.push('\n');
-        out
-    } else {
-        let mut text = explain::render_text_with_failures(&reports, &failed, a.show_values);
-        if !notes.is_empty() && !text.is_empty() {
-            text.push('\n');
-        }
-        for n in notes {
-            text.push_str(&format!("note: {n}\n"));
-        }
-        if let Some(line) = wiring_line(&wired) {
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push_str(&line);
-        }
-        text
+    let wired = crate::agent::install::wiring_found(plan.prepared().scope.project_root.as_deref());
+    let extras = crate::session::report::Extras {
+        notes,
+        wiring_json: serde_json::to_value(&wired).expect("the wiring found serializes"),
+        wiring_line: crate::agent::install::wiring_line(&wired),
     };
+    let text = crate::session::report::explain_output(
+        a.format == TextOrJson::Json,
+        &reports,
+        &failed,
+        a.show_values,
+        extras,
+    );
     super::print(text.as_bytes())
-}
-
-/// `explain`'s trailing line naming `wiring_found`'s finds:
-/// `agent wiring: claude (user: FILE), gemini (project: FILE)`; `None`
-/// when none was found. Paths with control characters escaped.
-fn wiring_line(found: &[serde_json::Value]) -> Option<String> {
-    let esc = |v: &serde_json::Value| {
-        crate::log::escape_controls(v.as_str().unwrap_or(""), false).into_owned()
-    };
-    let items: Vec<String> = found
-        .iter()
-        .map(|x| {
-            format!(
-                "{} ({}: {})",
-                esc(&x["client"]),
-                esc(&x["scope"]),
-                esc(&x["file"])
-            )
-        })
-        .collect();
-    (!items.is_empty()).then(|| format!("agent wiring: {}\n", items.join(", ")))
 }

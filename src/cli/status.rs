@@ -62,7 +62,9 @@ fn report(a: &StatusArgs) -> Result<Value, Failure> {
     // The agent clients agentenv's hooks are wired into (user settings,
     // and the project's).
     let project = v["project_root"].as_str().map(PathBuf::from);
-    v["agent_wiring"] = Value::Array(super::agent::wiring_found(project.as_deref()));
+    v["agent_wiring"] =
+        serde_json::to_value(crate::agent::install::wiring_found(project.as_deref()))
+            .expect("the wiring found serializes");
     Ok(v)
 }
 

@@ -12,6 +12,7 @@
 
 pub mod edit;
 pub mod find;
+pub(crate) mod jobs;
 pub mod migrate;
 
 use std::path::{Path, PathBuf};

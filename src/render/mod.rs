@@ -183,6 +183,30 @@ impl FormatChoice {
             FormatChoice::Named { format, .. } => format,
         }
     }
+
+    /// The format `env` renders: with `--into` (`into`) the export format
+    /// only — `auto` means export whatever shell is detected, another
+    /// named format is refused (before any layer runs).
+    pub fn resolve_for(self, into: bool) -> Result<Format, String> {
+        match self {
+            _ if !into => Ok(self.resolve()),
+            FormatChoice::Auto => Ok(Format::Export),
+            FormatChoice::Named { format, .. } if format == Format::Export => Ok(format),
+            FormatChoice::Named { format, .. } => Err(format!(
+                "--into writes the export format only, not '{}'",
+                format.name()
+            )),
+        }
+    }
+
+    /// The format's name as given (`resolved`'s for `auto`): what the
+    /// cache key holds.
+    pub fn given_name(self, resolved: Format) -> &'static str {
+        match self {
+            FormatChoice::Auto => resolved.name(),
+            FormatChoice::Named { given, .. } => given,
+        }
+    }
 }
 
 /// The format `auto` resolves to on this host (parent process name, then
@@ -477,6 +501,21 @@ pub fn render_checked(format: Format, view: &View) -> Rendered {
 pub(crate) mod tests {
     use super::*;
     use std::ffi::OsStr;
+
+    #[test]
+    fn into_takes_the_export_format_only_and_the_cache_key_the_name_given() {
+        let bash = parse_format("bash").unwrap();
+        assert_eq!(bash.resolve_for(true), Ok(Format::Export));
+        assert_eq!(bash.given_name(Format::Export), "bash");
+        assert_eq!(FormatChoice::Auto.resolve_for(true), Ok(Format::Export));
+        assert_eq!(FormatChoice::Auto.given_name(Format::Fish), "fish");
+        let json = parse_format("json").unwrap();
+        assert_eq!(json.resolve_for(false), Ok(Format::Json));
+        assert_eq!(
+            json.resolve_for(true),
+            Err("--into writes the export format only, not 'json'".to_string())
+        );
+    }
 
     /// The names and values as `View::assignments` holds them.
     pub(crate) fn pairs(set: &[(&str, &str)]) -> Vec<(OsString, OsString)> {

@@ -94,6 +94,20 @@ pub fn write_into(path: &Path, rendered: &str) -> io::Result<()> {
     )
 }
 
+/// [`write_into`] for `--into FILE`, its failure as the command says it
+/// (the path and the error's kind; an existing file that is not UTF-8
+/// said so).
+pub(crate) fn write_into_file(path: &Path, rendered: &str) -> Result<(), String> {
+    write_into(path, rendered).map_err(|e| {
+        let why = if e.kind() == io::ErrorKind::InvalidData {
+            "it is not UTF-8".to_string()
+        } else {
+            crate::fsutil::io_kind(&e)
+        };
+        format!("--into {}: cannot write it ({why})", path.display())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,7 @@ pub(crate) mod only;
 pub(crate) mod paths;
 pub(crate) mod plan;
 pub(crate) mod pyjson;
+pub(crate) mod report;
 pub(crate) mod scope;
 pub(crate) mod script;
 pub(crate) mod sensitive;
@@ -46,7 +47,7 @@ pub(crate) use plan::{plan, CacheMode, Plan, Request, RootRule};
 pub(crate) use gate::{allow, before_edit, Edit};
 /// The declarations file of a store (`agentenv.toml`).
 pub(crate) const DECLARATIONS: &str = sensitive::FILE_NAME;
-pub(crate) use into::write_into;
+pub(crate) use into::write_into_file;
 pub(crate) use native::bash_special;
 use scope::{Scope, WalkEntry};
 pub(crate) use sensitive::with_reference;
