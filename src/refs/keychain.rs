@@ -69,6 +69,19 @@ impl Provider for Keychain {
             // rather than shown in the process list.
             return Err("writing the macOS keychain is not supported yet (use Keychain Access or `security add-generic-password` yourself)".into());
         }
+        // `secret-tool lookup` finds no item in an empty value, and
+        // libsecret keeps a text value only up to a NUL byte.
+        if value.is_empty() {
+            return Err(
+                "keychain: the value is empty (a load reads an empty item as no such item)".into(),
+            );
+        }
+        if value.contains(&0) {
+            return Err(
+                "keychain: the value holds a NUL byte, which the Secret Service does not keep"
+                    .into(),
+            );
+        }
         let mut cmd = ctx.command("secret-tool");
         let label = format!("agentenv {service}/{account}");
         cmd.args([
