@@ -37,6 +37,7 @@ mod mcp;
 mod native_vs_bash;
 mod newcomer;
 mod oracle;
+mod package_contents;
 mod packaging;
 mod platform;
 mod properties;
