@@ -783,7 +783,19 @@ pub(crate) fn typed(
     value: &str,
     extra: &[(&str, String)],
 ) -> (String, i64) {
-    let mut argv = vec![crate::support::agentenv_bin().display().to_string()];
+    typed_under(t, &[], args, value, extra)
+}
+
+/// [`typed`], the program started by `prefix` (`strace …`) when not empty.
+pub(crate) fn typed_under(
+    t: &Tree,
+    prefix: &[String],
+    args: &[&str],
+    value: &str,
+    extra: &[(&str, String)],
+) -> (String, i64) {
+    let mut argv = prefix.to_vec();
+    argv.push(crate::support::agentenv_bin().display().to_string());
     argv.extend(args.iter().map(|s| s.to_string()));
     let v = format!("{value}\r");
     let steps = [["Value for ", v.as_str()], ["confirm ", v.as_str()]];

@@ -6,7 +6,7 @@
 //! wrappers on PATH recording every backend call's argv and environment.
 //! Each test skips visibly when its backend is missing.
 
-use crate::refs::{bao_env, files_holding, run, tree, typed, Bao};
+use crate::refs::{bao_env, files_holding, run, tree, typed_under, Bao};
 use crate::support::{skip, which, Tree};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -264,6 +264,72 @@ fn wrappers(t: &Tree) -> String {
     )
 }
 
+/// `strace` recording every `execve` of a command and its children, with
+/// their whole argv and environment, into `<tree>/LOG`; empty (and a
+/// visible skip: the wrappers still record the backends' calls) without
+/// strace.
+fn tracer(t: &Tree, log: &str) -> Vec<String> {
+    let Some(strace) = which("strace") else {
+        skip(
+            "strace",
+            "not on PATH: only the wrappers record the backend calls",
+        );
+        return Vec::new();
+    };
+    let out = t.path(log).display().to_string();
+    [strace.display().to_string()]
+        .into_iter()
+        .chain(
+            [
+                "-f",
+                "-qq",
+                "-v",
+                "-s",
+                "1048576",
+                "-e",
+                "trace=execve",
+                "-o",
+            ]
+            .map(String::from),
+        )
+        .chain([out])
+        .collect()
+}
+
+/// `agentenv ARGS` (the session environment of [`Tree::agentenv`], the
+/// tests' runtime and state directories, and `env`) under [`tracer`];
+/// its output.
+fn traced(t: &Tree, log: &str, args: &[&str], env: &[(&str, String)]) -> std::process::Output {
+    let prefix = tracer(t, log);
+    let base = crate::support::session_cmd(t.root());
+    let mut c = match prefix.split_first() {
+        Some((strace, rest)) => {
+            let mut c = Command::new(strace);
+            c.args(rest).arg(crate::support::agentenv_bin());
+            c
+        }
+        None => Command::new(crate::support::agentenv_bin()),
+    };
+    c.args(args).env_clear();
+    for (k, v) in base.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.env("XDG_RUNTIME_DIR", t.path("rt"))
+        .env("XDG_STATE_HOME", t.path("state"))
+        .envs(env.iter().cloned())
+        .current_dir(t.path("proj"))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// The strace log `log`, when strace ran.
+fn started(t: &Tree, log: &str) -> Option<String> {
+    std::fs::read_to_string(t.path(log)).ok()
+}
+
 /// The recorded calls of `program` (its argv line).
 fn calls(t: &Tree, program: &str) -> Vec<String> {
     let log = std::fs::read_to_string(t.path("calls.log")).unwrap_or_default();
@@ -273,12 +339,25 @@ fn calls(t: &Tree, program: &str) -> Vec<String> {
         .collect()
 }
 
-/// No value in any recorded argv or environment, nor in a file written
-/// since `since` under the tree, /tmp or /dev/shm.
+/// No value in any recorded argv or environment (the wrappers' log, the
+/// strace logs), nor in a file written since `since` under the tree, /tmp
+/// or /dev/shm.
 fn nowhere(t: &Tree, since: SystemTime, values: &[&str]) {
-    let log = std::fs::read_to_string(t.path("calls.log")).unwrap_or_default();
-    for v in values {
-        assert!(!log.contains(v), "a backend call's argv or env holds {v}");
+    let mut logs = vec![t.path("calls.log")];
+    for e in std::fs::read_dir(t.root()).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "strace") {
+            logs.push(e.path());
+        }
+    }
+    for log in &logs {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        for v in values {
+            assert!(
+                !text.contains(v),
+                "{}: a process's argv or env holds {v}",
+                log.display()
+            );
+        }
     }
     let dirs = [
         t.root().to_path_buf(),
@@ -348,13 +427,21 @@ fn set_and_import_to_pass_store_through_stdin_only() {
     };
     env.push(("PATH", wrappers(&t)));
     let value = "pass-set-canary-6061";
-    let (out, status) = typed(
+    let (out, status) = typed_under(
         &t,
+        &tracer(&t, "set.strace"),
         &["set", "NPM_TOKEN", "--user", "--to", "pass:dev/npm"],
         value,
         &env,
     );
     assert_eq!(status, 0, "{out}");
+    if let Some(log) = started(&t, "set.strace") {
+        // strace saw pass and gpg start (what `nowhere` checks is real).
+        assert!(
+            log.contains("wrap/pass\", [") && log.contains("/usr/bin/gpg"),
+            "{log}"
+        );
+    }
     assert!(!out.contains(value), "echoed: {out}");
     assert_eq!(pass_show(&t, &env, "dev/npm"), format!("{value}\n"));
     assert_eq!(
@@ -372,14 +459,18 @@ fn set_and_import_to_pass_store_through_stdin_only() {
         "home/.agents/env",
         "# mine\nGH_TOKEN=pass-imp-canary-1\nKEEP=kept\nNPM2='pass imp canary 2'\n",
     );
-    run(
+    let out = traced(
         &t,
+        "import.strace",
         &["import", "--to", "pass:team", "--user", "GH_TOKEN", "NPM2"],
-        env.clone(),
-    )
-    .stderr_has("moved GH_TOKEN from")
-    .stderr_lacks("canary")
-    .run();
+        &env,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("moved GH_TOKEN from") && !stderr.contains("canary"),
+        "{stderr}"
+    );
     assert_eq!(pass_show(&t, &env, "team/GH_TOKEN"), "pass-imp-canary-1\n");
     assert_eq!(pass_show(&t, &env, "team/NPM2"), "pass imp canary 2\n");
     assert_eq!(t.read("home/.agents/env"), "# mine\nKEEP=kept\n");
@@ -556,8 +647,9 @@ fn set_and_import_to_the_secret_service_through_stdin_only() {
         ("PATH", wrappers(&t)),
     ];
     let value = "keyring-set-canary-8282";
-    let (out, status) = typed(
+    let (out, status) = typed_under(
         &t,
+        &tracer(&t, "set.strace"),
         &[
             "set",
             "OPENAI_API_KEY",
@@ -583,6 +675,9 @@ fn set_and_import_to_the_secret_service_through_stdin_only() {
         stores,
         ["CALL secret-tool [store] [--label] [agentenv agentenv/OPENAI_API_KEY] [service] [agentenv] [account] [OPENAI_API_KEY]"],
     );
+    if let Some(log) = started(&t, "set.strace") {
+        assert!(log.contains("wrap/secret-tool\", ["), "{log}");
+    }
     t.write(
         "home/.agents/env",
         "GH_TOKEN=keyring-imp-canary-1\nKEEP=kept\nEMPTY=\n",
