@@ -729,3 +729,30 @@ fn set_and_import_to_the_secret_service_through_stdin_only() {
     .run();
     nowhere(&t, since, &[value, "keyring-imp-canary-1"]);
 }
+
+#[test]
+fn a_pinned_project_reads_its_overlays_declarations_from_the_digest() {
+    // The trust gate loads an allowed project from the bytes its digest
+    // read; an overlay's `agentenv.toml` is among them, so what it
+    // declares public stays public under the gate too.
+    let t = tree();
+    t.write("proj/.agents/overlays/tools/env", "TOOL_LEVEL=debug\n");
+    t.write(
+        "proj/.agents/overlays/tools/agentenv.toml",
+        "[vars]\nTOOL_LEVEL = { public = true }\n",
+    );
+    run(&t, &["allow"], []).run();
+    for args in [
+        &["env", "--public-only", "--format", "json"][..],
+        &[
+            "env",
+            "--public-only",
+            "--format",
+            "json",
+            "--require-trust",
+        ],
+    ] {
+        let j = run(&t, args, []).run().json();
+        assert_eq!(j["TOOL_LEVEL"], "debug", "{args:?}: {j}");
+    }
+}
