@@ -869,6 +869,31 @@ impl Prepared {
                 };
             }
         }
+        // An overlay's reference of a name its store (or a later overlay)
+        // references too would be replaced at once: not resolved (no
+        // backend call, no warning), said with -v.
+        for i in 0..sources.len() {
+            let (earlier, later) = sources.split_at_mut(i + 1);
+            let (dir, _, _, refs) = &mut earlier[i];
+            refs.retain(|r| {
+                let Some((by, _, _, _)) = later
+                    .iter()
+                    .rev()
+                    .find(|s| s.3.iter().any(|l| l.name == r.name))
+                else {
+                    return true;
+                };
+                a.note(Note::info(format!(
+                    "{}: reference {} ({}:{}) not resolved: {} references it too and wins",
+                    r.name,
+                    r.text,
+                    dir.join(sensitive::FILE_NAME).display(),
+                    r.line,
+                    by.join(sensitive::FILE_NAME).display()
+                )));
+                false
+            });
+        }
         let started = std::time::Instant::now();
         let env = spawn_env(a.current(), base);
         let timeout =

@@ -33,7 +33,7 @@ fn an_overlay_references_resolve_before_its_store_with_one_vault_read_per_path()
     // files win over its overlays').
     t.write(
         "home/.agents/overlays/tools/agentenv.toml",
-        "[vars]\nSHARED = { from = \"vault://secret/app/tool#k\" }\nTOOL_PW = { from = \"vault://secret/app/db#password\" }\nTOOL_OWN = { from = \"vault://secret/app/tool#k\" }\n",
+        "[vars]\nSHARED = { from = \"vault://secret/app/missing#k\" }\nTOOL_PW = { from = \"vault://secret/app/db#password\" }\nTOOL_OWN = { from = \"vault://secret/app/tool#k\" }\n",
     );
     let print = "printf '%s|%s|%s|%s' \"$SHARED\" \"$DB_USER\" \"$TOOL_PW\" \"$TOOL_OWN\"";
     run(&t, &["exec", "--", "sh", "-c", print], bao_env(&b))
@@ -41,24 +41,26 @@ fn an_overlay_references_resolve_before_its_store_with_one_vault_read_per_path()
         .stderr("")
         .run();
     assert_eq!((b.reads("app/db"), b.reads("app/tool")), (1, 1));
-    // explain: both touches, each with its file and line; the store's last.
-    let ex = run(&t, &["explain", "SHARED", "--format", "json"], bao_env(&b))
-        .secret(PW)
-        .run()
-        .json();
-    let text = ex.to_string();
+    // The overlay's SHARED was not resolved (its store's wins): no read, no
+    // warning; -v says so. explain shows the store's touch.
+    assert_eq!(b.reads("app/missing"), 0);
     let store_toml = t.path("home/.agents/agentenv.toml").display().to_string();
     let ovl_toml = t
         .path("home/.agents/overlays/tools/agentenv.toml")
         .display()
         .to_string();
-    let (at_ovl, at_store) = (
-        text.find(&ovl_toml).expect(&text),
-        text.rfind(&store_toml).expect(&text),
-    );
-    assert!(at_ovl < at_store, "{text}");
+    run(&t, &["env", "-v", "--public-only"], bao_env(&b))
+        .stderr_has(format!("SHARED: reference vault://secret/app/missing#k ({ovl_toml}:2) not resolved: {store_toml} references it too and wins"))
+        .secret(PW)
+        .run();
+    let ex = run(&t, &["explain", "SHARED", "--format", "json"], bao_env(&b))
+        .secret(PW)
+        .run()
+        .json();
+    let text = ex.to_string();
     assert!(
-        text.contains("from vault://secret/app/tool#k: resolved from")
+        text.contains(&store_toml)
+            && !text.contains(&ovl_toml)
             && text.contains("from vault://secret/app/db#password: resolved from"),
         "{text}"
     );
