@@ -221,6 +221,16 @@ pub fn run(a: ImportArgs) -> Exit {
         cwd: &cwd,
         timeout: crate::refs::seconds(&base, "AGENTENV_REF_TIMEOUT", crate::refs::DEFAULT_TIMEOUT),
     };
+    // 0. Every value one the backend would give back whole (before any write).
+    for m in &moves {
+        let r = Ref::parse(&m.reference).map_err(|why| Failure::usage(format!("import: {why}")))?;
+        crate::refs::provider(&r).check(&m.value).map_err(|why| {
+            Failure::runtime(format!(
+                "import: {}: {}: {why}; nothing written",
+                m.name, m.reference
+            ))
+        })?;
+    }
     // 1. Every value into the backend (a failure leaves the store as it was).
     for m in &moves {
         let r = Ref::parse(&m.reference).map_err(|why| Failure::usage(format!("import: {why}")))?;

@@ -62,13 +62,7 @@ impl Provider for Keychain {
         }
     }
 
-    fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String> {
-        let (service, account) = parts(r);
-        if macos() {
-            // `security` takes the password only in argv (-w): refused
-            // rather than shown in the process list.
-            return Err("writing the macOS keychain is not supported yet (use Keychain Access or `security add-generic-password` yourself)".into());
-        }
+    fn check(&self, value: &[u8]) -> Result<(), String> {
         // `secret-tool lookup` finds no item in an empty value, and
         // libsecret keeps a text value only up to a NUL byte.
         if value.is_empty() {
@@ -82,6 +76,17 @@ impl Provider for Keychain {
                     .into(),
             );
         }
+        Ok(())
+    }
+
+    fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String> {
+        let (service, account) = parts(r);
+        if macos() {
+            // `security` takes the password only in argv (-w): refused
+            // rather than shown in the process list.
+            return Err("writing the macOS keychain is not supported yet (use Keychain Access or `security add-generic-password` yourself)".into());
+        }
+        self.check(value)?;
         let mut cmd = ctx.command("secret-tool");
         let label = format!("agentenv {service}/{account}");
         cmd.args([

@@ -285,6 +285,13 @@ pub(crate) trait Provider: Sync {
     /// What `status` says this would contact (no secret).
     fn backend(&self, r: &Ref, ctx: &Ctx<'_>) -> String;
 
+    /// Whether `write` would take `value` (one a load would not read back
+    /// whole is refused): asked for every value before any is written
+    /// (`import --to`), and by `write` itself.
+    fn check(&self, _value: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Store `value` at `r` (`agentenv set --to`).
     fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String>;
 }

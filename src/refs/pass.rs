@@ -57,7 +57,7 @@ impl Provider for Pass {
         )
     }
 
-    fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String> {
+    fn check(&self, value: &[u8]) -> Result<(), String> {
         // A load reads the first line back: a value it would not read back
         // whole is refused before pass is started.
         if value.is_empty() {
@@ -68,6 +68,11 @@ impl Provider for Pass {
         if value.contains(&b'\n') {
             return Err("pass: the value has a line break, and a load reads only its first line; store it with age: or vault:// instead".into());
         }
+        Ok(())
+    }
+
+    fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String> {
+        self.check(value)?;
         // `pass insert -m` reads the value on stdin: never in argv.
         let mut input = value.to_vec();
         input.push(b'\n');

@@ -499,30 +499,39 @@ fn set_and_import_to_pass_store_through_stdin_only() {
     )
     .stdout(format!("{value}|pass-imp-canary-1|pass imp canary 2"))
     .run();
-    // A value pass would not give back whole is refused before pass runs:
-    // a line break (a load reads the first line), an empty value.
+    // A value pass would not give back whole is refused before pass runs,
+    // for any of the values moved: a line break (a load reads the first
+    // line), an empty value.
     let before = calls(&t, "pass").len();
+    let toml = t.read("home/.agents/agentenv.toml");
     for (file, why) in [
         (
-            "ML=\"multi-canary-1\nmulti-canary-2\"\n",
-            "has a line break",
+            "GOOD=pass-good-canary\nML=\"multi-canary-1\nmulti-canary-2\"\n",
+            "ML: pass:team/ML: pass: the value has a line break",
         ),
-        ("EMPTY=\n", "the value is empty"),
+        (
+            "GOOD=pass-good-canary\nEMPTY=\n",
+            "EMPTY: pass:team/EMPTY: pass: the value is empty",
+        ),
     ] {
         t.write("home/.agents/env", file);
         run(&t, &["import", "--to", "pass:team", "--user"], env.clone())
             .status(1)
             .stderr_has(why)
-            .stderr_has("the env files are unchanged")
+            .stderr_has("nothing written")
             .stderr_lacks("canary")
             .run();
         assert_eq!(t.read("home/.agents/env"), file);
+        assert_eq!(t.read("home/.agents/agentenv.toml"), toml);
     }
     let inserts: Vec<String> = calls(&t, "pass").into_iter().skip(before).collect();
     assert!(
         !inserts.iter().any(|c| c.contains("[insert]")),
         "{inserts:?}"
     );
+    // The refused values stay in the env file, as they were (the one
+    // place they may be): emptied, so that the scan below finds any copy.
+    t.write("home/.agents/env", "");
     let gpg_calls = calls(&t, "gpg").len() + calls(&t, "gpg2").len();
     assert!(gpg_calls > 0, "gpg ran under the wrapper");
     nowhere(
@@ -533,6 +542,7 @@ fn set_and_import_to_pass_store_through_stdin_only() {
             "pass-imp-canary-1",
             "pass imp canary 2",
             "multi-canary-1",
+            "pass-good-canary",
         ],
     );
 }
