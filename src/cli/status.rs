@@ -165,11 +165,12 @@ fn text(r: &Value) -> String {
             } else {
                 format!("not contacted: {}", st(&x["why"]))
             };
+            // The file and line that declare it (a store's or an overlay's).
+            let at = format!("{}:{}", st(&x["file"]), x["line"]);
+            let (level, name) = (st(&x["level"]), st(&x["name"]));
+            let reference = st(&x["reference"]);
             o.push_str(&format!(
-                "  {:<8} {}  {}  {contact}\n",
-                st(&x["level"]),
-                st(&x["name"]),
-                st(&x["reference"])
+                "  {level:<8} {name}  {reference}  {contact}  ({at})\n"
             ));
         }
     }

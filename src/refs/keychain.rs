@@ -62,6 +62,23 @@ impl Provider for Keychain {
         }
     }
 
+    fn check(&self, value: &[u8]) -> Result<(), String> {
+        // `secret-tool lookup` finds no item in an empty value, and
+        // libsecret keeps a text value only up to a NUL byte.
+        if value.is_empty() {
+            return Err(
+                "keychain: the value is empty (a load reads an empty item as no such item)".into(),
+            );
+        }
+        if value.contains(&0) {
+            return Err(
+                "keychain: the value holds a NUL byte, which the Secret Service does not keep"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String> {
         let (service, account) = parts(r);
         if macos() {
@@ -69,6 +86,7 @@ impl Provider for Keychain {
             // rather than shown in the process list.
             return Err("writing the macOS keychain is not supported yet (use Keychain Access or `security add-generic-password` yourself)".into());
         }
+        self.check(value)?;
         let mut cmd = ctx.command("secret-tool");
         let label = format!("agentenv {service}/{account}");
         cmd.args([

@@ -121,6 +121,29 @@ impl Ref {
         Err(format!("unknown scheme (known: {SCHEMES})"))
     }
 
+    /// This reference as declared by the `agentenv.toml` at `dir`, a
+    /// path under the store (an overlay's `overlays/NAME`): an `age:`
+    /// FILE is relative to that directory. A FILE that leaves it (`..`,
+    /// absolute) is kept as written, for `age` to refuse.
+    pub(crate) fn under(&self, dir: &Path) -> Ref {
+        match self {
+            Ref::Age { file, name } if !dir.as_os_str().is_empty() => {
+                let f = Path::new(file);
+                let inside = f.is_relative()
+                    && !f.components().any(|c| c == std::path::Component::ParentDir);
+                let file = match (inside, dir.join(f).to_str()) {
+                    (true, Some(joined)) => joined.to_string(),
+                    _ => file.clone(),
+                };
+                Ref::Age {
+                    file,
+                    name: name.clone(),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
     /// The scheme's provider name (`vault`, `op`, `age`, `pass`,
     /// `keychain`).
     pub(crate) fn scheme(&self) -> &'static str {
@@ -261,6 +284,13 @@ pub(crate) trait Provider: Sync {
 
     /// What `status` says this would contact (no secret).
     fn backend(&self, r: &Ref, ctx: &Ctx<'_>) -> String;
+
+    /// Whether `write` would take `value` (one a load would not read back
+    /// whole is refused): asked for every value before any is written
+    /// (`import --to`), and by `write` itself.
+    fn check(&self, _value: &[u8]) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Store `value` at `r` (`agentenv set --to`).
     fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String>;
@@ -489,6 +519,24 @@ mod tests {
                 "{bad}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn an_overlays_age_file_is_relative_to_the_overlay() {
+        let age = Ref::parse("age:team.env.age#K").unwrap();
+        let ovl = Path::new("overlays/tools");
+        assert_eq!(
+            age.under(ovl),
+            Ref::parse("age:overlays/tools/team.env.age#K").unwrap()
+        );
+        assert_eq!(age.under(Path::new("")), age);
+        // A FILE that leaves the overlay is kept as written (age refuses it).
+        for bad in ["age:../x#K", "age:/etc/x#K"] {
+            let r = Ref::parse(bad).unwrap();
+            assert_eq!(r.under(ovl), r);
+        }
+        let pass = Ref::parse("pass:dev/npm").unwrap();
+        assert_eq!(pass.under(ovl), pass);
     }
 
     #[test]

@@ -57,7 +57,22 @@ impl Provider for Pass {
         )
     }
 
+    fn check(&self, value: &[u8]) -> Result<(), String> {
+        // A load reads the first line back: a value it would not read back
+        // whole is refused before pass is started.
+        if value.is_empty() {
+            return Err(
+                "pass: the value is empty (a load reads an empty first line as no value)".into(),
+            );
+        }
+        if value.contains(&b'\n') {
+            return Err("pass: the value has a line break, and a load reads only its first line; store it with age: or vault:// instead".into());
+        }
+        Ok(())
+    }
+
     fn write(&self, r: &Ref, value: &[u8], ctx: &Ctx<'_>) -> Result<(), String> {
+        self.check(value)?;
         // `pass insert -m` reads the value on stdin: never in argv.
         let mut input = value.to_vec();
         input.push(b'\n');

@@ -114,6 +114,13 @@ pub(crate) enum Error {
         reference: String,
         why: String,
     },
+    /// `import`: the backend could not give this value back whole (checked
+    /// for every value before any is written).
+    Unfit {
+        name: String,
+        reference: String,
+        why: String,
+    },
     /// `import`: an env file is not plain assignments.
     NotPlain(PathBuf),
     /// `import`: NAME's assignment cannot be removed from its file.
@@ -240,6 +247,11 @@ impl std::fmt::Display for Error {
                     "the env files are unchanged"
                 }
             ),
+            Error::Unfit {
+                name,
+                reference,
+                why,
+            } => write!(f, "import: {name}: {reference}: {why}; nothing written"),
             Error::NotPlain(file) => write!(
                 f,
                 "import: {} is not plain assignments agentenv reads without bash; move its values by hand (agentenv set NAME --to REF)",
@@ -607,6 +619,22 @@ pub(crate) fn to_backend(
         .write(&r, value, &ctx)
         .map_err(|why| Error::Backend {
             cmd,
+            name: name.to_string(),
+            reference: reference.to_string(),
+            why,
+        })
+}
+
+/// Whether the backend of `reference` would give `value` back whole
+/// (before any write: `import` checks every value first).
+pub(crate) fn check_for_backend(name: &str, reference: &str, value: &[u8]) -> Result<(), Error> {
+    let r = crate::refs::Ref::parse(reference).map_err(|why| Error::BadRef {
+        prefix: "import: ".to_string(),
+        why,
+    })?;
+    crate::refs::provider(&r)
+        .check(value)
+        .map_err(|why| Error::Unfit {
             name: name.to_string(),
             reference: reference.to_string(),
             why,

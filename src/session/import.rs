@@ -176,6 +176,10 @@ pub(crate) fn apply(
     cwd: &Path,
     said: &mut Vec<Said>,
 ) -> Result<(), Error> {
+    // Every value one its backend would give back whole, before any write.
+    for m in moves {
+        edit::check_for_backend(&m.name, &m.reference, &m.value)?;
+    }
     for m in moves {
         edit::to_backend(t, "import", &m.name, &m.reference, &m.value, base, cwd)?;
     }

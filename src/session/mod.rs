@@ -180,7 +180,8 @@ pub(crate) struct RefRecord {
     pub name: String,
     /// The reference as written.
     pub text: String,
-    /// The store that declares it.
+    /// The directory whose `agentenv.toml` declares it: a store or one
+    /// of its overlays.
     pub store: PathBuf,
     pub line: u32,
     /// Resolved (from where, when), or why not.
@@ -791,8 +792,12 @@ impl Prepared {
         (out, kept)
     }
 
-    /// The secret references of `store` (docs/team-secrets.md#team-secrets): a layer
-    /// of their own after the store's files. A project store's resolve
+    /// The secret references of `store` and of its overlays
+    /// (docs/team-secrets.md#the-rules): a layer per `agentenv.toml` after
+    /// the store's files, the overlays' first (name order) and the store's
+    /// last, so the store's reference wins, as its env files do. All of
+    /// them resolve in one [`crate::refs::resolve`] (one read per vault
+    /// path across the store and its overlays). A project store's resolve
     /// only once it is allowed: with the trust gate, from the bytes it
     /// allowed; without, when its digest is allowed now (its references
     /// then read from that digest's bytes). A refusal contacts no backend.
@@ -804,15 +809,23 @@ impl Prepared {
         base: &Env,
         records: &mut Vec<RefRecord>,
     ) {
-        let Some(d) = decls.get(&store.path) else {
-            return;
-        };
-        let mut refs = d.references();
-        if refs.is_empty() {
+        // (directory, level, its path under the store, its references)
+        let overlays = self.scope.overlays.iter().filter(|o| o.store == store.path);
+        let mut sources: Vec<(&Path, &str, PathBuf, Vec<sensitive::Reference>)> = overlays
+            .map(|o| {
+                let rel = o.path.strip_prefix(&store.path).unwrap_or(&o.path);
+                (o.path.as_path(), o.name.as_str(), rel.to_path_buf())
+            })
+            .chain([(store.path.as_path(), store.level, PathBuf::new())])
+            .map(|(dir, level, rel)| {
+                let refs = decls.get(dir).map(|d| d.references()).unwrap_or_default();
+                (dir, level, rel, refs)
+            })
+            .collect();
+        if sources.iter().all(|s| s.3.is_empty()) {
             return;
         }
         let cwd = &self.scope.cwd;
-        let file = store.path.join(sensitive::FILE_NAME);
         if store.level == "project" && self.pinned.is_none() {
             let root = self
                 .scope
@@ -828,39 +841,62 @@ impl Prepared {
                 })
                 .flatten();
             let Some(allowed) = allowed else {
-                for r in &refs {
-                    a.warn(format!(
-                        "{}: reference {} not resolved: the project store {} is not allowed (agentenv allow {}); left unset",
-                        r.name,
-                        r.text,
-                        store.path.display(),
-                        root.display()
-                    ));
-                    records.push(RefRecord::refused(
-                        r,
-                        &store.path,
-                        "the project store is not allowed",
-                    ));
+                for (dir, _, _, refs) in &sources {
+                    for r in refs {
+                        a.warn(format!(
+                            "{}: reference {} not resolved: the project store {} is not allowed (agentenv allow {}); left unset",
+                            r.name,
+                            r.text,
+                            store.path.display(),
+                            root.display()
+                        ));
+                        records.push(RefRecord::refused(
+                            r,
+                            dir,
+                            "the project store is not allowed",
+                        ));
+                    }
                 }
                 return;
             };
             // The references the allowed digest holds.
-            let mut notes = Vec::new();
-            refs = match allowed
-                .snapshot
-                .file(&allowed.snapshot.store.join(sensitive::FILE_NAME))
-            {
-                Pinned::Bytes(b) => {
-                    sensitive::Declarations::parse(&file, &b, &mut notes).references()
-                }
-                _ => Vec::new(),
-            };
+            let snap = &allowed.snapshot;
+            for (dir, _, rel, refs) in &mut sources {
+                let file = dir.join(sensitive::FILE_NAME);
+                let mut notes = Vec::new();
+                *refs = match snap.file(&snap.store.join(&*rel).join(sensitive::FILE_NAME)) {
+                    Pinned::Bytes(b) => {
+                        sensitive::Declarations::parse(&file, &b, &mut notes).references()
+                    }
+                    _ => Vec::new(),
+                };
+            }
         }
-        let l = a.add_layer(
-            LayerInfo::new(LayerKind::References)
-                .with_path(&file)
-                .with_level(store.level),
-        );
+        // An overlay's reference of a name its store (or a later overlay)
+        // references too would be replaced at once: not resolved (no
+        // backend call, no warning), said with -v.
+        for i in 0..sources.len() {
+            let (earlier, later) = sources.split_at_mut(i + 1);
+            let (dir, _, _, refs) = &mut earlier[i];
+            refs.retain(|r| {
+                let Some((by, _, _, _)) = later
+                    .iter()
+                    .rev()
+                    .find(|s| s.3.iter().any(|l| l.name == r.name))
+                else {
+                    return true;
+                };
+                a.note(Note::info(format!(
+                    "{}: reference {} ({}:{}) not resolved: {} references it too and wins",
+                    r.name,
+                    r.text,
+                    dir.join(sensitive::FILE_NAME).display(),
+                    r.line,
+                    by.join(sensitive::FILE_NAME).display()
+                )));
+                false
+            });
+        }
         let started = std::time::Instant::now();
         let env = spawn_env(a.current(), base);
         let timeout =
@@ -872,38 +908,57 @@ impl Prepared {
             cwd,
             timeout,
         };
+        // One call for them all; an overlay's age FILE is relative to the
+        // overlay.
+        let parsed: Vec<crate::refs::Ref> = sources
+            .iter()
+            .flat_map(|(_, _, rel, refs)| refs.iter().map(move |r| r.parsed.under(rel)))
+            .collect();
+        let all = sources.iter().flat_map(|s| s.3.iter());
         let pairs: Vec<(&str, &crate::refs::Ref)> =
-            refs.iter().map(|r| (r.text.as_str(), &r.parsed)).collect();
-        let resolved = crate::refs::resolve(&pairs, &ctx, started + timeout.min(self.timeout));
-        let mut cs = ChangeSet::new();
-        for (r, res) in refs.iter().zip(resolved) {
-            match &res.value {
-                Ok(v) => cs.set_at(r.name.clone(), OsStr::from_bytes(v).to_os_string(), r.line),
-                Err(why) => a.warn(format!(
-                    "{}: reference {} not resolved: {why}; left unset",
-                    r.name, r.text
-                )),
+            all.map(|r| r.text.as_str()).zip(parsed.iter()).collect();
+        let mut resolved =
+            crate::refs::resolve(&pairs, &ctx, started + timeout.min(self.timeout)).into_iter();
+        for (dir, level, _, refs) in &sources {
+            if refs.is_empty() {
+                continue;
             }
-            records.push(RefRecord {
-                name: r.name.clone(),
-                text: r.text.clone(),
-                store: store.path.clone(),
-                line: r.line,
-                outcome: match res.value {
-                    Ok(_) => Ok((res.source, res.at)),
-                    Err(why) => Err(why),
-                },
-            });
+            let file = dir.join(sensitive::FILE_NAME);
+            let l = a.add_layer(
+                LayerInfo::new(LayerKind::References)
+                    .with_path(&file)
+                    .with_level(*level),
+            );
+            let mut cs = ChangeSet::new();
+            for (r, res) in refs.iter().zip(resolved.by_ref()) {
+                match &res.value {
+                    Ok(v) => cs.set_at(r.name.clone(), OsStr::from_bytes(v).to_os_string(), r.line),
+                    Err(why) => a.warn(format!(
+                        "{}: reference {} not resolved: {why}; left unset",
+                        r.name, r.text
+                    )),
+                }
+                records.push(RefRecord {
+                    name: r.name.clone(),
+                    text: r.text.clone(),
+                    store: dir.to_path_buf(),
+                    line: r.line,
+                    outcome: match res.value {
+                        Ok(_) => Ok((res.source, res.at)),
+                        Err(why) => Err(why),
+                    },
+                });
+            }
+            a.apply(l, &cs);
+            let note = trace::layer(
+                LayerKind::References.as_str(),
+                level,
+                &file,
+                None,
+                started.elapsed(),
+            );
+            a.note(note);
         }
-        a.apply(l, &cs);
-        let note = trace::layer(
-            LayerKind::References.as_str(),
-            store.level,
-            &file,
-            None,
-            started.elapsed(),
-        );
-        a.note(note);
     }
 
     /// What the trust digest read at `f` (`Elsewhere` without a gate).

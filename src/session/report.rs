@@ -119,6 +119,13 @@ pub(crate) fn explain(
     let mut notes: Vec<String> = root_note.into_iter().collect();
     for rec in session.references() {
         let name = OsStr::new(&rec.name);
+        // The store's or the overlay's file (a store and its overlay may
+        // both reference a name, on the same line).
+        let file = rec
+            .store
+            .join("agentenv.toml")
+            .to_string_lossy()
+            .into_owned();
         match &rec.outcome {
             Ok((source, at)) => {
                 let touch = reports
@@ -126,7 +133,7 @@ pub(crate) fn explain(
                     .filter(|r| r.name == name)
                     .flat_map(|r| r.touches.iter_mut())
                     .filter(|t| t.layer.kind == crate::core::LayerKind::References.as_str())
-                    .find(|t| t.line == Some(rec.line));
+                    .find(|t| t.line == Some(rec.line) && t.layer.file == Some(file.clone()));
                 if let Some(t) = touch {
                     t.detail = Some(format!(
                         "from {}: resolved from {} (fetched {})",
@@ -140,10 +147,7 @@ pub(crate) fn explain(
                 if vars.is_empty() || vars.iter().any(|v| v == name) {
                     notes.push(format!(
                         "{}: from {} ({}:{}): not resolved: {why}",
-                        rec.name,
-                        rec.text,
-                        rec.store.join("agentenv.toml").display(),
-                        rec.line
+                        rec.name, rec.text, file, rec.line
                     ));
                 }
             }

@@ -36,7 +36,7 @@ pub struct Status {
     pub bin: Vec<DirRow>,
     pub lib: Vec<DirRow>,
     pub cache: CacheRow,
-    /// The secret references each store declares and the backend a load
+    /// The secret references each store and overlay declares and the backend a load
     /// would contact for each (none for a project store not allowed).
     pub references: Vec<RefRow>,
     /// What working it out had to say (the scope's warnings when walked
@@ -62,6 +62,9 @@ pub struct RefRow {
     pub name: String,
     pub level: &'static str,
     pub reference: String,
+    /// The `agentenv.toml` (the store's or an overlay's) and its line.
+    pub file: String,
+    pub line: u32,
     pub backend: String,
     pub contacted: bool,
     pub why: Option<String>,
@@ -192,16 +195,14 @@ impl Plan {
         })
     }
 
-    /// The references of each loaded store, with the backend each would
-    /// contact (as the caller's environment names it: the stores' own
-    /// files are not run here).
+    /// The references of each loaded store and of its overlays (in the
+    /// order a load applies them), with the file and line that declare
+    /// each and the backend each would contact (as the caller's
+    /// environment names it: the stores' own files are not run here).
     fn reference_rows(&self, stores: &[StoreRow], notes: &mut Vec<Note>) -> Vec<RefRow> {
         let scope = &self.prepared().scope;
         let mut rows = Vec::new();
         for st in &scope.stores {
-            let Some(d) = super::sensitive::Declarations::load(&st.path, &scope.cwd, notes) else {
-                continue;
-            };
             let allowed = st.level != "project"
                 || self.prepared().pinned.is_some()
                 || stores.iter().any(|r| {
@@ -215,15 +216,27 @@ impl Plan {
                 cwd: &scope.cwd,
                 timeout: crate::refs::DEFAULT_TIMEOUT,
             };
-            for r in d.references() {
-                rows.push(RefRow {
-                    name: r.name.clone(),
-                    level: st.level,
-                    backend: crate::refs::provider(&r.parsed).backend(&r.parsed, &ctx),
-                    reference: r.text,
-                    contacted: allowed,
-                    why: (!allowed).then(|| "the project store is not allowed".to_string()),
-                });
+            let overlays = scope.overlays.iter().filter(|o| o.store == st.path);
+            let dirs = overlays.map(|o| &o.path).chain([&st.path]);
+            for dir in dirs {
+                let Some(d) = super::sensitive::Declarations::load(dir, &scope.cwd, notes) else {
+                    continue;
+                };
+                let rel = dir.strip_prefix(&st.path).unwrap_or(dir);
+                let file = s(&dir.join(super::sensitive::FILE_NAME));
+                for r in d.references() {
+                    let parsed = r.parsed.under(rel);
+                    rows.push(RefRow {
+                        name: r.name.clone(),
+                        level: st.level,
+                        backend: crate::refs::provider(&parsed).backend(&parsed, &ctx),
+                        reference: r.text,
+                        file: file.clone(),
+                        line: r.line,
+                        contacted: allowed,
+                        why: (!allowed).then(|| "the project store is not allowed".to_string()),
+                    });
+                }
             }
         }
         rows

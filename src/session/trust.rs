@@ -226,6 +226,16 @@ impl Snapshot {
         }
     }
 
+    /// Whether `rel` is the `agentenv.toml` of the store or of one of its
+    /// overlays.
+    fn is_declarations(rel: &[u8]) -> bool {
+        let parts: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
+        matches!(
+            parts.as_slice(),
+            [b"agentenv.toml"] | [b"overlays", _, b"agentenv.toml"]
+        )
+    }
+
     /// Whether `rel` is `bin`, `lib` (of the store or an overlay) or below.
     fn is_watched(rel: &[u8]) -> bool {
         let parts: Vec<&[u8]> = rel.split(|b| *b == b'/').collect();
@@ -495,9 +505,9 @@ impl Digest<'_> {
                 "the store's files are larger than the digest reads (1 GiB in all)",
             ));
         }
-        // The env files, and the store's `agentenv.toml` (its secret
-        // references resolve from the bytes allowed).
-        let keep = Snapshot::is_env_file(rel) || rel == b"agentenv.toml";
+        // The env files, and the store's and its overlays' `agentenv.toml`
+        // (their secret references resolve from the bytes allowed).
+        let keep = Snapshot::is_env_file(rel) || Snapshot::is_declarations(rel);
         let mut kept = (keep && size <= MAX_KEPT).then(|| Vec::with_capacity(size as usize));
         let mut content = blake3::Hasher::new();
         let mut buf = vec![0u8; 64 * 1024];
@@ -762,6 +772,8 @@ mod tests {
         fs::create_dir_all(store.join("overlays/o/lib/pkg")).unwrap();
         fs::write(store.join("overlays/o/env.py"), "print('{}')\n").unwrap();
         fs::write(store.join("overlays/o/lib/pkg/m.py"), "").unwrap();
+        fs::write(store.join("overlays/o/agentenv.toml"), "[vars]\n").unwrap();
+        fs::write(store.join("overlays/o/lib/agentenv.toml"), "").unwrap();
         fs::write(store.join("notes.txt"), "not an env file").unwrap();
         let (d, snap) = snapshot(&store, bounds()).unwrap();
         assert_eq!(d.len(), 64);
@@ -774,6 +786,16 @@ mod tests {
             snap.file(&real.join("overlays/o/env.py")),
             Pinned::Bytes(_)
         ));
+        // The overlay's declarations are kept (its references resolve
+        // from them); an `agentenv.toml` deeper down is not one.
+        assert_eq!(
+            snap.file(&real.join("overlays/o/agentenv.toml")),
+            Pinned::Bytes(std::sync::Arc::new(b"[vars]\n".to_vec()))
+        );
+        assert_eq!(
+            snap.file(&real.join("overlays/o/lib/agentenv.toml")),
+            Pinned::Absent
+        );
         assert_eq!(snap.file(&real.join("notes.txt")), Pinned::Absent);
         assert_eq!(snap.file(&real.join("pre.env")), Pinned::Absent);
         assert_eq!(snap.file(Path::new("/elsewhere/env")), Pinned::Elsewhere);

@@ -21,16 +21,16 @@ fn bao_bin() -> Option<PathBuf> {
 
 /// A dev OpenBao server on a free loopback port, with a file audit device;
 /// killed on drop.
-struct Bao {
+pub(crate) struct Bao {
     child: Child,
     bin: PathBuf,
-    addr: String,
+    pub(crate) addr: String,
     token: String,
     audit: PathBuf,
 }
 
 impl Bao {
-    fn start(dir: &Path) -> Option<Bao> {
+    pub(crate) fn start(dir: &Path) -> Option<Bao> {
         let Some(bin) = bao_bin() else {
             skip(
                 "bao",
@@ -97,7 +97,7 @@ impl Bao {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn put(&self, path: &str, fields: &[(&str, &str)]) {
+    pub(crate) fn put(&self, path: &str, fields: &[(&str, &str)]) {
         let mut args = vec!["kv".to_string(), "put".into(), path.to_string()];
         args.extend(fields.iter().map(|(k, v)| format!("{k}={v}")));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -105,7 +105,7 @@ impl Bao {
     }
 
     /// How many reads of KV v2 `secret/data/PATH` the audit log holds.
-    fn reads(&self, path: &str) -> usize {
+    pub(crate) fn reads(&self, path: &str) -> usize {
         let want = format!("secret/data/{path}");
         let text = std::fs::read_to_string(&self.audit).unwrap_or_default();
         text.lines()
@@ -131,7 +131,7 @@ impl Drop for Bao {
 
 /// A session tree with an owner-only runtime directory of its own (the
 /// value daemon lives there and leaves when the tree is removed).
-fn tree() -> Tree {
+pub(crate) fn tree() -> Tree {
     let t = Tree::session();
     let rt = t.mkdir("rt");
     use std::os::unix::fs::PermissionsExt;
@@ -140,7 +140,11 @@ fn tree() -> Tree {
 }
 
 /// `agentenv ARGS` in the tree, with its runtime directory and `extra`.
-fn run<'a>(t: &Tree, args: &[&str], extra: impl IntoIterator<Item = (&'a str, String)>) -> Run {
+pub(crate) fn run<'a>(
+    t: &Tree,
+    args: &[&str],
+    extra: impl IntoIterator<Item = (&'a str, String)>,
+) -> Run {
     let mut r = t
         .agentenv(args)
         .env("XDG_RUNTIME_DIR", t.path("rt"))
@@ -151,7 +155,7 @@ fn run<'a>(t: &Tree, args: &[&str], extra: impl IntoIterator<Item = (&'a str, St
     r
 }
 
-fn bao_env(b: &Bao) -> Vec<(&'static str, String)> {
+pub(crate) fn bao_env(b: &Bao) -> Vec<(&'static str, String)> {
     vec![("BAO_ADDR", b.addr.clone()), ("BAO_TOKEN", b.token.clone())]
 }
 
@@ -172,7 +176,7 @@ fn b64(v: &str) -> String {
 
 /// Every regular file under `dirs` changed since `since` that holds a
 /// canary, raw or in base64.
-fn files_holding(dirs: &[PathBuf], since: SystemTime, canaries: &[&str]) -> Vec<String> {
+pub(crate) fn files_holding(dirs: &[PathBuf], since: SystemTime, canaries: &[&str]) -> Vec<String> {
     let needles: Vec<Vec<u8>> = canaries
         .iter()
         .flat_map(|c| [c.as_bytes().to_vec(), b64(c).into_bytes()])
@@ -773,8 +777,25 @@ fn secret_service_through_gnome_keyring() {
 
 /// `agentenv ARGS` on a pseudo-terminal (tests/it/support/pty_run.py),
 /// typing `value` at both prompts; the terminal's text and the status.
-fn typed(t: &Tree, args: &[&str], value: &str, extra: &[(&str, String)]) -> (String, i64) {
-    let mut argv = vec![crate::support::agentenv_bin().display().to_string()];
+pub(crate) fn typed(
+    t: &Tree,
+    args: &[&str],
+    value: &str,
+    extra: &[(&str, String)],
+) -> (String, i64) {
+    typed_under(t, &[], args, value, extra)
+}
+
+/// [`typed`], the program started by `prefix` (`strace …`) when not empty.
+pub(crate) fn typed_under(
+    t: &Tree,
+    prefix: &[String],
+    args: &[&str],
+    value: &str,
+    extra: &[(&str, String)],
+) -> (String, i64) {
+    let mut argv = prefix.to_vec();
+    argv.push(crate::support::agentenv_bin().display().to_string());
     argv.extend(args.iter().map(|s| s.to_string()));
     let v = format!("{value}\r");
     let steps = [["Value for ", v.as_str()], ["confirm ", v.as_str()]];
