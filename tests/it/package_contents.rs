@@ -183,7 +183,7 @@ fn the_sources_need_nothing_only_the_build_script_sets() {
                     continue;
                 }
                 // Only a test's `#[cfg_attr(…, ignore = …)]` may read it.
-                let window = lines[i.saturating_sub(3)..(i + 3).min(lines.len())].join("\n");
+                let window = lines[i.saturating_sub(10)..(i + 10).min(lines.len())].join("\n");
                 if !(window.contains("#[cfg_attr(") && window.contains("ignore =")) {
                     bad.push(format!("{at}: cfg {c} outside a test's cfg_attr"));
                 }
