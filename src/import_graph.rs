@@ -6,10 +6,11 @@
 //! command line `cli` — their inner modules (one file each; a folder's
 //! `mod.rs` is its face, not a node). `lib.rs` and `main.rs` are the roof.
 //!
-//! Besides no cycle, two rules of direction ([`RULES`]): `agent` never
+//! Besides no cycle, three rules of direction ([`RULES`]): `agent` never
 //! imports `cli` (the command line calls the agent room, as cargo's
-//! commands call `ops`), and `mask` imports nothing but the ground floor
-//! (it is a leaf engine that knows no job).
+//! commands call `ops`), `refs` imports neither `agent` nor `cli`, and
+//! `mask` imports nothing but the ground floor (it is a leaf engine that
+//! knows no job).
 //!
 //! An edge is any `crate::a::…` path (also inside `use crate::{a, b::c}`)
 //! or `super::…` path that lands in another module, in code or in unit
@@ -33,6 +34,9 @@ enum Rule {
 /// The rules of direction, checked besides the cycles.
 const RULES: &[(&str, Rule)] = &[
     ("agent", Rule::Not(&["cli"])),
+    // The value daemon's clients are the session and the agent room;
+    // the references know neither the wiring nor the command line.
+    ("refs", Rule::Not(&["agent", "cli"])),
     (
         "mask",
         Rule::Only(&["compat", "core", "fsutil", "log", "platform"]),

@@ -182,6 +182,9 @@ pub(crate) struct RefRecord {
     pub line: u32,
     /// Resolved (from where, when), or why not.
     pub outcome: Result<(crate::refs::Source, std::time::SystemTime), String>,
+    /// The value daemon's key of the reference (`None`: refused before
+    /// any lookup).
+    pub key: Option<[u8; 32]>,
 }
 
 impl RefRecord {
@@ -192,6 +195,7 @@ impl RefRecord {
             store: store.to_path_buf(),
             line: r.line,
             outcome: Err(why.to_string()),
+            key: None,
         }
     }
 }
@@ -890,6 +894,7 @@ impl Prepared {
                     Ok(_) => Ok((res.source, res.at)),
                     Err(why) => Err(why),
                 },
+                key: Some(res.key),
             });
         }
         a.apply(l, &cs);

@@ -42,6 +42,7 @@ mod platform;
 mod properties;
 mod redact;
 mod refs;
+mod refs_agent;
 mod render_oracle;
 mod roundtrip;
 mod secret_audit;

