@@ -1,5 +1,5 @@
-//! Secret references in an agent's wrapped commands (docs/team-secrets.md,
-//! SPEC §16), against OpenBao's real server (`bao server -dev`, its audit
+//! Secret references in an agent's wrapped commands
+//! (docs/team-secrets.md#what-never-touches-the-disk), against OpenBao's real server (`bao server -dev`, its audit
 //! log counting the reads): an `init claude` hook's rewritten command gets
 //! the referenced values — through the masking daemon (which takes them
 //! only from the value daemon) and through the portable path's helper —
