@@ -58,7 +58,7 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
         let (Ok(_), Some(key)) = (&r.outcome, r.key) else {
             continue;
         };
-        if !entry.vars.iter().any(|(k, _)| *k == r.name) {
+        if !entry.vars.iter().any(|(k, _)| *k == r.name) || !set_by_reference(&session, &r.name) {
             continue;
         }
         let mask = entry.masked.iter().any(|(k, _)| *k == r.name);
@@ -95,6 +95,19 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
                 .display()
         )),
     }
+}
+
+/// Is `name`'s final value the one a `references` layer set (no later
+/// layer set it again)? A later layer's value stays a plain one.
+fn set_by_reference(session: &crate::session::Session, name: &str) -> bool {
+    use crate::core::{Action, LayerKind};
+    let a = &session.assembly;
+    a.touches(std::ffi::OsStr::new(name))
+        .iter()
+        .rfind(|t| !matches!(t.action, Action::Skipped(_)))
+        .is_some_and(|t| {
+            t.action != Action::Unset && a.layers()[t.layer].info.kind == LayerKind::References
+        })
 }
 
 use crate::refs::cache::{hex, unhex};

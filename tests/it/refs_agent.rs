@@ -30,6 +30,12 @@ struct World {
 
 impl World {
     fn new(bao: &Bao, portable: bool) -> World {
+        World::with_env(bao, portable, &[])
+    }
+
+    /// [`World::new`] with `extra` in the hooks' and the shell's
+    /// environment.
+    fn with_env(bao: &Bao, portable: bool, extra: &[(&'static str, &str)]) -> World {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path();
         for d in ["run", "home/.agents", "proj", "state"] {
@@ -53,10 +59,13 @@ impl World {
         let w = World {
             dir,
             portable,
-            bao: vec![
+            bao: [
                 ("BAO_ADDR", bao.addr.clone()),
                 ("BAO_TOKEN", bao.token.clone()),
-            ],
+            ]
+            .into_iter()
+            .chain(extra.iter().map(|(k, v)| (*k, v.to_string())))
+            .collect(),
         };
         let out = w
             .env(&mut Command::new(support::agentenv_bin()))
@@ -385,6 +394,35 @@ fn a_wrapped_command_gets_referenced_values_on_the_portable_path() {
     served_through(true);
 }
 
+/// `AGENTENV_REF_TTL` over: the value daemon no longer gives the value
+/// (the masking daemon then answers `no`), and the helper reads the
+/// backend again — once, the next command is within the new TTL.
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn a_ttl_over_resolves_again_once() {
+    if !has_bash() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let Some(b) = server(&root.path().join("bao")) else {
+        return;
+    };
+    let w = World::with_env(&b, cfg!(agentenv_portable), &[("AGENTENV_REF_TTL", "8")]);
+    let reads = || (b.reads("app/db"), b.reads("app/api"));
+    let (cmd, _) = w.rewrite(PRINT);
+    check_served(&w.run(&cmd), "cold");
+    let (cmd, _) = w.rewrite(PRINT);
+    check_served(&w.run(&cmd), "within the TTL");
+    assert_eq!(reads(), (1, 1));
+    std::thread::sleep(Duration::from_millis(8500));
+    let (cmd, _) = w.rewrite(PRINT);
+    check_served(&w.run(&cmd), "the TTL over");
+    assert_eq!(reads(), (2, 2));
+    let (cmd, _) = w.rewrite(PRINT);
+    check_served(&w.run(&cmd), "within the new TTL");
+    assert_eq!(reads(), (2, 2));
+}
+
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn a_stopped_server_warns_per_reference_and_the_rest_loads() {
@@ -451,4 +489,22 @@ fn an_unallowed_projects_references_contact_no_backend() {
         0,
         "an unallowed project contacted the backend"
     );
+    // Allowed: its reference resolves, once; and its own file's API_TOKEN
+    // (a layer after the user store's reference) is the command's.
+    std::fs::write(
+        w.path("proj/.agents/env"),
+        "PROJ_PLAIN=p\nAPI_TOKEN=plain-override-value\n",
+    )
+    .unwrap();
+    let mut c = Command::new(support::agentenv_bin());
+    w.env(&mut c).current_dir(w.path("proj")).arg("allow");
+    let out = feed(&mut c, b"");
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    for _ in 0..2 {
+        let (cmd, _) = w.rewrite("printf '%s|%s' \"$PROJ_SECRET\" \"$API_TOKEN\" | sha256sum");
+        let (o, e, st) = w.run(&cmd);
+        assert_eq!(st, 0, "{e}");
+        assert_eq!(o, sha256(&format!("{DB_PW}|plain-override-value")), "{e}");
+    }
+    assert_eq!(b.reads("proj/x"), 1);
 }
