@@ -327,6 +327,17 @@ fn served_through(portable: bool) {
         assert!(!o.contains("[REDACTED:DB_PASSWORD]"), "{o}");
         assert!(e.contains("could not be loaded"), "{e}");
         assert_eq!(reads(), (1, 1), "the masking daemon resolved a reference");
+        // It started the value daemon again (the hook, on a cache hit,
+        // resolved nothing; no helper ran).
+        let sock = w.values_dir().join("sock");
+        let until = Instant::now() + Duration::from_secs(5);
+        while !sock.exists() {
+            assert!(
+                Instant::now() < until,
+                "the masking daemon did not start the value daemon"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     // … and the helper resolves again: one more read per path, then the
     // value daemon holds them again.
