@@ -153,11 +153,16 @@ pub fn ensure(program: &str, client: &str, refs: bool) -> Option<String> {
 /// references: it starts the value daemon too.
 const WITH_REFS: &str = "AGENTENV_DAEMON_REFS";
 
-/// Start the value daemon (`crate::refs::cache`) when none answers; a
-/// thread of ours reaps it. This daemon holds a referenced value only as
+/// Start the value daemon (`crate::refs::cache`) when none answers and
+/// values are kept (`AGENTENV_REF_TTL` not 0); a thread of ours reaps it. This daemon holds a referenced value only as
 /// the value daemon gives it, for one command's exports and masking.
 fn start_value_daemon() {
-    if crate::refs::cache::Client::new().is_some() {
+    let ttl = crate::refs::seconds(
+        &crate::core::process_env(),
+        "AGENTENV_REF_TTL",
+        crate::refs::DEFAULT_TTL,
+    );
+    if ttl.is_zero() || crate::refs::cache::Client::new().is_some() {
         return;
     }
     if let Some(mut child) = crate::refs::cache::spawn() {

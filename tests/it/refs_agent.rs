@@ -432,6 +432,21 @@ fn a_ttl_over_resolves_again_once() {
     let (cmd, _) = w.rewrite(PRINT);
     check_served(&w.run(&cmd), "within the new TTL");
     assert_eq!(reads(), (2, 2));
+    drop(w);
+    // A TTL of 0 keeps nothing: each command resolves again (after the
+    // session-start hook's read and the cold hook's; the hook's entry, on
+    // a cache hit, resolves nothing).
+    let w = World::with_env(&b, cfg!(agentenv_portable), &[("AGENTENV_REF_TTL", "0")]);
+    assert_eq!(reads(), (3, 3));
+    for n in [5, 6] {
+        let (cmd, _) = w.rewrite(PRINT);
+        check_served(&w.run(&cmd), "a TTL of 0");
+        assert_eq!(reads(), (n, n));
+    }
+    assert!(
+        !w.values_dir().join("sock").exists(),
+        "a value daemon with a TTL of 0"
+    );
 }
 
 #[test]
