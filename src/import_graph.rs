@@ -8,8 +8,9 @@
 //!
 //! Besides no cycle, rules of direction ([`RULES`]): `agent`, `session`,
 //! `audit` and `mcp` never import `cli` (the command line calls the engine
-//! rooms, as cargo's commands call `ops`), and `mask` imports nothing but
-//! the ground floor (it is a leaf engine that knows no job).
+//! rooms, as cargo's commands call `ops`), `refs` imports neither `agent`
+//! nor `cli`, and `mask` imports nothing but the ground floor (it is a leaf
+//! engine that knows no job).
 //!
 //! An edge is any `crate::a::…` path (also inside `use crate::{a, b::c}`)
 //! or `super::…` path that lands in another module, in code or in unit
@@ -36,6 +37,9 @@ const RULES: &[(&str, Rule)] = &[
     ("session", Rule::Not(&["cli"])),
     ("audit", Rule::Not(&["cli"])),
     ("mcp", Rule::Not(&["cli"])),
+    // The value daemon's clients are the session and the agent room;
+    // the references know neither the wiring nor the command line.
+    ("refs", Rule::Not(&["agent", "cli"])),
     (
         "mask",
         Rule::Only(&["compat", "core", "fsutil", "log", "platform"]),

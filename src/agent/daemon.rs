@@ -37,7 +37,10 @@
 //! starts its own): it first removes `pid` and the slots, so no shell
 //! finds a slot without a reader. `pre-tool-use` starts it when it is not
 //! running (`AGENTENV_NO_DAEMON=1`: never; each command then starts the
-//! helper).
+//! helper), and it starts the value daemon of secret references when the
+//! entry holds some. A referenced value comes only from the value daemon
+//! (`entry::load_entry_held`); on a miss it answers `no` and the helper
+//! resolves the reference.
 
 use crate::agent::relay::{make_fifo, make_fifo_to_read, memory_dirs, relay, Ends};
 use rustix::fd::OwnedFd;
@@ -105,7 +108,7 @@ fn open_lock(d: &Path) -> std::io::Result<OwnedFd> {
 /// shell checks that PID is alive before it takes a slot), else start one
 /// (`program hook CLIENT daemon`, detached, stdio on `/dev/null`) and give
 /// `None`: this command goes the helper's way.
-pub fn ensure(program: &str, client: &str) -> Option<String> {
+pub fn ensure(program: &str, client: &str, refs: bool) -> Option<String> {
     let d = dir()?;
     if private_dir(&d) {
         if let Ok(lock) = open_lock(&d) {
@@ -130,7 +133,11 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
         );
         return None;
     }
-    let spawned = std::process::Command::new(program)
+    let mut daemon = std::process::Command::new(program);
+    if refs {
+        daemon.env(WITH_REFS, "1");
+    }
+    let spawned = daemon
         .args(["hook", client, "daemon"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -140,6 +147,29 @@ pub fn ensure(program: &str, client: &str) -> Option<String> {
     // it reaps it.
     drop(spawned);
     None
+}
+
+/// Set on a daemon [`ensure`] starts for an entry holding secret
+/// references: it starts the value daemon too.
+const WITH_REFS: &str = "AGENTENV_DAEMON_REFS";
+
+/// Start the value daemon (`crate::refs::cache`) when none answers and
+/// values are kept (`AGENTENV_REF_TTL` not 0); a thread of ours reaps it. This daemon holds a referenced value only as
+/// the value daemon gives it, for one command's exports and masking.
+fn start_value_daemon() {
+    let ttl = crate::refs::seconds(
+        &crate::core::process_env(),
+        "AGENTENV_REF_TTL",
+        crate::refs::DEFAULT_TTL,
+    );
+    if ttl.is_zero() || crate::refs::cache::Client::new().is_some() {
+        return;
+    }
+    if let Some(mut child) = crate::refs::cache::spawn() {
+        std::thread::spawn(move || {
+            let _ = child.wait();
+        });
+    }
 }
 
 /// What the slots and the idle clock share.
@@ -190,6 +220,9 @@ pub fn serve() -> i32 {
     };
     if rustix::fs::flock(&lock, FlockOperation::NonBlockingLockExclusive).is_err() {
         return 0;
+    }
+    if std::env::var_os(WITH_REFS).is_some_and(|v| v == "1") {
+        start_value_daemon();
     }
     let idle_exit = std::env::var("AGENTENV_DAEMON_IDLE")
         .ok()
@@ -479,7 +512,15 @@ fn take(s: &Path, line: &[u8], ends: Ends, opened: std::sync::mpsc::Sender<()>) 
             return None;
         }
         let dst = [open_dst(r.pid, r.o)?, open_dst(r.pid, r.e)?];
-        let (prologue, values) = super::entry::load_entry(&r.entry).ok()?;
+        // A referenced value only from the value daemon: on a miss the
+        // helper resolves it (and the value daemon is started for the
+        // next command when it is gone).
+        let Ok((prologue, values)) = super::entry::load_entry_held(&r.entry) else {
+            if super::entry::holds_references(&r.entry) {
+                start_value_daemon();
+            }
+            return None;
+        };
         write_exports(&s.join(EXPORTS), &r.nonce, &prologue).ok()?;
         Some((dst, values, r.nonce))
     }) {

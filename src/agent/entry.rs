@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 /// The format name the cache key gets for the hook's entries (nothing
 /// else renders it, so the keys never meet `env --cache`'s).
-const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v2";
+const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v3";
 
 /// How long a cache entry must still be fresh when a command starts.
 const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
@@ -46,19 +46,31 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
     let mut entry = Entry {
         vars: session.sensitive_unmasked_too(),
         masked: session.values_to_mask(),
+        refs: Vec::new(),
+        cwd: session.prepared.scope.cwd.clone(),
         public: String::new(),
     };
     // A secret reference's value never goes into a file, and this entry
-    // is one: the wrapped commands run without it (for now; a warning
-    // names them).
-    let refs = session.reference_names(true);
-    if !refs.is_empty() {
-        entry.vars.retain(|(k, _)| !refs.contains(&k.as_str()));
-        entry.masked.retain(|(k, _)| !refs.contains(&k.as_str()));
-        crate::warn!(
-            "the agent's commands run without the secret references {} (their values are never written to the cache entry)",
-            refs.join(", ")
-        );
+    // is one: it holds the reference and the value daemon's key, and
+    // [`load_entry`] gets the value from the value daemon (or the
+    // backend again).
+    for r in session.references() {
+        let (Ok(_), Some(key)) = (&r.outcome, r.key) else {
+            continue;
+        };
+        if !entry.vars.iter().any(|(k, _)| *k == r.name) || !set_by_reference(&session, &r.name) {
+            continue;
+        }
+        let mask = entry.masked.iter().any(|(k, _)| *k == r.name);
+        entry.vars.retain(|(k, _)| *k != r.name);
+        entry.masked.retain(|(k, _)| *k != r.name);
+        entry.refs.retain(|s| s.name != r.name);
+        entry.refs.push(RefSlot {
+            name: r.name.clone(),
+            text: r.text.clone(),
+            key,
+            mask,
+        });
     }
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
@@ -85,38 +97,83 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
     }
 }
 
+/// Is `name`'s final value the one a `references` layer set (no later
+/// layer set it again)? A later layer's value stays a plain one.
+fn set_by_reference(session: &crate::session::Session, name: &str) -> bool {
+    use crate::core::{Action, LayerKind};
+    let a = &session.assembly;
+    a.touches(std::ffi::OsStr::new(name))
+        .iter()
+        .rfind(|t| !matches!(t.action, Action::Skipped(_)))
+        .is_some_and(|t| {
+            t.action != Action::Unset && a.layers()[t.layer].info.kind == LayerKind::References
+        })
+}
+
 use crate::refs::cache::{hex, unhex};
 
 /// Sensitive variables: names and values.
 pub(crate) type Values = Vec<(String, Vec<u8>)>;
 
+/// A secret reference of a cache entry: its variable, its text, the value
+/// daemon's key ([`crate::refs::Resolved::key`]) and whether the command's
+/// output is masked of it — never its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RefSlot {
+    name: String,
+    text: String,
+    key: [u8; 32],
+    mask: bool,
+}
+
 /// What a cache entry holds: the sensitive variables the command gets,
 /// the values its output is masked of ([`crate::session::Session::
 /// values_to_mask`]: not a short one or a number, but also a store's
-/// value the client's environment holds already), and the `export` lines
-/// of the public variables (a client without an env file).
+/// value the client's environment holds already), the secret references
+/// (no value: [`RefSlot`]) with the directory the session was made in,
+/// and the `export` lines of the public variables (a client without an
+/// env file).
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Entry {
     vars: Values,
     masked: Values,
+    refs: Vec<RefSlot>,
+    cwd: PathBuf,
     public: String,
 }
 
 impl Entry {
-    /// `{"vars": [[NAME, HEX-VALUE], …], "masked": […], "public": "export
-    /// …"}` (`{}` when all are empty): names and values byte-exact, UTF-8
-    /// as the cache wants.
+    /// `{"vars": [[NAME, HEX-VALUE], …], "masked": […], "refs": [[NAME,
+    /// TEXT, HEX-KEY, MASK], …], "cwd": HEX-PATH, "public": "export …"}`
+    /// (`{}` when there is nothing to give): names and values byte-exact,
+    /// UTF-8 as the cache wants.
     fn text(&self) -> String {
-        if self.vars.is_empty() && self.masked.is_empty() && self.public.trim().is_empty() {
+        if self.vars.is_empty()
+            && self.masked.is_empty()
+            && self.refs.is_empty()
+            && self.public.trim().is_empty()
+        {
             return "{}".into();
         }
         let pairs =
             |vs: &Values| -> Vec<Value> { vs.iter().map(|(k, v)| json!([k, hex(v)])).collect() };
-        json!({ "vars": pairs(&self.vars), "masked": pairs(&self.masked), "public": self.public })
-            .to_string()
+        let refs: Vec<Value> = self
+            .refs
+            .iter()
+            .map(|r| json!([r.name, r.text, hex(&r.key), r.mask]))
+            .collect();
+        json!({
+            "vars": pairs(&self.vars),
+            "masked": pairs(&self.masked),
+            "refs": refs,
+            "cwd": hex(self.cwd.as_os_str().as_encoded_bytes()),
+            "public": self.public,
+        })
+        .to_string()
     }
 
     fn parse(bytes: &[u8]) -> Option<Entry> {
+        use std::os::unix::ffi::OsStrExt;
         let v: Value = serde_json::from_slice(bytes).ok()?;
         let pairs = |key: &str| -> Option<Values> {
             let Some(list) = v.get(key) else {
@@ -131,9 +188,27 @@ impl Entry {
                 })
                 .collect()
         };
+        let refs = match v.get("refs") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(|r| {
+                    Some(RefSlot {
+                        name: r.get(0)?.as_str()?.to_string(),
+                        text: r.get(1)?.as_str()?.to_string(),
+                        key: unhex(r.get(2)?.as_str()?)?.try_into().ok()?,
+                        mask: r.get(3)?.as_bool()?,
+                    })
+                })
+                .collect::<Option<Vec<RefSlot>>>()?,
+        };
+        let cwd = unhex(v.get("cwd").and_then(Value::as_str).unwrap_or(""))?;
         Some(Entry {
             vars: pairs("vars")?,
             masked: pairs("masked")?,
+            refs,
+            cwd: PathBuf::from(std::ffi::OsStr::from_bytes(&cwd)),
             public: v
                 .get("public")
                 .and_then(Value::as_str)
@@ -143,6 +218,100 @@ impl Entry {
     }
 }
 
+/// Does the cache entry `entry` hold a secret reference?
+pub(crate) fn holds_references(entry: &Path) -> bool {
+    crate::session::read_entry(entry)
+        .and_then(|b| Entry::parse(&b))
+        .is_some_and(|e| !e.refs.is_empty())
+}
+
+/// The referenced values of `refs`, from the value daemon; the daemon's
+/// misses, when `again`, resolved anew ([`resolve_again`]), else `Err`.
+/// A value missing then is left out (a warning names the variable and the
+/// reference).
+fn referenced(refs: &[RefSlot], cwd: &Path, again: bool) -> Result<Values, String> {
+    let keys: Vec<[u8; 32]> = refs.iter().map(|r| r.key).collect();
+    let held = match crate::refs::cache::Client::new() {
+        Some(c) => c.get(&keys),
+        None => vec![None; keys.len()],
+    };
+    let missed: Vec<&RefSlot> = refs
+        .iter()
+        .zip(&held)
+        .filter(|(_, h)| h.is_none())
+        .map(|(r, _)| r)
+        .collect();
+    if !missed.is_empty() && !again {
+        return Err("a secret reference's value is not in the value daemon".into());
+    }
+    let mut found = if missed.is_empty() {
+        Vec::new()
+    } else {
+        resolve_again(&missed, cwd)
+    };
+    for (r, h) in refs.iter().zip(held) {
+        if let Some((v, _)) = h {
+            found.push((r.name.clone(), v));
+        }
+    }
+    Ok(found)
+}
+
+/// Resolve the references `missed` anew: the session assembled again as
+/// the hook did (in `cwd`, this process's environment, the trust gate
+/// required: an allowance withdrawn since leaves a project's references
+/// unresolved, no backend contacted); each value is the variable's in
+/// that session, when its reference resolved there (which also gives the
+/// value daemon the value again).
+fn resolve_again(missed: &[&RefSlot], cwd: &Path) -> Values {
+    let base = crate::core::process_env();
+    let opts = crate::session::Options {
+        cwd: Some(cwd.to_path_buf()),
+        ..crate::session::Options::default()
+    };
+    let req = crate::session::Request {
+        require_trust: true,
+        ..crate::session::Request::new(opts)
+    };
+    let session = match crate::session::plan(&req, &base) {
+        Ok(plan) => Some(plan.assemble()),
+        Err(e) => {
+            crate::warn!("the session cannot be assembled again: {e}");
+            None
+        }
+    };
+    let vars = session
+        .as_ref()
+        .map(crate::session::Session::sensitive_unmasked_too)
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for r in missed {
+        let record = session.as_ref().and_then(|s| {
+            s.references()
+                .iter()
+                .rev()
+                .find(|x| x.name == r.name && x.text == r.text)
+        });
+        let why = match record.map(|x| &x.outcome) {
+            Some(Ok(_)) => match vars.iter().find(|(k, _)| *k == r.name) {
+                Some((_, v)) => {
+                    out.push((r.name.clone(), v.clone()));
+                    continue;
+                }
+                None => "the session no longer sets it".to_string(),
+            },
+            Some(Err(why)) => why.clone(),
+            None => "the session no longer holds it".to_string(),
+        };
+        crate::warn!(
+            "{}: reference {} not resolved: {why}; left unset",
+            r.name,
+            r.text
+        );
+    }
+    out
+}
+
 /// A name the shell can assign.
 fn shell_name(n: &str) -> bool {
     crate::compat::ident::is_name(n.as_bytes()) && !n.starts_with("__ae_")
@@ -150,8 +319,21 @@ fn shell_name(n: &str) -> bool {
 
 /// The exports a rewritten command `eval`s (ended by NUL: sent once the
 /// shell's output goes into the FIFOs) and the values to mask, from the
-/// cache entry `entry`. `Err`: a value-free message.
+/// cache entry `entry`; a secret reference's value from the value daemon,
+/// else resolved anew (the per-command helper, Gemini's after-tool
+/// hook). `Err`: a value-free message.
 pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
+    load(entry, true)
+}
+
+/// [`load_entry`] for the masking daemon: a reference's value only from
+/// the value daemon — `Err` when it does not hold one (the daemon then
+/// answers `no`, and the per-command helper resolves it).
+pub(crate) fn load_entry_held(entry: &Path) -> Result<(Vec<u8>, Values), String> {
+    load(entry, false)
+}
+
+fn load(entry: &Path, again: bool) -> Result<(Vec<u8>, Values), String> {
     if entry.parent().is_none() || entry.file_name().and_then(|k| k.to_str()).is_none() {
         return Err("hook run: the entry path has no file name".into());
     }
@@ -162,8 +344,10 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
         ));
     };
     let Some(Entry {
-        vars,
-        masked,
+        mut vars,
+        mut masked,
+        refs,
+        cwd,
         public,
     }) = Entry::parse(&bytes)
     else {
@@ -172,6 +356,16 @@ pub(crate) fn load_entry(entry: &Path) -> Result<(Vec<u8>, Values), String> {
             entry.display()
         ));
     };
+    if !refs.is_empty() {
+        for (name, value) in referenced(&refs, &cwd, again)? {
+            if refs.iter().any(|r| r.name == name && r.mask) {
+                masked.push((name.clone(), value.clone()));
+            }
+            vars.push((name, value));
+        }
+        vars.sort();
+        masked.sort();
+    }
     let mut prologue: Vec<u8> = public.into_bytes();
     for (name, value) in &vars {
         if shell_name(name) {
@@ -214,6 +408,13 @@ mod tests {
                 ("B".to_string(), Vec::new()),
             ],
             masked: vec![("C".to_string(), b"held".to_vec())],
+            refs: vec![RefSlot {
+                name: "D".to_string(),
+                text: "vault://secret/a#b".to_string(),
+                key: [7; 32],
+                mask: true,
+            }],
+            cwd: PathBuf::from("/w/p q"),
             public: "export X=1\n".to_string(),
         };
         assert_eq!(Entry::parse(e.text().as_bytes()), Some(e));

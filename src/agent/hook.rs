@@ -91,7 +91,8 @@ pub fn decide(
     };
     let prologue = ensure_prologue(&user_store)?;
     let me = self_program();
-    let daemon = super::daemon::ensure(&me, client.name());
+    let refs = super::entry::holds_references(&entry);
+    let daemon = super::daemon::ensure(&me, client.name(), refs);
     let mut updated: Map<String, Value> = input.clone();
     updated.insert(
         "command".into(),

@@ -2,9 +2,9 @@
 //! `AGENTENV_REF_TTL` seconds, never on disk.
 //!
 //! - Where: `agentenv-refs-v1-UID/` (0700, ours, not a link) beside the
-//!   masking daemon's directory, in the first owner-only memory directory
-//!   (`$XDG_RUNTIME_DIR`, else `/dev/shm`; as `agent::relay::memory_dirs`),
-//!   a Unix socket `sock` in it. The server checks each peer's uid
+//!   masking daemon's directory: in `$XDG_RUNTIME_DIR`, else `/dev/shm`
+//!   (not on the portable path), else a temp dir nobody else can rename
+//!   it in ([`dir`]); a Unix socket `sock` in it. The server checks each peer's uid
 //!   (`SO_PEERCRED`) and answers only its own user.
 //! - Keys are 32-byte hashes (`refs::key_of`): the daemon never learns a
 //!   reference, an address or a file name.
@@ -12,7 +12,8 @@
 //!   per key `H AGE_MS VALUE` or `M`; `P TTL_MS KEY VALUE` (one line per
 //!   pair) → `K`.
 //! - The server (`agentenv __refs-daemon`, started detached by the first
-//!   load that resolved something, or with the masking daemon) holds a
+//!   load that resolved something, or by the masking daemon when a
+//!   wrapped command's entry holds references: [`spawn`]) holds a
 //!   lock so one runs per user; it is not dumpable (no core file, no
 //!   ptrace by other processes of the user), and leaves once nothing is
 //!   left to hold and no request came for a minute.
@@ -52,10 +53,12 @@ pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The daemon's directory, when there is an owner-only place for it: the
-/// places the masking daemon uses (`agent::relay::memory_dirs`) —
-/// `$XDG_RUNTIME_DIR` when it is ours and private, else `/dev/shm` when
-/// it is sticky or root's.
+/// The daemon's directory, when there is an owner-only place for it:
+/// `$XDG_RUNTIME_DIR` when it is ours and private; else `/dev/shm` when
+/// it is sticky or root's (not on the portable path: macOS and FreeBSD
+/// have none); else the temp dir (`$TMPDIR`) when nobody else can rename
+/// our directory away in it (sticky, or only its owner — us or root —
+/// writes it; as the masking daemon's FIFOs).
 pub(crate) fn dir() -> Option<PathBuf> {
     use std::os::unix::fs::MetadataExt;
     let uid = rustix::process::geteuid().as_raw();
@@ -63,10 +66,17 @@ pub(crate) fn dir() -> Option<PathBuf> {
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
         .filter(|d| private_dir(d));
+    let sticky_or_owned = |d: &Path| {
+        std::fs::symlink_metadata(d).is_ok_and(|m| {
+            let owned = m.uid() == uid || m.uid() == 0;
+            m.is_dir() && (m.mode() & 0o1000 != 0 || (owned && m.mode() & 0o022 == 0))
+        })
+    };
     let shm = Path::new("/dev/shm");
-    let shared = std::fs::symlink_metadata(shm)
-        .is_ok_and(|m| m.is_dir() && (m.mode() & 0o1000 != 0 || m.uid() == 0));
-    let base = runtime.or_else(|| shared.then(|| shm.to_path_buf()))?;
+    let shm = (!crate::platform::portable() && sticky_or_owned(shm)).then(|| shm.to_path_buf());
+    let tmp = std::env::temp_dir();
+    let tmp = (tmp.is_absolute() && sticky_or_owned(&tmp)).then_some(tmp);
+    let base = runtime.or(shm).or(tmp)?;
     (!base.as_os_str().as_encoded_bytes().contains(&b'\n'))
         .then(|| base.join(format!("agentenv-refs-v1-{uid}")))
 }
@@ -145,24 +155,29 @@ fn put_request(pairs: &[([u8; 32], Vec<u8>)], ttl: Duration) -> String {
     req
 }
 
-/// Start the daemon (detached) and hand it `pairs` once it listens (for
-/// at most [`CLIENT_WAIT`]); nothing when it cannot start.
-pub(crate) fn start_and_put(pairs: &[([u8; 32], Vec<u8>)], ttl: Duration) {
+/// Start the daemon, detached (it exits at once when one runs already):
+/// the child, to reap or to drop; `None` when it cannot start or
+/// `AGENTENV_NO_DAEMON` is set.
+pub(crate) fn spawn() -> Option<std::process::Child> {
     if crate::core::get(&crate::core::process_env(), "AGENTENV_NO_DAEMON")
         .is_some_and(|v| !v.is_empty() && v != "0")
     {
-        return;
+        return None;
     }
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let spawned = std::process::Command::new(exe)
+    let exe = std::env::current_exe().ok()?;
+    std::process::Command::new(exe)
         .arg(SERVE_ARG)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .spawn();
-    let Ok(child) = spawned else { return };
+        .spawn()
+        .ok()
+}
+
+/// Start the daemon (detached) and hand it `pairs` once it listens (for
+/// at most [`CLIENT_WAIT`]); nothing when it cannot start.
+pub(crate) fn start_and_put(pairs: &[([u8; 32], Vec<u8>)], ttl: Duration) {
+    let Some(child) = spawn() else { return };
     // The daemon outlives this load: whoever adopts it reaps it.
     drop(child);
     let until = Instant::now() + CLIENT_WAIT;

@@ -332,6 +332,8 @@ pub(crate) struct Resolved {
     pub source: Source,
     /// When the value was fetched from the backend.
     pub at: SystemTime,
+    /// The value daemon's key of the reference ([`key_of`]).
+    pub key: [u8; 32],
 }
 
 /// `AGENTENV_REF_TIMEOUT` / `AGENTENV_REF_TTL` in seconds (a positive
@@ -368,11 +370,13 @@ pub(crate) fn resolve(refs: &[(&str, &Ref)], ctx: &Ctx<'_>, deadline: Instant) -
     };
     let mut out: Vec<Option<Resolved>> = cached
         .into_iter()
-        .map(|c| {
+        .zip(&keys)
+        .map(|(c, &key)| {
             c.map(|(value, age)| Resolved {
                 value: Ok(value),
                 source: Source::Daemon,
                 at: now.checked_sub(age).unwrap_or(now),
+                key,
             })
         })
         .collect();
@@ -426,6 +430,7 @@ pub(crate) fn resolve(refs: &[(&str, &Ref)], ctx: &Ctx<'_>, deadline: Instant) -
                 value: o,
                 source: Source::Backend,
                 at: now,
+                key: keys[i],
             });
         }
     }
@@ -436,11 +441,13 @@ pub(crate) fn resolve(refs: &[(&str, &Ref)], ctx: &Ctx<'_>, deadline: Instant) -
         }
     }
     out.into_iter()
-        .map(|o| {
+        .zip(keys)
+        .map(|(o, key)| {
             o.unwrap_or(Resolved {
                 value: Err("not resolved".into()),
                 source: Source::Backend,
                 at: now,
+                key,
             })
         })
         .collect()

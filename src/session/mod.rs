@@ -186,6 +186,9 @@ pub(crate) struct RefRecord {
     pub line: u32,
     /// Resolved (from where, when), or why not.
     pub outcome: Result<(crate::refs::Source, std::time::SystemTime), String>,
+    /// The value daemon's key of the reference (`None`: refused before
+    /// any lookup).
+    pub key: Option<[u8; 32]>,
 }
 
 impl RefRecord {
@@ -196,6 +199,7 @@ impl RefRecord {
             store: store.to_path_buf(),
             line: r.line,
             outcome: Err(why.to_string()),
+            key: None,
         }
     }
 }
@@ -947,6 +951,7 @@ impl Prepared {
                         Ok(_) => Ok((res.source, res.at)),
                         Err(why) => Err(why),
                     },
+                    key: Some(res.key),
                 });
             }
             a.apply(l, &cs);

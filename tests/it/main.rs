@@ -43,6 +43,7 @@ mod platform;
 mod properties;
 mod redact;
 mod refs;
+mod refs_agent;
 mod refs_more;
 mod render_oracle;
 mod roundtrip;

