@@ -1,5 +1,5 @@
 //! The masking side of a rewritten agent command (`hook CLIENT wrap`,
-//! see `agent_hook`): three FIFOs in a fresh owner-only directory —
+//! see [`super::hook`]): three FIFOs in a fresh owner-only directory —
 //! `o` and `e` carry the command's stdout and stderr, `c` (ctl) the
 //! shell's bytes — and one thread that masks `o` onto fd 1 and `e` onto
 //! fd 2.
