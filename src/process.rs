@@ -86,15 +86,10 @@ impl std::fmt::Display for RunError {
 /// a pipe a waiting thread closes when the child exits). No sleeping loop
 /// on any path.
 pub fn run_captured(cmd: Command, timeout: Duration, limit: usize) -> Result<Captured, RunError> {
-    let how = if crate::platform::portable() {
-        Watch::Thread
-    } else {
-        Watch::Pidfd
-    };
-    run_captured_with(cmd, timeout, limit, how)
+    run_captured_with(cmd, timeout, limit, Watch::here())
 }
 
-/// How [`run_captured`] learns of the child's exit.
+/// How [`run_captured`] and [`run_masked`] learn of the child's exit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Watch {
     /// A pidfd (Linux); a waiting thread where `pidfd_open` is refused.
@@ -102,6 +97,26 @@ enum Watch {
     /// A waiting thread (the portable path: macOS, FreeBSD,
     /// `AGENTENV_PORTABLE=1`).
     Thread,
+}
+
+impl Watch {
+    /// This platform's way.
+    fn here() -> Watch {
+        if crate::platform::portable() {
+            Watch::Thread
+        } else {
+            Watch::Pidfd
+        }
+    }
+}
+
+/// Wait until child `pid` has exited, without reaping it (its pid stays
+/// its own while signals may still be passed on).
+fn wait_unreaped(pid: rustix::process::Pid) {
+    while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+        rustix::process::WaitId::Pid(pid),
+        rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
+    ) {}
 }
 
 /// A readable-on-exit descriptor for a child that is not reaped yet.
@@ -132,10 +147,7 @@ impl ExitWatch {
         let waiter = std::thread::Builder::new()
             .name("agentenv-wait".into())
             .spawn(move || {
-                while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-                    rustix::process::WaitId::Pid(pid),
-                    rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
-                ) {}
+                wait_unreaped(pid);
                 drop(notify);
             })?;
         Ok(ExitWatch::Thread {
@@ -510,6 +522,15 @@ pub fn run_masked(
         }
         Err(e) => return fail(io_kind(&e)),
     };
+    // Before the signals are passed on: a failure here leaves no thread.
+    let mut watch = match ExitWatch::new(&child, Watch::here()) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return fail(io_kind(&e));
+        }
+    };
     let pid = rustix::process::Pid::from_child(&child);
     let target = Arc::new(Mutex::new(Some(pid)));
     let handle = signals.handle();
@@ -536,19 +557,6 @@ pub fn run_masked(
     // Our stdout's pipe grown too: fewer wake-ups per MiB on both hops
     // (best effort; the system's pipe-max-size may refuse).
     crate::platform::set_pipe_size(out_fd.as_fd(), crate::mask::PIPE_SIZE);
-    let how = if crate::platform::portable() {
-        Watch::Thread
-    } else {
-        Watch::Pidfd
-    };
-    let mut watch = match ExitWatch::new(&child, how) {
-        Ok(w) => w,
-        Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return fail(io_kind(&e));
-        }
-    };
     {
         let mut pump = crate::mask::Pump::new(masker)
             .grow_pipes()
@@ -560,12 +568,8 @@ pub fn run_masked(
         // The pump and its pipes dropped here: a descendant still writing
         // sees them closed.
     }
-    // Wait for the exit without reaping (the pid stays the child's while
-    // signals may still be passed on); at once when the pump saw it.
-    while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-        rustix::process::WaitId::Pid(pid),
-        rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
-    ) {}
+    // At once when the pump saw the exit.
+    wait_unreaped(pid);
     watch.join();
     *target.lock().unwrap_or_else(|p| p.into_inner()) = None;
     handle.close();
