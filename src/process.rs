@@ -559,9 +559,8 @@ pub fn run_masked(
     crate::platform::set_pipe_size(out_fd.as_fd(), crate::mask::PIPE_SIZE);
     {
         let mut pump = crate::mask::Pump::new(masker)
-            .grow_pipes()
-            .source(child_out.into(), crate::mask::FdOut(out_fd))
-            .source(child_err.into(), crate::mask::FdOut(err_fd))
+            .grown_source(child_out.into(), crate::mask::FdOut(out_fd))
+            .grown_source(child_err.into(), crate::mask::FdOut(err_fd))
             .done_when(watch.fd());
         // A `poll` failure ends the pump early: the exit is awaited below.
         let _ = pump.until_drained();

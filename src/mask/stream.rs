@@ -19,7 +19,7 @@ pub const IDLE: Duration = Duration::from_millis(50);
 /// --redact`'s exit.
 pub const DRAIN_IDLE: Duration = Duration::from_millis(100);
 
-/// The pipe size a [`Pump::grow_pipes`] asks for and its read size (Linux's
+/// The pipe size [`Pump::grown_source`] asks for and then the read size (Linux's
 /// default pipe-max-size, the unprivileged maximum); `exec --redact`
 /// asks it for its own stdout too.
 pub(crate) const PIPE_SIZE: usize = 1 << 20;
@@ -357,7 +357,7 @@ pub struct Pump<'a, W: Write> {
     done: Option<std::os::fd::BorrowedFd<'a>>,
     /// Since when the producer is done.
     stopped: Option<Instant>,
-    /// Ask for [`PIPE_SIZE`] pipes and read that much at a time.
+    /// A source's pipe was grown: read [`PIPE_SIZE`] at a time.
     grow: bool,
     error: Option<io::Error>,
 }
@@ -385,32 +385,37 @@ impl<'a, W: Write> Pump<'a, W> {
         }
     }
 
-    /// Ask for pipes of [`PIPE_SIZE`] (1 MiB, the unprivileged maximum by
-    /// default; Linux only, see [`crate::platform::set_pipe_size`]) and
-    /// read up to that much at a time: a fast producer fills its pipe
-    /// while the masker works, with fewer reads, writes and wake-ups. Not
-    /// for the relay's FIFOs, which may be many at once (each 1 MiB pipe
-    /// counts against the user's pipe-user-pages-soft).
-    pub fn grow_pipes(mut self) -> Self {
-        self.grow = true;
-        self
-    }
-
     /// Read `fd` through a writer made with the first bytes into `sink`.
     pub fn source(mut self, fd: OwnedFd, sink: W) -> Self {
-        self.add(fd, Out::Sink(Some(sink)));
+        self.add(fd, Out::Sink(Some(sink)), false);
         self
     }
 
-    /// Read `fd` through the caller's writer `w`.
+    /// [`Pump::source`], its pipe asked to grow to [`PIPE_SIZE`] (1 MiB,
+    /// the unprivileged maximum by default; Linux only, see
+    /// [`crate::platform::set_pipe_size`]), and the pump then reads up to
+    /// that much at a time: a fast producer fills its pipe while the
+    /// masker works, with fewer reads, writes and wake-ups. For a
+    /// command's own streams (`exec --redact`), not the relay's FIFOs,
+    /// many at once: each 1 MiB pipe counts against the user's
+    /// pipe-user-pages-soft, past which every new pipe of the user's is
+    /// small.
+    pub fn grown_source(mut self, fd: OwnedFd, sink: W) -> Self {
+        self.add(fd, Out::Sink(Some(sink)), true);
+        self
+    }
+
+    /// Read `fd` (grown as [`Pump::grown_source`]) through the caller's
+    /// writer `w`.
     pub fn source_to(mut self, fd: OwnedFd, w: &'a mut MaskWriter<W>) -> Self {
-        self.add(fd, Out::Borrowed(w));
+        self.add(fd, Out::Borrowed(w), true);
         self
     }
 
-    fn add(&mut self, fd: OwnedFd, out: Out<'a, W>) {
-        if self.grow {
+    fn add(&mut self, fd: OwnedFd, out: Out<'a, W>, grow: bool) {
+        if grow {
             crate::platform::set_pipe_size(fd.as_fd(), PIPE_SIZE);
+            self.grow = true;
         }
         self.sources.push(Source {
             fd: Some(fd),
@@ -545,7 +550,7 @@ pub fn pump<W: Write>(
     stop: Option<std::os::fd::BorrowedFd<'_>>,
 ) -> io::Result<()> {
     let fd = src.as_fd().try_clone_to_owned()?;
-    let mut p = Pump::new(w.masker.clone()).grow_pipes().source_to(fd, w);
+    let mut p = Pump::new(w.masker.clone()).source_to(fd, w);
     if let Some(stop) = stop {
         p = p.done_when(stop);
     }
