@@ -68,7 +68,7 @@ pub mod internals {
     /// audit`, the tests, benches, fuzz).
     pub mod mask {
         pub use crate::mask::{
-            forms, pump, Form, Found, MaskWriter, Masker, Needle, IDLE, MIN_LEN,
+            forms, pump, Form, Found, MaskWriter, Masker, Needle, Pump, DRAIN_IDLE, IDLE, MIN_LEN,
         };
     }
 

@@ -86,15 +86,10 @@ impl std::fmt::Display for RunError {
 /// a pipe a waiting thread closes when the child exits). No sleeping loop
 /// on any path.
 pub fn run_captured(cmd: Command, timeout: Duration, limit: usize) -> Result<Captured, RunError> {
-    let how = if crate::platform::portable() {
-        Watch::Thread
-    } else {
-        Watch::Pidfd
-    };
-    run_captured_with(cmd, timeout, limit, how)
+    run_captured_with(cmd, timeout, limit, Watch::here())
 }
 
-/// How [`run_captured`] learns of the child's exit.
+/// How [`run_captured`] and [`run_masked`] learn of the child's exit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Watch {
     /// A pidfd (Linux); a waiting thread where `pidfd_open` is refused.
@@ -102,6 +97,26 @@ enum Watch {
     /// A waiting thread (the portable path: macOS, FreeBSD,
     /// `AGENTENV_PORTABLE=1`).
     Thread,
+}
+
+impl Watch {
+    /// This platform's way.
+    fn here() -> Watch {
+        if crate::platform::portable() {
+            Watch::Thread
+        } else {
+            Watch::Pidfd
+        }
+    }
+}
+
+/// Wait until child `pid` has exited, without reaping it (its pid stays
+/// its own while signals may still be passed on).
+fn wait_unreaped(pid: rustix::process::Pid) {
+    while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
+        rustix::process::WaitId::Pid(pid),
+        rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
+    ) {}
 }
 
 /// A readable-on-exit descriptor for a child that is not reaped yet.
@@ -132,10 +147,7 @@ impl ExitWatch {
         let waiter = std::thread::Builder::new()
             .name("agentenv-wait".into())
             .spawn(move || {
-                while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-                    rustix::process::WaitId::Pid(pid),
-                    rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
-                ) {}
+                wait_unreaped(pid);
                 drop(notify);
             })?;
         Ok(ExitWatch::Thread {
@@ -448,23 +460,6 @@ pub fn status_code(status: ExitStatus) -> i32 {
         .unwrap_or(1)
 }
 
-/// One stream of [`run_masked`]: `src` through the masker into `dst`. A
-/// write error (the reader went away) ends it and drops `src`, so the
-/// child sees its pipe closed, as without the masker.
-fn pump_masked(
-    src: impl std::os::fd::AsFd,
-    dst: std::fs::File,
-    masker: std::sync::Arc<crate::mask::Masker>,
-    stop: std::os::fd::BorrowedFd<'_>,
-) {
-    let mut w = crate::mask::MaskWriter::new(masker, crate::mask::FdOut(dst));
-    let _ = crate::mask::pump(&src, &mut w, Some(stop));
-    drop(src);
-}
-
-/// The pipe size `run_masked` asks for (Linux's default pipe-max-size).
-const PIPE_SIZE: usize = 1 << 20;
-
 /// `si_code` of a signal the kernel sent itself (Linux `SI_KERNEL`): the
 /// terminal's ^C, ^\ and hang-up go to the whole foreground process
 /// group, the child included, so they are not sent a second time.
@@ -478,8 +473,15 @@ const SI_KERNEL: i32 = 0x80;
 /// signal N); an [`ExecError`] as [`exec`]'s when it cannot be run, or
 /// with code 1 when waiting for it failed.
 ///
-/// After the child exits, its streams are read while a descendant that
-/// still holds them keeps writing (up to 100 ms idle), then left.
+/// This thread pumps both streams ([`crate::mask::Pump`], one `poll`
+/// loop) and learns of the exit from the same loop ([`ExitWatch`]: a
+/// pidfd, or on the portable path a waiting thread's pipe), so the pid
+/// stays the child's, unreaped, while signals may be passed on. One
+/// thread writes both streams: while the reader of our stdout is slow,
+/// stderr waits too (the child fills its 1 MiB pipes meanwhile). After
+/// the child exits, its streams are read while a descendant that still
+/// holds them keeps writing (up to [`crate::mask::DRAIN_IDLE`] idle),
+/// then left.
 pub fn run_masked(
     program: &OsStr,
     args: &[std::ffi::OsString],
@@ -520,6 +522,15 @@ pub fn run_masked(
         }
         Err(e) => return fail(io_kind(&e)),
     };
+    // Before the signals are passed on: a failure here leaves no thread.
+    let mut watch = match ExitWatch::new(&child, Watch::here()) {
+        Ok(w) => w,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return fail(io_kind(&e));
+        }
+    };
     let pid = rustix::process::Pid::from_child(&child);
     let target = Arc::new(Mutex::new(Some(pid)));
     let handle = signals.handle();
@@ -543,32 +554,22 @@ pub fn run_masked(
     };
     let child_out = child.stdout.take().expect("stdout is piped");
     let child_err = child.stderr.take().expect("stderr is piped");
-    // Larger pipes: fewer wake-ups per MiB on both hops (best effort; the
-    // system's pipe-max-size may refuse).
-    for fd in [child_out.as_fd(), out_fd.as_fd()] {
-        crate::platform::set_pipe_size(fd, PIPE_SIZE);
+    // Our stdout's pipe grown too: fewer wake-ups per MiB on both hops
+    // (best effort; the system's pipe-max-size may refuse).
+    crate::platform::set_pipe_size(out_fd.as_fd(), crate::mask::PIPE_SIZE);
+    {
+        let mut pump = crate::mask::Pump::new(masker)
+            .grown_source(child_out.into(), crate::mask::FdOut(out_fd))
+            .grown_source(child_err.into(), crate::mask::FdOut(err_fd))
+            .done_when(watch.fd());
+        // A `poll` failure ends the pump early: the exit is awaited below.
+        let _ = pump.until_drained();
+        // The pump and its pipes dropped here: a descendant still writing
+        // sees them closed.
     }
-    let (stop_r, stop_w) = match io::pipe() {
-        Ok(p) => p,
-        Err(e) => {
-            let _ = child.kill();
-            let _ = child.wait();
-            return fail(io_kind(&e));
-        }
-    };
-    std::thread::scope(|s| {
-        let stop = stop_r.as_fd();
-        let m = masker.clone();
-        s.spawn(move || pump_masked(child_out, out_fd, m, stop));
-        s.spawn(move || pump_masked(child_err, err_fd, masker, stop));
-        // Wait for the exit without reaping (the pid stays the child's
-        // while signals may still be passed on).
-        while let Err(rustix::io::Errno::INTR) = rustix::process::waitid(
-            rustix::process::WaitId::Pid(pid),
-            rustix::process::WaitIdOptions::EXITED | rustix::process::WaitIdOptions::NOWAIT,
-        ) {}
-        drop(stop_w);
-    });
+    // At once when the pump saw the exit.
+    wait_unreaped(pid);
+    watch.join();
     *target.lock().unwrap_or_else(|p| p.into_inner()) = None;
     handle.close();
     let _ = forward.join();

@@ -1,6 +1,6 @@
 //! The masking daemon of rewritten agent commands (`hook CLIENT daemon`,
 //! internal): one process per user and agentenv binary that does, for
-//! every wrapped command, what `hook CLIENT wrap` (`agent_fifo`) does for
+//! every wrapped command, what `hook CLIENT wrap` ([`super::relay`]) does for
 //! one — so a command starts no process of agentenv's own.
 //!
 //! Its directory ([`dir`]: owner-only, in `$XDG_RUNTIME_DIR` or
@@ -21,7 +21,7 @@
 //!    regular file the shell appends to, such as Claude Code's task output
 //!    file, opened in append mode too), reads the entry, writes the
 //!    exports to an owner-only file `v` in the slot and answers `ok`; a
-//!    relay thread then runs `agent_fifo::relay` (the shell's `o`, the
+//!    relay thread then runs [`relay`] (the shell's `o`, the
 //!    masking, the go-on line). On any failure — a file the shell writes
 //!    at an offset (a second open would not share it), an entry gone
 //!    stale — it answers `no`, and the shell starts the per-command helper

@@ -14,7 +14,7 @@
 //!     ```
 //!     `__agentenv_begin` ([`FUNCTIONS`], in the session env file) starts
 //!     `agentenv hook claude wrap --entry ENTRY` (one process per command,
-//!     `agent_fifo`), which reads the sensitive variables from the cache
+//!     [`super::relay`]), which reads the sensitive variables from the cache
 //!     entry this hook wrote and sends the shell, over a pipe (never a
 //!     command line), their `export`s once the shell's stdout and stderr
 //!     go into two FIFOs it masks (`crate::mask`) onto the command's real

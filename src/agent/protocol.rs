@@ -10,9 +10,10 @@
 //! | reply | read on [`REPLY`], at most [`SHELL_REPLY_WAIT`] | `ok NONCE` ([`OK`]; exports in [`EXPORTS`]) or [`NO`] (the shell starts the helper) |
 //! | exports | a first line `: NONCE`, then `read -d ''` on [`EXPORTS`] (helper: its pipe) | the `export` lines, ended by NUL ([`EXPORTS_END`]) |
 //! | output | stdout, stderr into [`OUT`], [`ERR`] | masked onto the shell's own |
-//! | control | [`OPENED`] once the FIFOs are open; [`DONE`] from the EXIT trap | the relay drains, [`DRAIN_IDLE`] at most per quiet stream, then the go-on line |
+//! | control | [`OPENED`] once the FIFOs are open; [`DONE`] from the EXIT trap | the relay drains, [`DRAIN_IDLE`] at most once the open streams are quiet, then the go-on line |
 //!
 //! [`FUNCTIONS`]: super::hook::FUNCTIONS
+//! [`DRAIN_IDLE`]: crate::mask::DRAIN_IDLE
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -54,9 +55,6 @@ pub const REQUEST_WAIT: Duration = Duration::from_secs(2);
 pub const STALE_CLAIM: Duration = Duration::from_secs(30);
 /// How long the shell may take to open the FIFOs.
 pub const OPEN_WAIT: Duration = Duration::from_secs(20);
-/// After the shell's end byte, how long a stream that a background job
-/// still holds may stay quiet before the shell is let go.
-pub const DRAIN_IDLE: Duration = Duration::from_millis(100);
 /// Idle time after which the daemon leaves.
 pub const IDLE_EXIT: Duration = Duration::from_secs(15 * 60);
 

@@ -1,5 +1,5 @@
 //! The masking side of a rewritten agent command (`hook CLIENT wrap`,
-//! see `agent_hook`): three FIFOs in a fresh owner-only directory —
+//! see [`super::hook`]): three FIFOs in a fresh owner-only directory —
 //! `o` and `e` carry the command's stdout and stderr, `c` (ctl) the
 //! shell's bytes — and one thread that masks `o` onto fd 1 and `e` onto
 //! fd 2.
@@ -21,12 +21,18 @@
 //!    reads the result;
 //! 4. a stream a background job holds goes on being masked until it ends.
 //!
-//! The masker is built when the first output byte arrives (a command
-//! that prints nothing never builds one), with [`Masker::new`] (its build takes well under a millisecond for a few values).
+//! Steps 3 and 4 are a [`Pump`] (the streaming policy `exec --redact`
+//! shares: the idle release, the drain): [`Pump::until_drained`], the
+//! go-on line, [`Pump::to_end`]. Its masker is built when the first
+//! output byte arrives ([`Pump::lazy`]: a command that prints nothing
+//! never builds one; the build takes well under a millisecond for a few
+//! values).
 //! If the shell never opens the FIFOs (it died), this side gives up after
 //! [`OPEN_WAIT`] and removes them.
+//!
+//! [`DRAIN_IDLE`]: crate::mask::DRAIN_IDLE
 
-use crate::mask::{FdOut, MaskWriter, Masker, IDLE};
+use crate::mask::{FdOut, Pump};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, CWD};
@@ -34,11 +40,10 @@ use rustix::io::Errno;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub(crate) use super::protocol::OPEN_WAIT;
-use super::protocol::{CTL, DONE, DRAIN_IDLE, ERR, OPENED, OUT};
+use super::protocol::{CTL, DONE, ERR, OPENED, OUT};
 
 /// The three FIFOs (read ends open) and their directory, which [`serve`]
 /// removes once the shell has opened them (or on drop).
@@ -187,65 +192,6 @@ fn dup_std(fd: std::os::fd::BorrowedFd<'_>) -> io::Result<File> {
     Ok(File::from(rustix::io::dup(fd)?))
 }
 
-/// One of the command's streams: the FIFO's read end, and the writer
-/// masking it onto the real stdout or stderr (made with the first bytes).
-struct Stream {
-    src: Option<OwnedFd>,
-    dst: Option<File>,
-    w: Option<MaskWriter<FdOut>>,
-    last: Instant,
-}
-
-impl Stream {
-    fn pending(&self) -> bool {
-        self.w.as_ref().is_some_and(|w| w.has_pending())
-    }
-
-    /// Release the held tail (after [`IDLE`], or at the end).
-    fn release(&mut self) {
-        if let Some(w) = self.w.as_mut() {
-            if w.release_pending().is_err() {
-                // The reader of stdout/stderr is gone: the command sees a
-                // closed pipe, as it would have without the masker.
-                self.src = None;
-            }
-        }
-    }
-
-    /// Read what is there; `false` when the stream is over.
-    fn read(&mut self, buf: &mut [u8], masker: &mut dyn FnMut() -> Arc<Masker>) -> bool {
-        let Some(src) = self.src.as_ref() else {
-            return false;
-        };
-        match rustix::io::read(src, &mut *buf) {
-            Ok(0) => {
-                self.release();
-                self.src = None;
-                false
-            }
-            Ok(k) => {
-                if self.w.is_none() {
-                    let dst = self.dst.take().expect("a destination until the writer");
-                    self.w = Some(MaskWriter::new(masker(), FdOut(dst)));
-                }
-                let w = self.w.as_mut().expect("made above");
-                if w.write_all(&buf[..k]).and_then(|()| w.flush()).is_err() {
-                    self.src = None;
-                    return false;
-                }
-                self.last = Instant::now();
-                true
-            }
-            Err(Errno::INTR) | Err(Errno::AGAIN) => true,
-            Err(_) => {
-                self.release();
-                self.src = None;
-                false
-            }
-        }
-    }
-}
-
 /// Read the ctl FIFO: the bytes there, or `None` at its end.
 fn read_ctl(ctl: &OwnedFd) -> Option<Vec<u8>> {
     let mut b = [0u8; 16];
@@ -346,115 +292,21 @@ pub fn relay(
     };
     opened();
     sync.write_all(prologue)?;
-
-    let now = Instant::now();
     let Ends { ctl, out, err } = ends;
     let [stdout, stderr] = dst;
-    let mut streams = [
-        Stream {
-            src: Some(out),
-            dst: Some(stdout),
-            w: None,
-            last: now,
-        },
-        Stream {
-            src: Some(err),
-            dst: Some(stderr),
-            w: None,
-            last: now,
-        },
-    ];
-    let mut values = Some(values);
-    let mut masker: Option<Arc<Masker>> = None;
-    let mut get_masker = || {
-        masker
-            .get_or_insert_with(|| Arc::new(Masker::new(values.take().unwrap_or_default())))
-            .clone()
+    let mut pump = Pump::lazy(values)
+        .source(out, FdOut(stdout))
+        .source(err, FdOut(stderr));
+    // `x`, or the end of `c`: the command is over.
+    pump = if over_at_once {
+        pump.done()
+    } else {
+        pump.done_when(ctl.as_fd())
     };
-    let mut buf = vec![0u8; 64 << 10];
-    // Since when the command is over (the shell's `x`), and whether the
-    // shell has been let go.
-    let mut stopped: Option<Instant> = over_at_once.then(Instant::now);
-    let mut ctl = (!over_at_once).then_some(ctl);
-    let mut sync = Some(sync);
-    loop {
-        let open = streams.iter().filter(|s| s.src.is_some()).count();
-        if let Some(at) = stopped {
-            if sync.is_some() {
-                let quiet = streams
-                    .iter()
-                    .filter(|s| s.src.is_some())
-                    .map(|s| s.last)
-                    .fold(at, Instant::max);
-                if open == 0 || Instant::now() >= quiet + DRAIN_IDLE {
-                    for s in streams.iter_mut() {
-                        s.release();
-                    }
-                    // The go-on line (or the pipe's end if the shell is gone).
-                    let mut sync = sync.take().expect("checked");
-                    let _ = sync.write_all(b"\n");
-                }
-            }
-        }
-        if open == 0 && (ctl.is_none() || stopped.is_some()) {
-            break;
-        }
-        // The next deadline: a held tail's release, the drain.
-        let now = Instant::now();
-        let mut deadline: Option<Instant> = None;
-        let mut at = |t: Instant| deadline = Some(deadline.map_or(t, |d| d.min(t)));
-        for s in streams.iter().filter(|s| s.src.is_some() && s.pending()) {
-            at(s.last + IDLE);
-        }
-        if let (Some(t), Some(_)) = (stopped, sync.as_ref()) {
-            let quiet = streams
-                .iter()
-                .filter(|s| s.src.is_some())
-                .map(|s| s.last)
-                .fold(t, Instant::max);
-            at(quiet + DRAIN_IDLE);
-        }
-        let ts = deadline.map(|d| timespec(d.saturating_duration_since(now)));
-        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
-        let mut which: Vec<usize> = Vec::with_capacity(3);
-        for (i, s) in streams.iter().enumerate() {
-            if let Some(src) = s.src.as_ref() {
-                fds.push(PollFd::new(src, PollFlags::IN));
-                which.push(i);
-            }
-        }
-        if let Some(c) = ctl.as_ref() {
-            fds.push(PollFd::new(c, PollFlags::IN));
-            which.push(2);
-        }
-        match poll(&mut fds, ts.as_ref()) {
-            Ok(_) | Err(Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-        let ready: Vec<usize> = fds
-            .iter()
-            .zip(&which)
-            .filter(|(f, _)| !f.revents().is_empty())
-            .map(|(_, &i)| i)
-            .collect();
-        drop(fds);
-        for i in ready {
-            if i == 2 {
-                // `x`, or the end of `c`: the command is over.
-                if read_ctl(ctl.as_ref().expect("polled")).is_none_or(|b| !b.is_empty()) {
-                    stopped.get_or_insert_with(Instant::now);
-                    ctl = None;
-                }
-            } else {
-                streams[i].read(&mut buf, &mut get_masker);
-            }
-        }
-        let now = Instant::now();
-        for s in streams.iter_mut() {
-            if s.src.is_some() && s.pending() && now >= s.last + IDLE {
-                s.release();
-            }
-        }
-    }
-    Ok(())
+    pump.until_drained()?;
+    // The go-on line (or the pipe's end if the shell is gone).
+    let _ = sync.write_all(b"\n");
+    drop(sync);
+    // A stream a background job holds goes on being masked until it ends.
+    pump.to_end()
 }

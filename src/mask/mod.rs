@@ -9,8 +9,12 @@
 //! - [`MaskWriter`] does the same on a stream: bytes in, bytes out; a
 //!   complete line is released as soon as it ends, the tail of an
 //!   unfinished line as soon as further bytes decide it (or on
-//!   [`MaskWriter::release_pending`], which [`pump`] calls after
+//!   [`MaskWriter::release_pending`], which a [`Pump`] calls after
 //!   [`IDLE`] without new bytes).
+//! - [`Pump`] reads several descriptors through their writers in one
+//!   `poll` loop and drains them once the producer is done
+//!   ([`DRAIN_IDLE`]): `exec --redact`, `redact`, the per-command helper
+//!   and the daemon.
 //!
 //! Byte-level throughout: invalid UTF-8 and binary data pass unchanged
 //! outside masked spans. No needle holds a line end (CR or LF), so no
@@ -26,8 +30,8 @@ mod stream;
 #[cfg(test)]
 pub(crate) use forms::base64_padded;
 pub use forms::{forms, Form, MIN_LEN};
-pub(crate) use stream::FdOut;
-pub use stream::{pump, MaskWriter, IDLE};
+pub use stream::{pump, MaskWriter, Pump, DRAIN_IDLE, IDLE};
+pub(crate) use stream::{FdOut, PIPE_SIZE};
 
 /// One string to mask: the variable it belongs to, its form and its
 /// bytes.

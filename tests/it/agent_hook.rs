@@ -10,6 +10,7 @@ use crate::support;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::time::Duration;
 
 const TOKEN: &str = "zqCANARY_tok_5e8f1a2b9c";
 const PASSWORD: &str = "zqCANARY pw/7f3a+9b&\"q\"'s";
@@ -631,6 +632,20 @@ fn when_the_daemon_cannot_serve_the_helper_does() {
     );
 }
 
+/// `f()` until it gives something or `limit` of wall time has passed
+/// (a deadline, not a count of sleeps: on a loaded machine each round
+/// takes longer than its sleep).
+fn within<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let end = std::time::Instant::now() + limit;
+    loop {
+        let got = f();
+        if got.is_some() || std::time::Instant::now() >= end {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 #[test]
 #[cfg_attr(
     agentenv_portable,
@@ -654,14 +669,7 @@ fn the_daemon_runs_once_and_leaves_when_idle() {
             .unwrap()
     };
     let mut first = daemon("1");
-    let mut pid = None;
-    for _ in 0..250 {
-        pid = World::with_dir_pid(&run);
-        if pid.is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let pid = within(Duration::from_secs(20), || World::with_dir_pid(&run));
     assert_eq!(pid, Some(first.id()), "the daemon wrote its pid");
     let dir = w.daemon_dir().unwrap();
     let mode =
@@ -678,14 +686,7 @@ fn the_daemon_runs_once_and_leaves_when_idle() {
     assert!(second.status.success());
     assert_eq!((second.stdout.len(), second.stderr.len()), (0, 0));
     // Idle for its second: it takes its pid and slots away and exits.
-    let mut status = None;
-    for _ in 0..1000 {
-        status = first.try_wait().unwrap();
-        if status.is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let status = within(Duration::from_secs(30), || first.try_wait().unwrap());
     assert!(status.is_some_and(|s| s.success()), "the idle daemon left");
     assert!(!dir.join("pid").exists());
     assert!(!dir.join("0").exists());
@@ -716,27 +717,13 @@ fn the_daemon_leaves_when_its_binary_is_replaced() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut pid = None;
-    for _ in 0..500 {
-        pid = World::with_dir_pid(&run);
-        if pid.is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let pid = within(Duration::from_secs(20), || World::with_dir_pid(&run));
     assert_eq!(pid, Some(daemon.id()), "the daemon wrote its pid");
     // The upgrade: another file renamed over the binary.
     let new = dir.path().join("agentenv.new");
     std::fs::write(&new, "#!/bin/sh\n").unwrap();
     std::fs::rename(&new, &bin).unwrap();
-    let mut status = None;
-    for _ in 0..1500 {
-        status = daemon.try_wait().unwrap();
-        if status.is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let status = within(Duration::from_secs(30), || daemon.try_wait().unwrap());
     if status.is_none() {
         let _ = daemon.kill();
     }

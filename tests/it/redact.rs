@@ -397,26 +397,37 @@ fn output_without_secrets_is_byte_identical() {
 }
 
 /// The secret written one byte at a time with 5 ms pauses, then split in
-/// two writes at every offset. A line during which a pause overran 40 ms
-/// (a late wake-up on a loaded machine, near the masker's 50 ms release)
-/// ends in ` late`: a piece may rightly have been released there.
+/// two writes at every offset. A line in which two writes of the value
+/// were more than 40 ms apart, measured from before the first to after
+/// the second (a late wake-up or a preemption on a loaded machine, near
+/// the masker's 50 ms release, which counts from when it read the first),
+/// ends in ` late`: a piece may rightly have been released there. Once
+/// the value is whole, a release masks it, so what follows is not timed.
 const SLOW: &str = r#"
 import os, sys, time
 out = sys.stdout.buffer
-def pause():
-    t = time.monotonic(); time.sleep(0.005)
-    return time.monotonic() - t > 0.04
+prev = None
+def put(b):
+    global prev
+    t = time.monotonic()
+    out.write(b); out.flush()
+    late = prev is not None and time.monotonic() - prev > 0.04
+    prev = t
+    return late
 for n in ["GH_TOKEN", "PASS_UNI", "PROJ_SECRET"]:
     v = os.environ[n].encode()
     out.write(n.encode() + b" bytes ")
-    late = False
+    prev, late = None, False
     for i in range(len(v)):
-        out.write(v[i:i+1]); out.flush(); late = pause() or late
+        late = put(v[i:i+1]) or late
+        time.sleep(0.005)
     out.write(b" late\n" if late else b"\n")
     for i in range(1, len(v)):
         out.write(n.encode() + b" split ")
-        out.write(v[:i]); out.flush(); late = pause()
-        out.write(v[i:] + (b" end late\n" if late else b" end\n")); out.flush()
+        prev = None
+        put(v[:i]); time.sleep(0.005)
+        late = put(v[i:])
+        out.write(b" end late\n" if late else b" end\n"); out.flush()
 "#;
 
 #[test]
