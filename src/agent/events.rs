@@ -259,7 +259,7 @@ pub(crate) fn after_tool(client: Client, input: &mut dyn Read) -> Answer {
 
 /// `hook CLIENT wrap --entry ENTRY`: fd 0 is the pipe the shell reads the
 /// FIFOs' directory, the exports (ended by NUL) and then a line when the
-/// command's output is out from (`agent_fifo`); fds 1 and 2 are the
+/// command's output is out from (`agent::relay`); fds 1 and 2 are the
 /// command's real stdout and stderr.
 pub(crate) fn run_command_helper(entry: &Path) -> Result<(), Error> {
     use std::os::fd::AsFd;
