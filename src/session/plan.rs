@@ -465,6 +465,15 @@ impl Plan {
         for o in &p.scope.overlays {
             add(o.path.clone());
         }
+        // Each store's and overlay's agentenv.toml (declarations, secret
+        // references): an edit in place changes no directory.
+        let tomls = p.scope.stores.iter().map(|s| &s.path);
+        for dir in tomls.chain(p.scope.overlays.iter().map(|o| &o.path)) {
+            let toml = dir.join(super::sensitive::FILE_NAME);
+            if toml.is_file() {
+                add(toml);
+            }
+        }
         for f in &p.env_files {
             let full = paths::at(&f.path, cwd);
             if full.exists() {

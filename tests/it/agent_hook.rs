@@ -705,7 +705,7 @@ fn the_daemon_leaves_when_its_binary_is_replaced() {
     std::fs::create_dir(&run).unwrap();
     std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let bin = dir.path().join("agentenv");
-    std::fs::copy(support::agentenv_bin(), &bin).unwrap();
+    support::copy_agentenv_bin(&bin);
     let mut daemon = Command::new(&bin)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")

@@ -518,6 +518,37 @@ fn a_missing_binary_or_broken_store_never_breaks_the_prompt() {
 }
 
 /// The line of `out` that is the hook's load line, if any.
+/// An edit in place of a store's `agentenv.toml` (declarations, secret
+/// references) changes no directory: the file itself is watched, so the
+/// next prompt loads it (here a reference that cannot resolve, whose
+/// warning names it).
+#[test]
+#[cfg_attr(
+    any(missing = "bash", missing = "python3"),
+    ignore = "needs bash and python3"
+)]
+fn an_edit_in_place_of_agentenv_toml_loads_at_the_next_prompt() {
+    let (_t, w) = tree();
+    let toml = w.join("home/.agents/agentenv.toml");
+    std::fs::write(&toml, "# declarations\n").unwrap();
+    let Some(mut sh) = Sh::start("bash", &w, &[]) else {
+        return;
+    };
+    assert_eq!(sh.var("USERV").as_deref(), Some("u1"));
+    let inode = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+    let before = inode(&toml);
+    let out = sh.run(&format!(
+        "printf '[vars]\\nGONE = {{ from = \"age:nowhere.age#GONE\" }}\\n' > {}",
+        sq(toml.to_str().unwrap())
+    ));
+    assert_eq!(inode(&toml), before, "edited in place");
+    assert!(
+        out.contains("GONE: reference age:nowhere.age#GONE"),
+        "the edit was not loaded: {out:?}"
+    );
+    assert_eq!(sh.var("USERV").as_deref(), Some("u1"));
+}
+
 fn load_line(out: &str) -> Option<String> {
     // fish redraws its prompt with bare `\r`s: they end a line too.
     out.split(['\r', '\n'])

@@ -231,7 +231,7 @@ impl Agent {
         chmod(&run, 0o700);
         let bin = w.p("bin/agentenv");
         std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-        std::fs::copy(support::agentenv_bin(), &bin).unwrap();
+        support::copy_agentenv_bin(&bin);
         w.t.mkdir("sess");
         if uid != 0 {
             for d in ["home", "proj", "run", "bin", "sess"] {

@@ -101,6 +101,19 @@ pub fn agentenv_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agentenv"))
 }
 
+/// A copy of the binary at `to`, written by `cp` rather than by this
+/// process: a file this test process held open for writing could be
+/// inherited by a child another test thread forks at that moment, and
+/// running the copy would then fail with "text file busy" (ETXTBSY).
+pub fn copy_agentenv_bin(to: &Path) {
+    let st = std::process::Command::new("cp")
+        .arg(agentenv_bin())
+        .arg(to)
+        .status()
+        .expect("cp runs");
+    assert!(st.success(), "cp of the binary to {}", to.display());
+}
+
 /// The interpreter store tests pin `AGENTS_PYTHON` to: `/usr/bin/python3`
 /// (the reference's recipe), else the first `python3` on PATH.
 pub fn pinned_python() -> PathBuf {
