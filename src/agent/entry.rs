@@ -47,6 +47,7 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
         vars: session.sensitive_unmasked_too(),
         masked: session.values_to_mask(),
         refs: Vec::new(),
+        derived: Vec::new(),
         cwd: session.prepared.scope.cwd.clone(),
         public: String::new(),
     };
@@ -54,6 +55,7 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
     // is one: it holds the reference and the value daemon's key, and
     // [`load_entry`] gets the value from the value daemon (or the
     // backend again).
+    let mut held: Vec<Vec<u8>> = Vec::new();
     for r in session.references() {
         let (Ok(_), Some(key)) = (&r.outcome, r.key) else {
             continue;
@@ -62,6 +64,13 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
             continue;
         }
         let mask = entry.masked.iter().any(|(k, _)| *k == r.name);
+        held.extend(
+            entry
+                .vars
+                .iter()
+                .filter(|(k, _)| *k == r.name)
+                .map(|(_, v)| v.clone()),
+        );
         entry.vars.retain(|(k, _)| *k != r.name);
         entry.masked.retain(|(k, _)| *k != r.name);
         entry.refs.retain(|s| s.name != r.name);
@@ -72,6 +81,21 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
             mask,
         });
     }
+    // A variable a later layer built from a referenced value (`Y="x$REF"`)
+    // holds that value too: it stays out of the entry as well, and each
+    // command takes it from the session assembled again (the value daemon
+    // answers the references within the TTL).
+    let holds = |v: &[u8]| {
+        held.iter().any(|r| {
+            r.len() >= crate::core::MIN_MASKED_LEN && v.windows(r.len()).any(|w| w == &r[..])
+        })
+    };
+    for (name, _) in entry.vars.iter().filter(|(_, v)| holds(v)) {
+        let mask = entry.masked.iter().any(|(k, _)| k == name);
+        entry.derived.push((name.clone(), mask));
+    }
+    entry.vars.retain(|(_, v)| !holds(v));
+    entry.masked.retain(|(_, v)| !holds(v));
     let public = if client.facts().public_in_entry {
         let mut view = session.view(true);
         session.keep_public(&mut view);
@@ -138,13 +162,17 @@ struct Entry {
     vars: Values,
     masked: Values,
     refs: Vec<RefSlot>,
+    /// Variables whose values hold a referenced value: their names (and
+    /// whether output is masked of them), never the values.
+    derived: Vec<(String, bool)>,
     cwd: PathBuf,
     public: String,
 }
 
 impl Entry {
     /// `{"vars": [[NAME, HEX-VALUE], …], "masked": […], "refs": [[NAME,
-    /// TEXT, HEX-KEY, MASK], …], "cwd": HEX-PATH, "public": "export …"}`
+    /// TEXT, HEX-KEY, MASK], …], "derived": [[NAME, MASK], …], "cwd":
+    /// HEX-PATH, "public": "export …"}`
     /// (`{}` when there is nothing to give): names and values byte-exact,
     /// UTF-8 as the cache wants.
     fn text(&self) -> String {
@@ -166,6 +194,7 @@ impl Entry {
             "vars": pairs(&self.vars),
             "masked": pairs(&self.masked),
             "refs": refs,
+            "derived": self.derived,
             "cwd": hex(self.cwd.as_os_str().as_encoded_bytes()),
             "public": self.public,
         })
@@ -203,11 +232,20 @@ impl Entry {
                 })
                 .collect::<Option<Vec<RefSlot>>>()?,
         };
+        let derived = match v.get("derived") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(|d| Some((d.get(0)?.as_str()?.to_string(), d.get(1)?.as_bool()?)))
+                .collect::<Option<Vec<(String, bool)>>>()?,
+        };
         let cwd = unhex(v.get("cwd").and_then(Value::as_str).unwrap_or(""))?;
         Some(Entry {
             vars: pairs("vars")?,
             masked: pairs("masked")?,
             refs,
+            derived,
             cwd: PathBuf::from(std::ffi::OsStr::from_bytes(&cwd)),
             public: v
                 .get("public")
@@ -225,11 +263,30 @@ pub(crate) fn holds_references(entry: &Path) -> bool {
         .is_some_and(|e| !e.refs.is_empty())
 }
 
+/// The session assembled again as the hook did, once, for the references
+/// the value daemon no longer holds and the variables built from them.
+struct Again<'a> {
+    cwd: &'a Path,
+    session: Option<Option<crate::session::Session>>,
+}
+
+impl Again<'_> {
+    fn session(&mut self) -> Option<&crate::session::Session> {
+        let cwd = self.cwd;
+        self.session
+            .get_or_insert_with(|| assemble_again(cwd))
+            .as_ref()
+    }
+}
+
 /// The referenced values of `refs`, from the value daemon; the daemon's
-/// misses, when `again`, resolved anew ([`resolve_again`]), else `Err`.
+/// misses, given `again`, resolved anew ([`resolve_again`]), else `Err`.
 /// A value missing then is left out (a warning names the variable and the
 /// reference).
-fn referenced(refs: &[RefSlot], cwd: &Path, again: bool) -> Result<Values, String> {
+fn referenced(refs: &[RefSlot], again: Option<&mut Again>) -> Result<Values, String> {
+    if refs.is_empty() {
+        return Ok(Vec::new());
+    }
     let keys: Vec<[u8; 32]> = refs.iter().map(|r| r.key).collect();
     let held = match crate::refs::cache::Client::new() {
         Some(c) => c.get(&keys),
@@ -241,13 +298,10 @@ fn referenced(refs: &[RefSlot], cwd: &Path, again: bool) -> Result<Values, Strin
         .filter(|(_, h)| h.is_none())
         .map(|(r, _)| r)
         .collect();
-    if !missed.is_empty() && !again {
-        return Err("a secret reference's value is not in the value daemon".into());
-    }
-    let mut found = if missed.is_empty() {
-        Vec::new()
-    } else {
-        resolve_again(&missed, cwd)
+    let mut found = match again {
+        _ if missed.is_empty() => Vec::new(),
+        None => return Err("a secret reference's value is not in the value daemon".into()),
+        Some(a) => resolve_again(&missed, a.session()),
     };
     for (r, h) in refs.iter().zip(held) {
         if let Some((v, _)) = h {
@@ -257,13 +311,10 @@ fn referenced(refs: &[RefSlot], cwd: &Path, again: bool) -> Result<Values, Strin
     Ok(found)
 }
 
-/// Resolve the references `missed` anew: the session assembled again as
-/// the hook did (in `cwd`, this process's environment, the trust gate
-/// required: an allowance withdrawn since leaves a project's references
-/// unresolved, no backend contacted); each value is the variable's in
-/// that session, when its reference resolved there (which also gives the
-/// value daemon the value again).
-fn resolve_again(missed: &[&RefSlot], cwd: &Path) -> Values {
+/// The session assembled again as the hook did (in `cwd`, this process's
+/// environment, the trust gate required: an allowance withdrawn since
+/// leaves a project's references unresolved, no backend contacted).
+fn assemble_again(cwd: &Path) -> Option<crate::session::Session> {
     let base = crate::core::process_env();
     let opts = crate::session::Options {
         cwd: Some(cwd.to_path_buf()),
@@ -273,20 +324,25 @@ fn resolve_again(missed: &[&RefSlot], cwd: &Path) -> Values {
         require_trust: true,
         ..crate::session::Request::new(opts)
     };
-    let session = match crate::session::plan(&req, &base) {
+    match crate::session::plan(&req, &base) {
         Ok(plan) => Some(plan.assemble()),
         Err(e) => {
             crate::warn!("the session cannot be assembled again: {e}");
             None
         }
-    };
+    }
+}
+
+/// The values of the references `missed` in `session` (assembled again),
+/// each when its reference resolved there (which also gave the value
+/// daemon the value again).
+fn resolve_again(missed: &[&RefSlot], session: Option<&crate::session::Session>) -> Values {
     let vars = session
-        .as_ref()
         .map(crate::session::Session::sensitive_unmasked_too)
         .unwrap_or_default();
     let mut out = Vec::new();
     for r in missed {
-        let record = session.as_ref().and_then(|s| {
+        let record = session.and_then(|s| {
             s.references()
                 .iter()
                 .rev()
@@ -347,6 +403,7 @@ fn load(entry: &Path, again: bool) -> Result<(Vec<u8>, Values), String> {
         mut vars,
         mut masked,
         refs,
+        derived,
         cwd,
         public,
     }) = Entry::parse(&bytes)
@@ -356,12 +413,40 @@ fn load(entry: &Path, again: bool) -> Result<(Vec<u8>, Values), String> {
             entry.display()
         ));
     };
-    if !refs.is_empty() {
-        for (name, value) in referenced(&refs, &cwd, again)? {
+    if !refs.is_empty() || !derived.is_empty() {
+        if !derived.is_empty() && !again {
+            return Err(
+                "a variable built from a secret reference's value is made per command".into(),
+            );
+        }
+        let mut session_again = Again {
+            cwd: &cwd,
+            session: None,
+        };
+        for (name, value) in referenced(&refs, again.then_some(&mut session_again))? {
             if refs.iter().any(|r| r.name == name && r.mask) {
                 masked.push((name.clone(), value.clone()));
             }
             vars.push((name, value));
+        }
+        if !derived.is_empty() {
+            let values = session_again
+                .session()
+                .map(crate::session::Session::sensitive_unmasked_too)
+                .unwrap_or_default();
+            for (name, mask) in &derived {
+                match values.iter().find(|(k, _)| k == name) {
+                    Some((_, v)) => {
+                        if *mask {
+                            masked.push((name.clone(), v.clone()));
+                        }
+                        vars.push((name.clone(), v.clone()));
+                    }
+                    None => crate::warn!(
+                        "{name}: built from a secret reference's value, but the session no longer sets it; left unset"
+                    ),
+                }
+            }
         }
         vars.sort();
         masked.sort();
@@ -414,6 +499,7 @@ mod tests {
                 key: [7; 32],
                 mask: true,
             }],
+            derived: vec![("E".to_string(), true)],
             cwd: PathBuf::from("/w/p q"),
             public: "export X=1\n".to_string(),
         };

@@ -175,11 +175,20 @@ fn b64(v: &str) -> String {
 }
 
 /// Every regular file under `dirs` changed since `since` that holds a
-/// canary, raw or in base64.
+/// canary, raw, in base64 or in hex (lower and upper case: the agent
+/// hooks' cache entry writes its values in hex).
 pub(crate) fn files_holding(dirs: &[PathBuf], since: SystemTime, canaries: &[&str]) -> Vec<String> {
+    let hex = |c: &str| -> String { c.bytes().map(|b| format!("{b:02x}")).collect() };
     let needles: Vec<Vec<u8>> = canaries
         .iter()
-        .flat_map(|c| [c.as_bytes().to_vec(), b64(c).into_bytes()])
+        .flat_map(|c| {
+            [
+                c.as_bytes().to_vec(),
+                b64(c).into_bytes(),
+                hex(c).into_bytes(),
+                hex(c).to_uppercase().into_bytes(),
+            ]
+        })
         .collect();
     let mut found = Vec::new();
     let mut stack: Vec<PathBuf> = dirs.to_vec();

@@ -534,3 +534,59 @@ fn an_unallowed_projects_references_contact_no_backend() {
     }
     assert_eq!(b.reads("proj/x"), 1);
 }
+
+/// A later layer that builds a variable from a referenced value
+/// (`DSN="…${DB_PASSWORD}…"` in the project store) holds that value too:
+/// the entry keeps its name only, and each command takes it from the
+/// session assembled again — no file holds it, no backend is read within
+/// the TTL, and the output is masked of it.
+#[test]
+#[cfg_attr(missing = "bash", ignore = "needs bash")]
+fn a_variable_built_from_a_referenced_value_stays_out_of_the_entry() {
+    if !has_bash() {
+        return;
+    }
+    let started = SystemTime::now() - Duration::from_secs(1);
+    let root = tempfile::tempdir().unwrap();
+    let Some(b) = server(&root.path().join("bao")) else {
+        return;
+    };
+    let w = World::new(&b, cfg!(agentenv_portable));
+    std::fs::create_dir_all(w.path("proj/.agents")).unwrap();
+    std::fs::write(
+        w.path("proj/.agents/env"),
+        "DSN=\"pg://app:${DB_PASSWORD}@db/x\"\n",
+    )
+    .unwrap();
+    let mut c = Command::new(support::agentenv_bin());
+    w.env(&mut c).current_dir(w.path("proj")).arg("allow");
+    let out = feed(&mut c, b"");
+    assert!(out.status.success(), "{}", s(&out.stderr));
+    let dsn = format!("pg://app:{DB_PW}@db/x");
+    for round in 0..3 {
+        let (cmd, hook_err) = w.rewrite("printf %s \"$DSN\" | sha256sum; echo \"$DSN\"");
+        assert!(!cmd.contains(DB_PW), "no value on the command line");
+        let (o, e, st) = w.run(&cmd);
+        assert_eq!(st, 0, "{hook_err}{e}");
+        assert_eq!(
+            o,
+            format!("{}[REDACTED:DSN]\n", sha256(&dsn)),
+            "round {round}: {hook_err}{e}"
+        );
+        assert!(!e.contains(DB_PW) && !hook_err.contains(DB_PW), "{e}");
+    }
+    assert_eq!(b.reads("app/db"), 1, "within the TTL: no backend read");
+    let dirs = [
+        w.dir.path().to_path_buf(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/dev/shm"),
+    ];
+    let found: Vec<String> = files_holding(&dirs, started, &[DB_PW, &dsn])
+        .into_iter()
+        .filter(|f| !f.starts_with(&root.path().display().to_string()))
+        .collect();
+    assert!(
+        found.is_empty(),
+        "files holding a referenced value: {found:?}"
+    );
+}
