@@ -21,21 +21,43 @@
 # the portable path (AGENTENV_PORTABLE=1, what a Mac runs: the helper,
 # no memfd, no /dev/shm, no pipe sizing; docs/platforms.md). AGENT_SHELL=zsh
 # runs the commands in zsh (Claude Code's shell when it is the user's
-# $SHELL) instead of bash.
+# $SHELL) instead of bash. REFS=1 makes two of the three sensitive values
+# secret references (`from = "vault://secret/bench#…"`) to a local OpenBao
+# dev server the script starts (`bao` on PATH, else
+# $AGENTENV_TEST_VENV/bin/bao): a wrapped command then gets them from the
+# value daemon.
 set -euo pipefail
 SH=${AGENT_SHELL:-bash}
 [ $# -ge 1 ] || { echo "usage: $0 BINARY [BINARY…]" >&2; exit 2; }
 RUNS=${RUNS:-300}
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
+refs_env=""
+if [ -n "${REFS:-}" ]; then
+  bao=$(command -v bao || echo "${AGENTENV_TEST_VENV:-.venv}/bin/bao")
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$bao" server -dev -dev-root-token-id=bench-root -dev-listen-address="127.0.0.1:$port" >"$root/bao.log" 2>&1 &
+  baopid=$!
+  trap 'kill $baopid 2>/dev/null; rm -rf "$root"' EXIT
+  export BAO_ADDR="http://127.0.0.1:$port" BAO_TOKEN=bench-root
+  for _ in $(seq 1 100); do "$bao" status >/dev/null 2>&1 && break; sleep 0.1; done
+  "$bao" kv put secret/bench db=bench-password-42 npm=npm_bench_0000 >/dev/null
+  refs_env="BAO_ADDR=$BAO_ADDR BAO_TOKEN=$BAO_TOKEN"
+  unset BAO_ADDR BAO_TOKEN
+fi
 cmds=()
 i=0
 for b in "$@"; do
   B=$(realpath "$b"); W="$root/$i"; i=$((i + 1))
   mkdir -p "$W/home/.agents" "$W/proj"
-  printf 'GH_TOKEN=ghp_bench_token_0123456789\nDB_PASSWORD=bench-password-42\nNPM_TOKEN=npm_bench_0000\nLOG_LEVEL=debug\n' >"$W/home/.agents/env"
-  printf '[vars]\nLOG_LEVEL = { public = true }\n' >"$W/home/.agents/agentenv.toml"
-  E="env -i HOME=$W/home PATH=/usr/bin:/bin TMPDIR=$W LANG=C.UTF-8"
+  if [ -n "$refs_env" ]; then
+    printf 'GH_TOKEN=ghp_bench_token_0123456789\nLOG_LEVEL=debug\n' >"$W/home/.agents/env"
+    printf '[vars]\nLOG_LEVEL = { public = true }\nDB_PASSWORD = { from = "vault://secret/bench#db" }\nNPM_TOKEN = { from = "vault://secret/bench#npm" }\n' >"$W/home/.agents/agentenv.toml"
+  else
+    printf 'GH_TOKEN=ghp_bench_token_0123456789\nDB_PASSWORD=bench-password-42\nNPM_TOKEN=npm_bench_0000\nLOG_LEVEL=debug\n' >"$W/home/.agents/env"
+    printf '[vars]\nLOG_LEVEL = { public = true }\n' >"$W/home/.agents/agentenv.toml"
+  fi
+  E="env -i HOME=$W/home PATH=/usr/bin:/bin TMPDIR=$W LANG=C.UTF-8 $refs_env"
   words=5
   if [ "${WRAP:-daemon}" = helper ]; then E="$E AGENTENV_NO_DAEMON=1"; words=4; fi
   if [ "${WRAP:-daemon}" = portable ]; then E="$E AGENTENV_PORTABLE=1"; words=4; fi
@@ -62,6 +84,14 @@ for b in "$@"; do
   # A wrapped command must work before it is timed.
   out=$(cd "$W/proj" && $E "$SH" "$W/wrap-seq.sh" | tail -1)
   [ "$out" = 20000 ] || { echo "$b: the wrapped command did not run ($out)" >&2; exit 1; }
+  if [ -n "$refs_env" ]; then
+    # The referenced values reach a wrapped command (their lengths).
+    python3 -c 'import json,sys; print(json.dumps({"tool_name":"Bash","tool_input":{"command":"echo ${#DB_PASSWORD}:${#NPM_TOKEN}"},"cwd":sys.argv[1]}))' "$W/proj" >"$W/ev-len.json"
+    r=$(cd "$W/proj" && $E "$B" hook claude pre-tool-use <"$W/ev-len.json" |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["hookSpecificOutput"]["updatedInput"]["command"])')
+    out=$(cd "$W/proj" && { cat "$W/envfile.sh"; printf '%s\n' "$r"; } | $E "$SH" | tail -1)
+    [ "$out" = 17:14 ] || { echo "$b: the referenced values did not reach the command ($out)" >&2; exit 1; }
+  fi
   cmds+=("$W|$B|$E")
 done
 for c in "${cmds[@]}"; do
