@@ -124,36 +124,11 @@ impl World {
 
     /// The daemon's directory (in the world's `$XDG_RUNTIME_DIR`).
     fn daemon_dir(&self) -> Option<PathBuf> {
-        std::fs::read_dir(self.dir.path().join("run"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("agentenv-wrap-")
-            })
+        support::masking_daemon_dir(&self.dir.path().join("run"))
     }
 
     fn daemon_pid(&self) -> Option<u32> {
-        World::with_dir_pid(&self.dir.path().join("run"))
-    }
-
-    /// The pid of the daemon whose directory is in `run`.
-    fn with_dir_pid(run: &std::path::Path) -> Option<u32> {
-        let dir = std::fs::read_dir(run)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("agentenv-wrap-")
-            })?;
-        let pid = std::fs::read_to_string(dir.join("pid")).ok()?;
-        pid.trim().parse().ok()
+        support::masking_daemon_pid(&self.dir.path().join("run"))
     }
 
     fn kill_daemon(&self, signal: &str) {
@@ -669,7 +644,9 @@ fn the_daemon_runs_once_and_leaves_when_idle() {
             .unwrap()
     };
     let mut first = daemon("1");
-    let pid = within(Duration::from_secs(20), || World::with_dir_pid(&run));
+    let pid = within(Duration::from_secs(20), || {
+        support::masking_daemon_pid(&run)
+    });
     assert_eq!(pid, Some(first.id()), "the daemon wrote its pid");
     let dir = w.daemon_dir().unwrap();
     let mode =
@@ -717,7 +694,9 @@ fn the_daemon_leaves_when_its_binary_is_replaced() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let pid = within(Duration::from_secs(20), || World::with_dir_pid(&run));
+    let pid = within(Duration::from_secs(20), || {
+        support::masking_daemon_pid(&run)
+    });
     assert_eq!(pid, Some(daemon.id()), "the daemon wrote its pid");
     // The upgrade: another file renamed over the binary.
     let new = dir.path().join("agentenv.new");
@@ -728,7 +707,11 @@ fn the_daemon_leaves_when_its_binary_is_replaced() {
         let _ = daemon.kill();
     }
     assert!(status.is_some_and(|s| s.success()), "the daemon left");
-    assert_eq!(World::with_dir_pid(&run), None, "its pid file is gone");
+    assert_eq!(
+        support::masking_daemon_pid(&run),
+        None,
+        "its pid file is gone"
+    );
 }
 
 #[test]

@@ -174,6 +174,19 @@ fn b64(v: &str) -> String {
     o
 }
 
+/// A new age identity at `id`, made by `keygen` (age-keygen); its
+/// recipient.
+pub(crate) fn age_keygen(keygen: &Path, id: &Path) -> String {
+    std::fs::create_dir_all(id.parent().unwrap()).unwrap();
+    let out = Command::new(keygen).arg("-o").arg(id).output().unwrap();
+    assert!(out.status.success(), "age-keygen");
+    let text = std::fs::read_to_string(id).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("# public key: "))
+        .unwrap()
+        .to_string()
+}
+
 /// Every regular file under `dirs` changed since `since` that holds a
 /// canary, raw, in base64 or in hex (lower and upper case: the agent
 /// hooks' cache entry writes its values in hex).
@@ -461,15 +474,7 @@ fn age_files_decrypt_with_x25519_and_ssh_identities() {
         return;
     };
     let id = t.path("home/.config/agentenv/age/identity.txt");
-    std::fs::create_dir_all(id.parent().unwrap()).unwrap();
-    let out = Command::new(&keygen).arg("-o").arg(&id).output().unwrap();
-    assert!(out.status.success());
-    let text = std::fs::read_to_string(&id).unwrap();
-    let recipient = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# public key: "))
-        .unwrap()
-        .to_string();
+    let recipient = age_keygen(&keygen, &id);
     let ssh = t.path("home/.ssh/id_ed25519");
     std::fs::create_dir_all(ssh.parent().unwrap()).unwrap();
     let st = Command::new(&sshkeygen)
@@ -912,18 +917,7 @@ fn set_to_age_re_encrypts_to_the_recipients() {
         return;
     };
     let id = t.path("id.txt");
-    assert!(Command::new(&keygen)
-        .arg("-o")
-        .arg(&id)
-        .output()
-        .unwrap()
-        .status
-        .success());
-    let text = std::fs::read_to_string(&id).unwrap();
-    let recipient = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# public key: "))
-        .unwrap();
+    let recipient = age_keygen(&keygen, &id);
     t.write(
         "home/.agents/team.env.age.recipients",
         format!("# the team\n{recipient}\n"),
@@ -965,18 +959,7 @@ fn import_to_age_moves_plain_values_and_keeps_every_other_line() {
         return;
     };
     let id = t.path("id.txt");
-    assert!(Command::new(&keygen)
-        .arg("-o")
-        .arg(&id)
-        .output()
-        .unwrap()
-        .status
-        .success());
-    let text = std::fs::read_to_string(&id).unwrap();
-    let recipient = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# public key: "))
-        .unwrap();
+    let recipient = age_keygen(&keygen, &id);
     t.write(
         "home/.agents/team.env.age.recipients",
         format!("{recipient}\n"),

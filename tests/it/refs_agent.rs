@@ -11,7 +11,7 @@
 use crate::refs::{files_holding, Bao};
 use crate::support;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -129,21 +129,7 @@ impl World {
     }
 
     fn masking_daemon_pid(&self) -> Option<u32> {
-        let d = std::fs::read_dir(self.path("run"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("agentenv-wrap-")
-            })?;
-        std::fs::read_to_string(d.join("pid"))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+        support::masking_daemon_pid(&self.path("run"))
     }
 
     /// The hook's answer for a Bash command: the rewritten command (and
@@ -251,16 +237,16 @@ fn sha256(text: &str) -> String {
     s(&o.stdout)
 }
 
-fn has_bash() -> bool {
-    support::tool("bash").is_some()
-}
-
-/// The server with the two secrets, in `dir`.
-fn server(dir: &Path) -> Option<Bao> {
-    let b = Bao::start(dir)?;
+/// bash, and the server with the two secrets in a scratch directory
+/// (the server stops before the directory goes); `None` (a visible skip)
+/// when either is missing.
+fn bash_and_server() -> Option<(tempfile::TempDir, Bao)> {
+    support::tool("bash")?;
+    let root = tempfile::tempdir().unwrap();
+    let b = Bao::start(&root.path().join("bao"))?;
     b.put("secret/app/db", &[("password", DB_PW)]);
     b.put("secret/app/api", &[("token", API)]);
-    Some(b)
+    Some((root, b))
 }
 
 /// The command every run below uses, and what it prints when it had the
@@ -282,12 +268,8 @@ fn check_served(out: &(String, String, i32), why: &str) {
 }
 
 fn served_through(portable: bool) {
-    if !has_bash() {
-        return;
-    }
     let started = SystemTime::now() - Duration::from_secs(1);
-    let root = tempfile::tempdir().unwrap();
-    let Some(b) = server(&root.path().join("bao")) else {
+    let Some((root, b)) = bash_and_server() else {
         return;
     };
     let w = World::new(&b, portable);
@@ -411,11 +393,7 @@ fn a_wrapped_command_gets_referenced_values_on_the_portable_path() {
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn a_ttl_over_resolves_again_once() {
-    if !has_bash() {
-        return;
-    }
-    let root = tempfile::tempdir().unwrap();
-    let Some(b) = server(&root.path().join("bao")) else {
+    let Some((_root, b)) = bash_and_server() else {
         return;
     };
     let w = World::with_env(&b, cfg!(agentenv_portable), &[("AGENTENV_REF_TTL", "8")]);
@@ -452,11 +430,7 @@ fn a_ttl_over_resolves_again_once() {
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn a_stopped_server_warns_per_reference_and_the_rest_loads() {
-    if !has_bash() {
-        return;
-    }
-    let root = tempfile::tempdir().unwrap();
-    let Some(mut b) = server(&root.path().join("bao")) else {
+    let Some((_root, mut b)) = bash_and_server() else {
         return;
     };
     let w = World::new(&b, cfg!(agentenv_portable));
@@ -487,11 +461,7 @@ fn a_stopped_server_warns_per_reference_and_the_rest_loads() {
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn an_unallowed_projects_references_contact_no_backend() {
-    if !has_bash() {
-        return;
-    }
-    let root = tempfile::tempdir().unwrap();
-    let Some(b) = server(&root.path().join("bao")) else {
+    let Some((_root, b)) = bash_and_server() else {
         return;
     };
     b.put("secret/proj/x", &[("k", DB_PW)]);
@@ -543,12 +513,8 @@ fn an_unallowed_projects_references_contact_no_backend() {
 #[test]
 #[cfg_attr(missing = "bash", ignore = "needs bash")]
 fn a_variable_built_from_a_referenced_value_stays_out_of_the_entry() {
-    if !has_bash() {
-        return;
-    }
     let started = SystemTime::now() - Duration::from_secs(1);
-    let root = tempfile::tempdir().unwrap();
-    let Some(b) = server(&root.path().join("bao")) else {
+    let Some((root, b)) = bash_and_server() else {
         return;
     };
     let w = World::new(&b, cfg!(agentenv_portable));

@@ -100,14 +100,7 @@ fn age_identity(t: &Tree) -> Option<(PathBuf, String)> {
         return None;
     };
     let id = t.path("id.txt");
-    let out = Command::new(&keygen).arg("-o").arg(&id).output().unwrap();
-    assert!(out.status.success());
-    let text = std::fs::read_to_string(&id).unwrap();
-    let recipient = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# public key: "))
-        .unwrap()
-        .to_string();
+    let recipient = crate::refs::age_keygen(&keygen, &id);
     Some((id, recipient))
 }
 

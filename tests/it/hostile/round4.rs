@@ -356,21 +356,11 @@ impl Agent {
     }
 
     fn daemon_dir(&self) -> Option<PathBuf> {
-        std::fs::read_dir(self.w.p("run"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("agentenv-wrap-")
-            })
+        support::masking_daemon_dir(&self.w.p("run"))
     }
 
     fn daemon_pid(&self) -> Option<u32> {
-        let pid = std::fs::read_to_string(self.daemon_dir()?.join("pid")).ok()?;
-        pid.trim().parse().ok()
+        support::masking_daemon_pid(&self.w.p("run"))
     }
 
     fn start_daemon(&self) {

@@ -101,6 +101,24 @@ pub fn agentenv_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_agentenv"))
 }
 
+/// The masking daemon's directory in `run` (its `$XDG_RUNTIME_DIR`).
+pub fn masking_daemon_dir(run: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(run)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("agentenv-wrap-"))
+        })
+}
+
+/// The pid the masking daemon in `run` wrote.
+pub fn masking_daemon_pid(run: &Path) -> Option<u32> {
+    let pid = std::fs::read_to_string(masking_daemon_dir(run)?.join("pid")).ok()?;
+    pid.trim().parse().ok()
+}
+
 /// A copy of the binary at `to`, written by `cp` rather than by this
 /// process: a file this test process held open for writing could be
 /// inherited by a child another test thread forks at that moment, and
