@@ -92,3 +92,59 @@ pub(crate) fn alive(pid: u32) -> bool {
         Ok(()) | Err(rustix::io::Errno::PERM)
     )
 }
+
+/// Is `d` a directory of ours that nobody else can write or read?
+pub(crate) fn private_dir(d: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(d).is_ok_and(|md| {
+        md.is_dir() && md.uid() == rustix::process::geteuid().as_raw() && md.mode() & 0o077 == 0
+    })
+}
+
+/// May a directory of ours live in this one? Only when nobody else can
+/// rename it away (and put another in its place): the directory has the
+/// sticky bit, or nobody but its owner — us or root — can write it. A
+/// world-writable directory without the sticky bit (a Kubernetes memory
+/// `emptyDir` on `/dev/shm` is `0777`) is refused, whoever owns it.
+pub(crate) fn shared_safely(md: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let owner = md.uid() == rustix::process::geteuid().as_raw() || md.uid() == 0;
+    md.is_dir() && (md.mode() & 0o1000 != 0 || (owner && md.mode() & 0o022 == 0))
+}
+
+/// The places on memory for the daemons' directories, in order:
+/// `$XDG_RUNTIME_DIR` when it is an owner-only directory of ours
+/// ([`private_dir`]); `/dev/shm` when [`shared_safely`] (a directory and
+/// three FIFOs cost milliseconds of journal waits on a busy ext4 `/tmp`,
+/// microseconds there) — not on the portable path: macOS and FreeBSD have
+/// none. None holds a newline.
+pub(crate) fn memory_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
+        let d = std::path::PathBuf::from(d);
+        if private_dir(&d) {
+            dirs.push(d);
+        }
+    }
+    let shm = std::path::Path::new("/dev/shm");
+    if !portable() && std::fs::symlink_metadata(shm).is_ok_and(|md| shared_safely(&md)) {
+        dirs.push(shm.to_path_buf());
+    }
+    dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
+    dirs
+}
+
+/// Where a directory of ours may go, in order: the [`memory_dirs`], then
+/// the temp dir when [`shared_safely`] (on macOS the per-user `$TMPDIR`,
+/// which is owner-only). None holds a newline.
+pub(crate) fn base_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs = memory_dirs();
+    let tmp = std::env::temp_dir();
+    if tmp.is_absolute()
+        && !tmp.as_os_str().as_encoded_bytes().contains(&b'\n')
+        && std::fs::symlink_metadata(&tmp).is_ok_and(|md| shared_safely(&md))
+    {
+        dirs.push(tmp);
+    }
+    dirs
+}

@@ -42,7 +42,8 @@
 //! (`entry::load_entry_held`); on a miss it answers `no` and the helper
 //! resolves the reference.
 
-use crate::agent::relay::{make_fifo, make_fifo_to_read, memory_dirs, relay, Ends};
+use crate::agent::relay::{make_fifo, make_fifo_to_read, relay, Ends};
+use crate::platform::{memory_dirs, private_dir};
 use rustix::fd::OwnedFd;
 use rustix::fs::{FlockOperation, Mode, OFlags, CWD};
 use rustix::io::Errno;
@@ -86,13 +87,6 @@ pub fn dir() -> Option<PathBuf> {
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
-}
-
-/// Is `d` a directory of ours that nobody else can write or read?
-fn private_dir(d: &Path) -> bool {
-    std::fs::symlink_metadata(d).is_ok_and(|md| {
-        md.is_dir() && md.uid() == rustix::process::geteuid().as_raw() && md.mode() & 0o077 == 0
     })
 }
 

@@ -33,6 +33,7 @@
 //! [`DRAIN_IDLE`]: crate::mask::DRAIN_IDLE
 
 use crate::mask::{FdOut, Pump};
+use crate::platform::base_dirs;
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{Mode, OFlags, CWD};
@@ -63,61 +64,6 @@ impl Drop for FifoDir {
         }
         let _ = rustix::fs::rmdir(&self.0);
     }
-}
-
-/// Where the directory may go, in order: the [`memory_dirs`], then the
-/// temp dir (when [`shared_safely`]; on macOS the per-user `$TMPDIR`,
-/// which is owner-only).
-fn base_dirs() -> Vec<PathBuf> {
-    let mut dirs = memory_dirs();
-    let tmp = std::env::temp_dir();
-    if std::fs::symlink_metadata(&tmp).is_ok_and(|md| shared_safely(&md)) {
-        dirs.push(tmp);
-    }
-    dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
-    dirs
-}
-
-/// May a directory of ours live in this one? Only when nobody else can
-/// rename it away (and put another in its place): the directory has the
-/// sticky bit, or nobody but its owner — us or root — can write it. A
-/// world-writable directory without the sticky bit (a Kubernetes memory
-/// `emptyDir` on `/dev/shm` is `0777`) is refused, whoever owns it.
-pub(crate) fn shared_safely(md: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let owner = md.uid() == rustix::process::geteuid().as_raw() || md.uid() == 0;
-    md.is_dir() && (md.mode() & 0o1000 != 0 || (owner && md.mode() & 0o022 == 0))
-}
-
-/// The places on memory for FIFOs, in order: `$XDG_RUNTIME_DIR` when it
-/// is an owner-only directory of ours; `/dev/shm` when [`shared_safely`]
-/// (a directory and three FIFOs cost milliseconds of journal
-/// waits on a busy ext4 `/tmp`, microseconds there). None holds a newline.
-pub(crate) fn memory_dirs() -> Vec<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
-    let mut dirs = Vec::new();
-    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").filter(|d| !d.is_empty()) {
-        let d = PathBuf::from(d);
-        if let Ok(md) = std::fs::symlink_metadata(&d) {
-            if md.is_dir()
-                && md.uid() == rustix::process::geteuid().as_raw()
-                && md.mode() & 0o077 == 0
-            {
-                dirs.push(d);
-            }
-        }
-    }
-    // Not on the portable path: macOS and FreeBSD have no `/dev/shm`.
-    let shm = Path::new("/dev/shm");
-    if !crate::platform::portable() {
-        if let Ok(md) = std::fs::symlink_metadata(shm) {
-            if shared_safely(&md) {
-                dirs.push(shm.to_path_buf());
-            }
-        }
-    }
-    dirs.retain(|d| !d.as_os_str().as_encoded_bytes().contains(&b'\n'));
-    dirs
 }
 
 /// A name nobody can guess ahead (the std hasher's keys come from the

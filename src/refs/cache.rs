@@ -18,10 +18,11 @@
 //!   ptrace by other processes of the user), and leaves once nothing is
 //!   left to hold and no request came for a minute.
 
+use crate::platform::private_dir;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// How long a client waits for the daemon.
@@ -53,39 +54,16 @@ pub(crate) fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// The daemon's directory, when there is an owner-only place for it:
-/// `$XDG_RUNTIME_DIR` when it is ours and private; else `/dev/shm` when
-/// it is sticky or root's (not on the portable path: macOS and FreeBSD
-/// have none); else the temp dir (`$TMPDIR`) when nobody else can rename
-/// our directory away in it (sticky, or only its owner — us or root —
-/// writes it; as the masking daemon's FIFOs).
+/// The daemon's directory, in the first place a directory of ours may go
+/// ([`crate::platform::base_dirs`], as the masking daemon's FIFOs):
+/// `$XDG_RUNTIME_DIR` when it is ours and private; else `/dev/shm` (not
+/// on the portable path: macOS and FreeBSD have none); else the temp dir
+/// (`$TMPDIR`), each only when nobody else can rename our directory away
+/// in it.
 pub(crate) fn dir() -> Option<PathBuf> {
-    use std::os::unix::fs::MetadataExt;
     let uid = rustix::process::geteuid().as_raw();
-    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .filter(|d| private_dir(d));
-    let sticky_or_owned = |d: &Path| {
-        std::fs::symlink_metadata(d).is_ok_and(|m| {
-            let owned = m.uid() == uid || m.uid() == 0;
-            m.is_dir() && (m.mode() & 0o1000 != 0 || (owned && m.mode() & 0o022 == 0))
-        })
-    };
-    let shm = Path::new("/dev/shm");
-    let shm = (!crate::platform::portable() && sticky_or_owned(shm)).then(|| shm.to_path_buf());
-    let tmp = std::env::temp_dir();
-    let tmp = (tmp.is_absolute() && sticky_or_owned(&tmp)).then_some(tmp);
-    let base = runtime.or(shm).or(tmp)?;
-    (!base.as_os_str().as_encoded_bytes().contains(&b'\n'))
-        .then(|| base.join(format!("agentenv-refs-v1-{uid}")))
-}
-
-fn private_dir(d: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(d).is_ok_and(|md| {
-        md.is_dir() && md.uid() == rustix::process::geteuid().as_raw() && md.mode() & 0o077 == 0
-    })
+    let base = crate::platform::base_dirs().into_iter().next()?;
+    Some(base.join(format!("agentenv-refs-v1-{uid}")))
 }
 
 /// A connection to the running daemon.
