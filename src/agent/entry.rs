@@ -16,12 +16,23 @@ const ENTRY_FORMAT: &str = "agentenv-hook-sensitive-v3";
 /// How long a cache entry must still be fresh when a command starts.
 const ENTRY_MARGIN: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// A cache entry [`make`] found or wrote.
+pub(crate) struct Made {
+    /// The entry's path.
+    pub entry: PathBuf,
+    /// The user store (where the shell functions' prologue lives).
+    pub user_store: PathBuf,
+    /// The entry holds secret references (or variables built from their
+    /// values): the value daemon serves it.
+    pub references: bool,
+}
+
 /// The cache entry holding this session's sensitive variables (written
 /// now when missing or about to expire) and the user store; `None` when
 /// there are none. For
 /// Codex, which has no session env file before 0.172, the entry also
 /// holds the `export` lines of the public variables.
-pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, PathBuf)>, String> {
+pub(crate) fn make(base: &crate::core::Env, client: Client) -> Result<Option<Made>, String> {
     let req = crate::session::Request {
         require_trust: true,
         cache: crate::session::CacheMode::Entry {
@@ -39,7 +50,11 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
         if bytes == b"{}" {
             return Ok(None);
         }
-        return Ok(Some((entry, plan.user_store().to_path_buf())));
+        return Ok(Some(Made {
+            entry,
+            user_store: plan.user_store().to_path_buf(),
+            references: Entry::parse(bytes).is_some_and(|e| e.references()),
+        }));
     }
     let session = plan.assemble();
     crate::log::notes(session.assembly.notes());
@@ -103,13 +118,19 @@ pub fn make(base: &crate::core::Env, client: Client) -> Result<Option<(PathBuf, 
     } else {
         String::new()
     };
-    let text = Entry { public, ..entry }.text();
+    let entry = Entry { public, ..entry };
+    let references = entry.references();
+    let text = entry.text();
     let kept = plan.keep(text.as_bytes())?;
     if text == "{}" {
         return Ok(None);
     }
     match kept {
-        Some(entry) => Ok(Some((entry, plan.user_store().to_path_buf()))),
+        Some(entry) => Ok(Some(Made {
+            entry,
+            user_store: plan.user_store().to_path_buf(),
+            references,
+        })),
         None => Err(format!(
             "cannot write the cache entry in {}",
             plan.cache_entry()
@@ -170,6 +191,11 @@ struct Entry {
 }
 
 impl Entry {
+    /// Does it hold secret references (or variables built from them)?
+    fn references(&self) -> bool {
+        !self.refs.is_empty() || !self.derived.is_empty()
+    }
+
     /// `{"vars": [[NAME, HEX-VALUE], …], "masked": […], "refs": [[NAME,
     /// TEXT, HEX-KEY, MASK], …], "derived": [[NAME, MASK], …], "cwd":
     /// HEX-PATH, "public": "export …"}`
@@ -256,11 +282,12 @@ impl Entry {
     }
 }
 
-/// Does the cache entry `entry` hold a secret reference?
+/// Does the cache entry `entry` hold a secret reference (or a variable
+/// built from one)?
 pub(crate) fn holds_references(entry: &Path) -> bool {
     crate::session::read_entry(entry)
         .and_then(|b| Entry::parse(&b))
-        .is_some_and(|e| !e.refs.is_empty())
+        .is_some_and(|e| e.references())
 }
 
 /// The session assembled again as the hook did, once, for the references

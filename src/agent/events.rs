@@ -243,7 +243,7 @@ pub(crate) fn after_tool(client: Client, input: &mut dyn Read) -> Answer {
     };
     let base = crate::core::process_env();
     let entry = match super::entry::make(&base, client) {
-        Ok(Some((entry, _))) => entry,
+        Ok(Some(made)) => made.entry,
         Ok(None) => return Answer::NOTHING,
         Err(m) => return Answer::soft(format!("{what}: {m}"), then),
     };

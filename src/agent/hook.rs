@@ -85,14 +85,18 @@ pub fn decide(
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Ok(None);
     };
-    let Some((entry, user_store)) = super::entry::make(base, client)? else {
+    let Some(super::entry::Made {
+        entry,
+        user_store,
+        references,
+    }) = super::entry::make(base, client)?
+    else {
         // Nothing sensitive in this session: nothing to do.
         return Ok(None);
     };
     let prologue = ensure_prologue(&user_store)?;
     let me = self_program();
-    let refs = super::entry::holds_references(&entry);
-    let daemon = super::daemon::ensure(&me, client.name(), refs);
+    let daemon = super::daemon::ensure(&me, client.name(), references);
     let mut updated: Map<String, Value> = input.clone();
     updated.insert(
         "command".into(),
