@@ -216,6 +216,7 @@ impl Plan {
                 cwd: &scope.cwd,
                 timeout: crate::refs::DEFAULT_TIMEOUT,
             };
+            let first = rows.len();
             let overlays = scope.overlays.iter().filter(|o| o.store == st.path);
             let dirs = overlays.map(|o| &o.path).chain([&st.path]);
             for dir in dirs {
@@ -236,6 +237,19 @@ impl Plan {
                         contacted: allowed,
                         why: (!allowed).then(|| "the project store is not allowed".to_string()),
                     });
+                }
+            }
+            // An overlay's reference of a name a later file of this store
+            // references too is not resolved (the later one wins): a load
+            // contacts nothing for it.
+            for i in first..rows.len() {
+                let wins = rows[i + 1..].iter().rfind(|w| w.name == rows[i].name);
+                if let Some(file) = wins.map(|w| w.file.clone()) {
+                    let r = &mut rows[i];
+                    if r.contacted {
+                        r.contacted = false;
+                        r.why = Some(format!("{file} references it too and wins"));
+                    }
                 }
             }
         }

@@ -72,8 +72,12 @@ fn an_overlay_references_resolve_before_its_store_with_one_vault_read_per_path()
         "{}",
         out.stdout
     );
-    // status names the file and line of each, and contacts nothing.
+    // status names the file and line of each, and contacts nothing; the
+    // overlay's SHARED, which a load does not resolve, is not contacted.
     run(&t, &["status"], bao_env(&b))
+        .stdout_has(format!(
+            "SHARED  vault://secret/app/missing#k  not contacted: {store_toml} references it too and wins  ({ovl_toml}:2)"
+        ))
         .stdout_has(format!(
             "TOOL_OWN  vault://secret/app/tool#k  OpenBao/Vault at {}  ({ovl_toml}:4)",
             b.addr
